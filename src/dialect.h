@@ -1,0 +1,51 @@
+/* Dialects: everything that differs between warehouses, in one place:
+ * identifier quoting, column types for CREATE TABLE, boolean literals,
+ * NULL-safe equality, parameter SQL types, limits.  Chosen from the DBMS
+ * name the driver reports (SQLGetInfo SQL_DBMS_NAME). */
+#ifndef DWL_DIALECT_H
+#define DWL_DIALECT_H
+
+#include <sql.h>
+#include <stddef.h>
+
+#include "buf.h"
+#include "dwload/plugin.h"
+#include "err.h"
+
+typedef struct dialect {
+  const char *name;             /* "sqlite" */
+  const char *dbms_prefix;      /* SQL_DBMS_NAME starts with this */
+  char qopen, qclose;           /* identifier quotes */
+  const char *true_lit, *false_lit;   /* flag values as SQL literals */
+  const char *true_val, *false_val;   /* the same as bound text */
+  int transactional_ddl;        /* CREATE TABLE can be rolled back */
+  size_t max_params;            /* bound parameters per statement */
+  const char *null_safe_eq;     /* after a column: NULL-safe "= ?" */
+  const char *flag_type;        /* column type of a boolean flag */
+  const char *sk_int_type;      /* sequence surrogate key column */
+  const char *sk_hash_type;     /* hash surrogate key column */
+  /* Column type for CREATE TABLE; writes into buf and returns it. */
+  const char *(*type_sql)(const dwl_column *col, char *buf, size_t n);
+  /* SQL type to bind a parameter of a column type with. */
+  SQLSMALLINT (*param_type)(int dwl_type);
+  /* Does a failed statement mean another transaction holds the lock? */
+  int (*lock_conflict)(const char *sqlstate, long native);
+  /* Connection string additions made before connecting; NULL for none. */
+  const char *(*conn_extra)(const char *connstr);
+} dialect;
+
+/* The dialect for a DBMS name, or NULL (with err) when unsupported. */
+const dialect *dialect_for_dbms(const char *dbms, dwl_error *err);
+
+/* Quotes one identifier into out.  Refuses empty names, names with NUL or
+ * control characters, and names longer than 128 bytes, naming `what`. */
+int dialect_quote(const dialect *d, const char *name, dwl_buf *out, const char *what, dwl_error *err);
+
+/* Quotes a possibly schema-qualified table name "schema.table". */
+int dialect_quote_table(const dialect *d, const char *name, dwl_buf *out, dwl_error *err);
+
+/* Splits "schema.table" into its parts (schema NULL when absent); the
+ * caller frees both. */
+int dialect_split_table(const char *name, char **schema, char **table);
+
+#endif

@@ -1,0 +1,48 @@
+/* The first-error-wins error record shared by every module of the host. */
+#include "err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void err_init(dwl_error *e)
+{
+  e->code = 0;
+  e->msg[0] = '\0';
+}
+
+int err_vset(dwl_error *e, int code, const char *fmt, va_list ap)
+{
+  if (e->code != 0)
+    return -1;  /* the root cause is already recorded */
+  e->code = code ? code : DWL_EXIT_FAILED;
+  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  return -1;
+}
+
+int err_set(dwl_error *e, int code, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  err_vset(e, code, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+void err_prefix(dwl_error *e, const char *fmt, ...)
+{
+  char head[512], old[sizeof e->msg];
+  /* The root cause goes last and keeps most of the room. */
+  va_list ap;
+  if (e->code == 0)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(head, sizeof head, fmt, ap);
+  va_end(ap);
+  memcpy(old, e->msg, sizeof old);
+  snprintf(e->msg, sizeof e->msg, "%.400s: %.1600s", head, old);
+}
+
+int err_isset(const dwl_error *e)
+{
+  return e->code != 0;
+}

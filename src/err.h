@@ -1,0 +1,30 @@
+/* Error reporting inside the host: the first error message wins and travels
+ * up unchanged, so the root cause reaches the user; each error carries the
+ * exit code it maps to (see dwload(1), EXIT STATUS). */
+#ifndef DWL_ERR_H
+#define DWL_ERR_H
+
+#include <stdarg.h>
+
+enum dwl_exit {
+  DWL_EXIT_OK = 0,
+  DWL_EXIT_FAILED = 1,  /* source, target or data error; nothing committed */
+  DWL_EXIT_USAGE = 2,   /* bad command line or invalid job spec */
+  DWL_EXIT_LOCKED = 3   /* another run of the same job holds its lock */
+};
+
+typedef struct dwl_error {
+  int code;        /* 0 while no error is recorded, else an enum dwl_exit */
+  char msg[2048];
+} dwl_error;
+
+void err_init(dwl_error *e);
+/* Records an error unless one is already recorded.  Returns -1. */
+int err_set(dwl_error *e, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int err_vset(dwl_error *e, int code, const char *fmt, va_list ap);
+/* Prefixes the recorded message with context ("loading plugin x: ..."). */
+void err_prefix(dwl_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int err_isset(const dwl_error *e);
+
+#endif

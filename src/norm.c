@@ -1,0 +1,352 @@
+/* Canonical text of values per declared type, and type names from specs.
+ * Both sides of a comparison (source and target read-back) go through
+ * norm_value, so every rule here is about making equal values spell the
+ * same, never about prettiness. */
+#include "norm.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ts.h"
+
+static int is_digit(char c)
+{
+  return c >= '0' && c <= '9';
+}
+
+/* ASCII only on purpose: tolower() follows the locale, and a Turkish
+ * locale must not change what "TRUE" or "INT" mean. */
+static char ascii_lower(char c)
+{
+  return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+static int set_why(const char **why, const char *reason)
+{
+  if (why)
+    *why = reason;
+  return -1;
+}
+
+static int emit(dwl_buf *b, const char *p, size_t n, const char **why)
+{
+  if (buf_add(b, p, n) != 0)
+    return set_why(why, "no room for the value");
+  return 0;
+}
+
+static int norm_integer(const char *in, size_t len, dwl_buf *b,
+                        const char **why)
+{
+  static const char max_pos[] = "9223372036854775807";
+  static const char max_neg[] = "9223372036854775808";
+  size_t p = 0;
+  int neg = 0;
+
+  if (p < len && (in[p] == '+' || in[p] == '-')) {
+    neg = in[p] == '-';
+    p++;
+  }
+  if (p == len)
+    return set_why(why, "not an integer");
+  for (size_t q = p; q < len; q++)
+    if (!is_digit(in[q]))
+      return set_why(why, "not an integer");
+  while (p < len - 1 && in[p] == '0')
+    p++;
+  size_t n = len - p;
+  /* Range check on the digit string itself: with leading zeros gone,
+   * longer means larger and equal lengths compare lexically. */
+  if (n > 19 || (n == 19 && memcmp(in + p, neg ? max_neg : max_pos, 19) > 0))
+    return set_why(why, "integer out of range");
+  if (n == 1 && in[p] == '0')
+    neg = 0;
+  if (neg && emit(b, "-", 1, why) != 0)
+    return -1;
+  return emit(b, in + p, n, why);
+}
+
+static int norm_numeric(const char *in, size_t len, dwl_buf *b,
+                        const char **why)
+{
+  size_t p = 0;
+  int neg = 0;
+
+  if (p < len && (in[p] == '+' || in[p] == '-')) {
+    neg = in[p] == '-';
+    p++;
+  }
+  size_t ip = p;
+  while (p < len && is_digit(in[p]))
+    p++;
+  size_t ie = p, fp = p, fe = p;
+  if (p < len && in[p] == '.') {
+    fp = ++p;
+    while (p < len && is_digit(in[p]))
+      p++;
+    fe = p;
+  }
+  if (p != len || (ie == ip && fe == fp))
+    return set_why(why, "not a decimal number");
+  while (ip < ie && in[ip] == '0')
+    ip++;
+  while (fe > fp && in[fe - 1] == '0')
+    fe--;
+  if (ip == ie && fe == fp)
+    return emit(b, "0", 1, why);
+  if (neg && emit(b, "-", 1, why) != 0)
+    return -1;
+  if (ip == ie) {
+    if (emit(b, "0", 1, why) != 0)
+      return -1;
+  } else if (emit(b, in + ip, ie - ip, why) != 0) {
+    return -1;
+  }
+  if (fe > fp && (emit(b, ".", 1, why) != 0 || emit(b, in + fp, fe - fp, why) != 0))
+    return -1;
+  return 0;
+}
+
+static int norm_real(const char *in, size_t len, dwl_buf *b, const char **why)
+{
+  char text[40];
+
+  /* strtod alone would also take blanks, hex floats, inf and nan; none of
+   * them is a decimal number a warehouse hands back the same way. */
+  if (len == 0)
+    return set_why(why, "not a number");
+  for (size_t i = 0; i < len; i++)
+    if (in[i] == '\0' || (!is_digit(in[i]) && !strchr("+-.eE", in[i])))
+      return set_why(why, "not a number");
+  if (emit(b, in, len, why) != 0)
+    return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(b->data, &end);
+  if (end != b->data + len)
+    return set_why(why, "not a number");
+  if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL))
+    return set_why(why, "number out of range");
+  if (!isfinite(v))
+    return set_why(why, "number out of range");
+  /* -0.0 == 0.0; a warehouse may well drop the sign, so spell both "0". */
+  if (v == 0)
+    v = 0;
+  snprintf(text, sizeof text, "%.15g", v);
+  if (strtod(text, NULL) != v)
+    snprintf(text, sizeof text, "%.17g", v);
+  buf_reset(b);
+  return emit(b, text, strlen(text), why);
+}
+
+static int norm_boolean(const char *in, size_t len, dwl_buf *b,
+                        const char **why)
+{
+  static const struct {
+    const char *word;
+    char value;
+  } words[] = {
+    {"true", '1'}, {"false", '0'}, {"t", '1'}, {"f", '0'}, {"yes", '1'},
+    {"no", '0'}, {"y", '1'}, {"n", '0'}, {"1", '1'}, {"0", '0'},
+  };
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+    const char *w = words[i].word;
+    if (strlen(w) != len)
+      continue;
+    size_t k = 0;
+    while (k < len && ascii_lower(in[k]) == w[k])
+      k++;
+    if (k == len)
+      return emit(b, &words[i].value, 1, why);
+  }
+  return set_why(why, "not a boolean");
+}
+
+static int norm_date(const char *in, size_t len, dwl_buf *b, const char **why)
+{
+  dwl_ts t;
+  char text[32];
+
+  if (ts_parse(in, len, &t) != 0)
+    return set_why(why, "not a date");
+  if (!t.date_only) {
+    int64_t rem = t.us % DWL_US_PER_DAY;
+    if (rem != 0)
+      return set_why(why, "date with a time of day");
+    t.date_only = 1;
+  }
+  size_t n = ts_format(&t, text);
+  return emit(b, text, n, why);
+}
+
+static int norm_timestamp(const char *in, size_t len, dwl_buf *b,
+                          const char **why)
+{
+  dwl_ts t;
+  char text[32];
+
+  if (ts_parse(in, len, &t) != 0)
+    return set_why(why, "not a timestamp");
+  t.date_only = 0;
+  size_t n = ts_format(&t, text);
+  return emit(b, text, n, why);
+}
+
+int norm_value(int type, const char *in, size_t len, dwl_buf *scratch,
+               const char **out, size_t *outlen, const char **why)
+{
+  int rc;
+
+  if (!in) {
+    if (len != 0)
+      return set_why(why, "no value");
+    in = "";
+  }
+  if (type == DWL_TYPE_TEXT) {
+    *out = in;
+    *outlen = len;
+    return 0;
+  }
+  buf_reset(scratch);
+  switch (type) {
+  case DWL_TYPE_INTEGER:
+    rc = norm_integer(in, len, scratch, why);
+    break;
+  case DWL_TYPE_NUMERIC:
+    rc = norm_numeric(in, len, scratch, why);
+    break;
+  case DWL_TYPE_REAL:
+    rc = norm_real(in, len, scratch, why);
+    break;
+  case DWL_TYPE_BOOLEAN:
+    rc = norm_boolean(in, len, scratch, why);
+    break;
+  case DWL_TYPE_DATE:
+    rc = norm_date(in, len, scratch, why);
+    break;
+  case DWL_TYPE_TIMESTAMP:
+    rc = norm_timestamp(in, len, scratch, why);
+    break;
+  default:
+    return set_why(why, "unknown type");
+  }
+  if (rc != 0)
+    return -1;
+  *out = scratch->data;
+  *outlen = scratch->len;
+  return 0;
+}
+
+static const char *skip_blanks(const char *p)
+{
+  while (*p == ' ' || *p == '\t')
+    p++;
+  return p;
+}
+
+/* A type parameter; capped well below INT_MAX so it cannot overflow. */
+static const char *parse_param(const char *p, int *v)
+{
+  int acc = 0;
+  p = skip_blanks(p);
+  if (!is_digit(*p))
+    return NULL;
+  while (is_digit(*p)) {
+    if (acc > 100000000)
+      return NULL;
+    acc = acc * 10 + (*p - '0');
+    p++;
+  }
+  *v = acc;
+  return skip_blanks(p);
+}
+
+int norm_parse_type(const char *name, int *type, int *precision, int *scale)
+{
+  static const struct {
+    const char *name;
+    int type;
+    int max_params;
+  } names[] = {
+    {"text", DWL_TYPE_TEXT, 0},
+    {"string", DWL_TYPE_TEXT, 0},
+    {"varchar", DWL_TYPE_TEXT, 1},
+    {"char", DWL_TYPE_TEXT, 1},
+    {"character", DWL_TYPE_TEXT, 1},
+    {"character varying", DWL_TYPE_TEXT, 1},
+    {"integer", DWL_TYPE_INTEGER, 0},
+    {"int", DWL_TYPE_INTEGER, 0},
+    {"bigint", DWL_TYPE_INTEGER, 0},
+    {"smallint", DWL_TYPE_INTEGER, 0},
+    {"numeric", DWL_TYPE_NUMERIC, 2},
+    {"decimal", DWL_TYPE_NUMERIC, 2},
+    {"real", DWL_TYPE_REAL, 0},
+    {"double", DWL_TYPE_REAL, 0},
+    {"double precision", DWL_TYPE_REAL, 0},
+    {"float", DWL_TYPE_REAL, 0},
+    {"boolean", DWL_TYPE_BOOLEAN, 0},
+    {"bool", DWL_TYPE_BOOLEAN, 0},
+    {"date", DWL_TYPE_DATE, 0},
+    {"timestamp", DWL_TYPE_TIMESTAMP, 0},
+    {"datetime", DWL_TYPE_TIMESTAMP, 0},
+  };
+  char base[32];
+  size_t bl = 0;
+  int params[2] = {0, 0}, nparams = 0;
+
+  if (!name || !type)
+    return -1;
+  /* The base name, lowercased, with runs of blanks folded to one space so
+   * that "double  precision" and "Character Varying" match. */
+  const char *p = skip_blanks(name);
+  while (*p && *p != '(') {
+    if (*p == ' ' || *p == '\t') {
+      p = skip_blanks(p);
+      if (*p && *p != '(') {
+        if (bl + 1 >= sizeof base)
+          return -1;
+        base[bl++] = ' ';
+      }
+      continue;
+    }
+    char c = ascii_lower(*p);
+    if (!((c >= 'a' && c <= 'z') || is_digit(c) || c == '_'))
+      return -1;
+    if (bl + 1 >= sizeof base)
+      return -1;
+    base[bl++] = c;
+    p++;
+  }
+  base[bl] = '\0';
+  if (*p == '(') {
+    p = parse_param(p + 1, &params[nparams++]);
+    if (p && *p == ',')
+      p = parse_param(p + 1, &params[nparams++]);
+    if (!p || *p != ')')
+      return -1;
+    p = skip_blanks(p + 1);
+    if (*p)
+      return -1;
+  }
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (strcmp(base, names[i].name) != 0)
+      continue;
+    if (nparams > names[i].max_params)
+      return -1;
+    if (names[i].type == DWL_TYPE_TEXT && nparams == 1 && params[0] < 1)
+      return -1;
+    if (names[i].type == DWL_TYPE_NUMERIC && nparams >= 1 &&
+        (params[0] < 1 || params[1] > params[0]))
+      return -1;
+    *type = names[i].type;
+    if (precision)
+      *precision = params[0];
+    if (scale)
+      *scale = params[1];
+    return 0;
+  }
+  return -1;
+}

@@ -1,0 +1,398 @@
+/* ODBC plumbing: connections, transactions, statements with bound text
+ * parameters, text results.  Every error carries the driver's diagnostic
+ * and never the connection string's secrets. */
+#include "odbc_conn.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Attribute names whose values are secrets, compared case-insensitively. */
+static const char *const secret_keys[] = {"PWD", "PASSWORD", "PASSWD", "AUTHENTICATION", "TOKEN", "SECRET", NULL};
+
+static int is_secret_key(const char *k, size_t n)
+{
+  while (n && isspace((unsigned char)k[n - 1]))
+    n--;
+  while (n && isspace((unsigned char)*k))
+    k++, n--;
+  for (int i = 0; secret_keys[i]; i++)
+    if (strlen(secret_keys[i]) == n && strncasecmp(k, secret_keys[i], n) == 0)
+      return 1;
+  return 0;
+}
+
+/* Connection strings are KEY=VALUE pairs separated by ';', where a value
+ * may be wrapped in braces {..} to contain ';' ('}}' escapes a brace). */
+char *odbc_redact(const char *cs)
+{
+  dwl_buf out;
+  buf_init(&out, 0);
+  const char *p = cs ? cs : "";
+  while (*p) {
+    const char *eq = p, *end;
+    while (*eq && *eq != '=' && *eq != ';')
+      eq++;
+    if (*eq != '=') {  /* no value: copy through */
+      end = *eq ? eq + 1 : eq;
+      buf_add(&out, p, (size_t)(end - p));
+      p = end;
+      continue;
+    }
+    const char *v = eq + 1;
+    while (*v == ' ')
+      v++;
+    if (*v == '{') {
+      end = v + 1;
+      while (*end) {
+        if (end[0] == '}' && end[1] == '}')
+          end += 2;
+        else if (end[0] == '}') {
+          end++;
+          break;
+        } else
+          end++;
+      }
+      while (*end && *end != ';')
+        end++;
+    } else {
+      end = v;
+      while (*end && *end != ';')
+        end++;
+    }
+    buf_add(&out, p, (size_t)(eq - p) + 1);
+    if (is_secret_key(p, (size_t)(eq - p)))
+      buf_adds(&out, "***");
+    else
+      buf_add(&out, eq + 1, (size_t)(end - eq - 1));
+    if (*end == ';') {
+      buf_addc(&out, ';');
+      end++;
+    }
+    p = end;
+  }
+  return buf_steal(&out);
+}
+
+int odbc_fail(dwl_error *err, int code, SQLSMALLINT htype, SQLHANDLE h, const char *what)
+{
+  SQLCHAR state[6] = "", msg[1024];
+  SQLINTEGER native = 0;
+  SQLSMALLINT len;
+  dwl_buf b;
+  buf_init(&b, 4096);
+  for (SQLSMALLINT i = 1; i <= 3; i++) {
+    if (!SQL_SUCCEEDED(SQLGetDiagRec(htype, h, i, state, &native, msg, sizeof msg, &len)))
+      break;
+    /* Drivers end messages with newlines; keep one line per diagnostic. */
+    size_t n = strlen((char *)msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+      msg[--n] = '\0';
+    buf_printf(&b, "%s%s [%s %ld]", b.len ? "; " : "", (char *)msg, (char *)state, (long)native);
+  }
+  err_set(err, code ? code : DWL_EXIT_FAILED, "%s: %s", what, b.data ? b.data : "unknown ODBC error");
+  buf_free(&b);
+  return -1;
+}
+
+int odbc_connect(const char *connstr, odbc_conn **out, dwl_error *err)
+{
+  *out = NULL;
+  odbc_conn *c = calloc(1, sizeof *c);
+  if (!c)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  c->redacted = odbc_redact(connstr);
+  if (!c->redacted) {
+    free(c);
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &c->env)) ||
+      !SQL_SUCCEEDED(SQLSetEnvAttr(c->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0)) ||
+      !SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_DBC, c->env, &c->dbc))) {
+    err_set(err, DWL_EXIT_FAILED, "cannot initialise ODBC (is unixODBC installed?)");
+    odbc_close(c);
+    return -1;
+  }
+  SQLRETURN rc = SQLDriverConnect(c->dbc, NULL, (SQLCHAR *)connstr, SQL_NTS, NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
+  if (!SQL_SUCCEEDED(rc)) {
+    char what[1200];
+    snprintf(what, sizeof what, "cannot connect to %s", c->redacted);
+    odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_DBC, c->dbc, what);
+    odbc_close(c);
+    return -1;
+  }
+  SQLSMALLINT n;
+  if (!SQL_SUCCEEDED(SQLGetInfo(c->dbc, SQL_DBMS_NAME, c->dbms, sizeof c->dbms, &n)))
+    snprintf(c->dbms, sizeof c->dbms, "unknown");
+  if (!SQL_SUCCEEDED(SQLGetInfo(c->dbc, SQL_DBMS_VER, c->dbms_ver, sizeof c->dbms_ver, &n)))
+    c->dbms_ver[0] = '\0';
+  *out = c;
+  return 0;
+}
+
+void odbc_close(odbc_conn *c)
+{
+  if (!c)
+    return;
+  if (c->dbc) {
+    if (c->in_txn)
+      odbc_rollback(c);
+    SQLDisconnect(c->dbc);
+    SQLFreeHandle(SQL_HANDLE_DBC, c->dbc);
+  }
+  if (c->env)
+    SQLFreeHandle(SQL_HANDLE_ENV, c->env);
+  free(c->redacted);
+  free(c);
+}
+
+int odbc_begin(odbc_conn *c, dwl_error *err)
+{
+  SQLRETURN rc = SQLSetConnectAttr(c->dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0);
+  if (!SQL_SUCCEEDED(rc))
+    return odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_DBC, c->dbc, "cannot start a transaction");
+  c->in_txn = 1;
+  return 0;
+}
+
+int odbc_commit(odbc_conn *c, dwl_error *err)
+{
+  SQLRETURN rc = SQLEndTran(SQL_HANDLE_DBC, c->dbc, SQL_COMMIT);
+  if (!SQL_SUCCEEDED(rc)) {
+    odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_DBC, c->dbc, "commit failed");
+    odbc_rollback(c);
+    return -1;
+  }
+  c->in_txn = 0;
+  SQLSetConnectAttr(c->dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)SQL_AUTOCOMMIT_ON, 0);
+  return 0;
+}
+
+void odbc_rollback(odbc_conn *c)
+{
+  SQLEndTran(SQL_HANDLE_DBC, c->dbc, SQL_ROLLBACK);
+  c->in_txn = 0;
+  SQLSetConnectAttr(c->dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)SQL_AUTOCOMMIT_ON, 0);
+}
+
+/* ---- statements ---------------------------------------------------------- */
+
+static void stmt_note_diag(odbc_stmt *s)
+{
+  SQLINTEGER native = 0;
+  SQLSMALLINT len;
+  SQLCHAR msg[8];
+  s->state[0] = '\0';
+  if (SQL_SUCCEEDED(SQLGetDiagRec(SQL_HANDLE_STMT, s->h, 1, (SQLCHAR *)s->state, &native, msg, sizeof msg, &len)) ||
+      s->state[0])
+    s->native = native;
+}
+
+int ostmt_new(odbc_conn *c, odbc_stmt **out, dwl_error *err)
+{
+  *out = NULL;
+  odbc_stmt *s = calloc(1, sizeof *s);
+  if (!s)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  s->c = c;
+  if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_STMT, c->dbc, &s->h))) {
+    odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_DBC, c->dbc, "cannot allocate a statement");
+    free(s);
+    return -1;
+  }
+  *out = s;
+  return 0;
+}
+
+int ostmt_prepare(odbc_conn *c, const char *sql, odbc_stmt **out, dwl_error *err)
+{
+  if (ostmt_new(c, out, err) != 0)
+    return -1;
+  odbc_stmt *s = *out;
+  if (!SQL_SUCCEEDED(SQLPrepare(s->h, (SQLCHAR *)sql, SQL_NTS))) {
+    stmt_note_diag(s);
+    char what[300];
+    snprintf(what, sizeof what, "cannot prepare \"%.200s%s\"", sql, strlen(sql) > 200 ? "..." : "");
+    odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, what);
+    ostmt_free(s);
+    *out = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+static const char empty_text[] = "";
+
+int ostmt_execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *types, size_t n, dwl_error *err)
+{
+  if (n > s->nind) {
+    SQLLEN *ni = realloc(s->ind, n * sizeof *ni);
+    if (!ni)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    s->ind = ni;
+    s->nind = n;
+  }
+  SQLFreeStmt(s->h, SQL_RESET_PARAMS);
+  for (size_t i = 0; i < n; i++) {
+    const dwl_value *v = &params[i];
+    SQLSMALLINT t = types ? types[i] : SQL_VARCHAR;
+    SQLULEN size = v->is_null || v->len == 0 ? 1 : v->len;
+    SQLSMALLINT digits = 0;
+    if (t == SQL_TYPE_TIMESTAMP) {
+      size = 26;
+      digits = 6;
+    } else if (t == SQL_TYPE_DATE) {
+      size = 10;
+    }
+    s->ind[i] = v->is_null ? SQL_NULL_DATA : (SQLLEN)v->len;
+    SQLPOINTER data = (SQLPOINTER)(v->is_null || !v->data ? empty_text : v->data);
+    SQLRETURN rc = SQLBindParameter(s->h, (SQLUSMALLINT)(i + 1), SQL_PARAM_INPUT, SQL_C_CHAR, t, size, digits, data,
+                                    (SQLLEN)(v->is_null ? 0 : v->len), &s->ind[i]);
+    if (!SQL_SUCCEEDED(rc)) {
+      stmt_note_diag(s);
+      return odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, "cannot bind a parameter");
+    }
+  }
+  SQLRETURN rc = SQLExecute(s->h);
+  if (rc == SQL_NO_DATA || SQL_SUCCEEDED(rc))
+    return 0;
+  stmt_note_diag(s);
+  return odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, "statement failed");
+}
+
+int odbc_exec(odbc_conn *c, const char *sql, const dwl_value *params, const SQLSMALLINT *types, size_t n,
+              dwl_error *err)
+{
+  odbc_stmt *s;
+  if (ostmt_prepare(c, sql, &s, err) != 0)
+    return -1;
+  int rc = ostmt_execute(s, params, types, n, err);
+  if (rc != 0)
+    err_prefix(err, "%.200s", sql);
+  ostmt_free(s);
+  return rc;
+}
+
+static int stmt_setup_cols(odbc_stmt *s, dwl_error *err)
+{
+  SQLSMALLINT n = 0;
+  if (!SQL_SUCCEEDED(SQLNumResultCols(s->h, &n)))
+    return odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, "cannot read result columns");
+  s->ncols = n;
+  s->cols = calloc(n ? (size_t)n : 1, sizeof *s->cols);
+  s->row = calloc(n ? (size_t)n : 1, sizeof *s->row);
+  if (!s->cols || !s->row)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (SQLSMALLINT i = 0; i < n; i++)
+    buf_init(&s->cols[i], 0);
+  return 0;
+}
+
+int ostmt_fetch(odbc_stmt *s, const dwl_value **row, dwl_error *err)
+{
+  if (!s->cols && stmt_setup_cols(s, err) != 0)
+    return -1;
+  SQLRETURN rc = SQLFetch(s->h);
+  if (rc == SQL_NO_DATA)
+    return 0;
+  if (!SQL_SUCCEEDED(rc))
+    return odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, "fetch failed");
+  for (SQLSMALLINT i = 0; i < s->ncols; i++) {
+    dwl_buf *b = &s->cols[i];
+    buf_reset(b);
+    if (buf_grow(b, 255) != 0)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    int isnull = 0;
+    for (;;) {
+      size_t room = b->cap - b->len;  /* includes the driver's terminator */
+      SQLLEN ind = 0;
+      rc = SQLGetData(s->h, (SQLUSMALLINT)(i + 1), SQL_C_CHAR, b->data + b->len, (SQLLEN)room, &ind);
+      if (rc == SQL_NO_DATA)
+        break;
+      if (!SQL_SUCCEEDED(rc))
+        return odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, "cannot read a column");
+      if (ind == SQL_NULL_DATA) {
+        isnull = 1;
+        break;
+      }
+      if (rc == SQL_SUCCESS) {
+        b->len += (size_t)ind;
+        break;
+      }
+      /* Truncated (01004): room-1 bytes arrived; ask for the rest. */
+      b->len += room - 1;
+      size_t more = ind != SQL_NO_TOTAL && (size_t)ind > room - 1 ? (size_t)ind - (room - 1) : b->cap;
+      if (buf_grow(b, more) != 0)
+        return err_set(err, DWL_EXIT_FAILED, "value too large to read");
+    }
+    b->data[b->len] = '\0';
+    s->row[i].is_null = isnull;
+    s->row[i].data = b->data;
+    s->row[i].len = isnull ? 0 : b->len;
+  }
+  *row = s->row;
+  return 1;
+}
+
+void ostmt_close_cursor(odbc_stmt *s)
+{
+  SQLFreeStmt(s->h, SQL_CLOSE);
+}
+
+long ostmt_rowcount(odbc_stmt *s)
+{
+  SQLLEN n = -1;
+  if (!SQL_SUCCEEDED(SQLRowCount(s->h, &n)))
+    return -1;
+  return (long)n;
+}
+
+int ostmt_describe(odbc_stmt *s, size_t col, char *name, size_t namelen, SQLSMALLINT *sqltype, SQLULEN *size,
+                   SQLSMALLINT *digits, SQLSMALLINT *nullable)
+{
+  SQLSMALLINT nlen;
+  return SQL_SUCCEEDED(SQLDescribeCol(s->h, (SQLUSMALLINT)(col + 1), (SQLCHAR *)name, (SQLSMALLINT)namelen, &nlen,
+                                      sqltype, size, digits, nullable))
+             ? 0
+             : -1;
+}
+
+void ostmt_free(odbc_stmt *s)
+{
+  if (!s)
+    return;
+  if (s->h)
+    SQLFreeHandle(SQL_HANDLE_STMT, s->h);
+  for (SQLSMALLINT i = 0; s->cols && i < s->ncols; i++)
+    buf_free(&s->cols[i]);
+  free(s->cols);
+  free(s->row);
+  free(s->ind);
+  free(s);
+}
+
+int odbc_table_exists(odbc_conn *c, const char *schema, const char *table, dwl_error *err)
+{
+  odbc_stmt *s;
+  if (ostmt_new(c, &s, err) != 0)
+    return -1;
+  SQLRETURN rc = SQLTables(s->h, NULL, 0, (SQLCHAR *)schema, schema ? SQL_NTS : 0, (SQLCHAR *)table, SQL_NTS,
+                           (SQLCHAR *)"TABLE", SQL_NTS);
+  if (!SQL_SUCCEEDED(rc)) {
+    odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, "cannot list tables");
+    ostmt_free(s);
+    return -1;
+  }
+  const dwl_value *row;
+  int found = 0, r;
+  while ((r = ostmt_fetch(s, &row, err)) == 1) {
+    /* Column 3 is TABLE_NAME; drivers may match patterns ('_' is a
+     * wildcard), so compare exactly. */
+    if (!row[2].is_null && row[2].len == strlen(table) && memcmp(row[2].data, table, row[2].len) == 0)
+      found = 1;
+  }
+  ostmt_free(s);
+  return r < 0 ? -1 : found;
+}

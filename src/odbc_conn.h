@@ -1,0 +1,74 @@
+/* ODBC plumbing: connections (with passwords redacted from every message),
+ * transactions, and statements with bound text parameters and text
+ * results.  Nothing here knows about dimensions or dialects. */
+#ifndef DWL_ODBC_CONN_H
+#define DWL_ODBC_CONN_H
+
+#include <sql.h>
+#include <sqlext.h>
+#include <stddef.h>
+
+#include "buf.h"
+#include "dwload/plugin.h"
+#include "err.h"
+
+typedef struct odbc_conn {
+  SQLHENV env;
+  SQLHDBC dbc;
+  char *redacted;        /* the connection string with secrets replaced */
+  char dbms[64];         /* SQL_DBMS_NAME */
+  char dbms_ver[64];     /* SQL_DBMS_VER */
+  int in_txn;
+} odbc_conn;
+
+/* A copy of a connection string with the values of PWD, Password and
+ * similar attributes replaced by "***". */
+char *odbc_redact(const char *connstr);
+
+int odbc_connect(const char *connstr, odbc_conn **out, dwl_error *err);
+void odbc_close(odbc_conn *c);
+
+int odbc_begin(odbc_conn *c, dwl_error *err);      /* autocommit off */
+int odbc_commit(odbc_conn *c, dwl_error *err);     /* and autocommit on */
+void odbc_rollback(odbc_conn *c);                  /* best effort, then autocommit on */
+
+/* Records "what: message [SQLSTATE native]" from the handle's diagnostics.
+ * Returns -1. */
+int odbc_fail(dwl_error *err, int code, SQLSMALLINT htype, SQLHANDLE h, const char *what);
+
+typedef struct odbc_stmt {
+  odbc_conn *c;
+  SQLHSTMT h;
+  SQLSMALLINT ncols;
+  dwl_buf *cols;         /* fetch buffers, one per result column */
+  dwl_value *row;        /* the fetched row */
+  SQLLEN *ind;           /* parameter indicators */
+  size_t nind;
+  char state[6];         /* SQLSTATE of the last failure */
+  long native;           /* native code of the last failure */
+} odbc_stmt;
+
+int ostmt_new(odbc_conn *c, odbc_stmt **out, dwl_error *err);
+int ostmt_prepare(odbc_conn *c, const char *sql, odbc_stmt **out, dwl_error *err);
+/* Binds n text parameters (SQL types from `types`, NULL = SQL_VARCHAR) and
+ * executes the prepared statement.  SQL_NO_DATA (an UPDATE that touched
+ * nothing) is success. */
+int ostmt_execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *types, size_t n, dwl_error *err);
+/* One-shot: prepare, execute, free. */
+int odbc_exec(odbc_conn *c, const char *sql, const dwl_value *params, const SQLSMALLINT *types, size_t n,
+              dwl_error *err);
+/* Fetches the next row as text values: 1 a row, 0 the end, -1 an error.
+ * The row stays valid until the next fetch. */
+int ostmt_fetch(odbc_stmt *s, const dwl_value **row, dwl_error *err);
+void ostmt_close_cursor(odbc_stmt *s);
+long ostmt_rowcount(odbc_stmt *s);
+void ostmt_free(odbc_stmt *s);
+
+/* Column names and SQL types of a prepared or executed result. */
+int ostmt_describe(odbc_stmt *s, size_t col, char *name, size_t namelen, SQLSMALLINT *sqltype,
+                   SQLULEN *size, SQLSMALLINT *digits, SQLSMALLINT *nullable);
+
+/* Does table `table` (optionally in `schema`) exist? 1 yes, 0 no, -1 error. */
+int odbc_table_exists(odbc_conn *c, const char *schema, const char *table, dwl_error *err);
+
+#endif

@@ -1,0 +1,63 @@
+/* Plugin host: finds connector plugins on the search path, loads them with
+ * dlopen, checks their ABI, validates spec options against each plugin's
+ * option table and drives a source through the dwl_host API. */
+#ifndef DWL_PLUGIN_HOST_H
+#define DWL_PLUGIN_HOST_H
+
+#include <stddef.h>
+#include "dwload/plugin.h"
+#include "err.h"
+#include "spec.h"
+
+/* Directories searched for NAME.so, in order: --plugin-path entries,
+ * DWLOAD_PLUGIN_PATH entries, the build tree's plugins (when running from
+ * the build tree), then $(pkglibdir).  `extra` is the --plugin-path value
+ * (colon-separated) or NULL. */
+void plugin_set_extra_path(const char *extra);
+
+/* Returns a malloc'd NULL-terminated array of directories (caller frees
+ * with plugin_free_dirs). */
+char **plugin_search_dirs(void);
+void plugin_free_dirs(char **dirs);
+
+typedef struct plugin_lib {
+  void *dl;
+  const dwl_plugin *p;
+  char *path;
+} plugin_lib;
+
+/* Loads plugin `name` (a bare name searched on the path, or a path
+ * containing '/').  Errors name the file: not found, dlopen failure,
+ * missing entry symbol, ABI major mismatch, descriptor too small. */
+int plugin_load(const char *name, plugin_lib **out, dwl_error *err);
+void plugin_unload(plugin_lib *lib);
+
+/* An opened source. */
+typedef struct dwl_source {
+  plugin_lib *lib;
+  struct dwl_ctx *ctx;
+  void *handle;
+  const dwl_column *cols;
+  size_t ncols;
+} dwl_source;
+
+typedef struct source_config {
+  const char *plugin;          /* plugin name */
+  const spec_opt *opts;        /* options from the spec */
+  size_t nopts;
+  const char *spec_path;       /* for error positions */
+  const char *base_dir;        /* relative DWL_OPT_PATH values resolve here */
+  const char *job;
+  const char *lmd_column;      /* or NULL */
+  const char *checkpoint;      /* canonical text or NULL */
+  size_t batch_rows;           /* 0: default */
+} source_config;
+
+/* Loads the plugin, validates options (unknown option: exit 2 with
+ * FILE:LINE:COL and a suggestion; missing required; wrong type), opens it. */
+int source_open(const source_config *cfg, dwl_source **out, dwl_error *err);
+/* DWL_OK with a batch, DWL_EOF, or DWL_ERR with err set. */
+int source_next(dwl_source *s, dwl_batch *b, dwl_error *err);
+void source_close(dwl_source *s);
+
+#endif

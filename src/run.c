@@ -1,0 +1,501 @@
+/* A run, end to end, in data-flow order; and the check and state commands. */
+#include "run.h"
+
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "norm.h"
+#include "plugin_host.h"
+#include "scd.h"
+#include "state.h"
+#include "target.h"
+#include "ts.h"
+#include "writer.h"
+
+const char *run_mode_name(int mode)
+{
+  static const char *const names[] = {"append", "replace", "scd2", "upsert"};
+  return mode >= 0 && mode <= MODE_UPSERT ? names[mode] : "?";
+}
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- source rows: normalized values and the lmd ------------------------- */
+
+typedef struct prep {
+  const dwl_spec *spec;
+  const dwl_column *cols;
+  size_t ncols;
+  ssize_t lmd;
+  dwl_value *row;      /* the normalized row */
+  dwl_buf *scratch;    /* per column */
+  char origin_name[256];
+} prep;
+
+static int prep_init(prep *p, const dwl_spec *spec, const dwl_source *src, dwl_error *err)
+{
+  memset(p, 0, sizeof *p);
+  p->spec = spec;
+  p->cols = src->cols;
+  p->ncols = src->ncols;
+  p->lmd = -1;
+  if (spec->lmd) {
+    p->lmd = scd_col_index(src->cols, src->ncols, spec->lmd);
+    if (p->lmd < 0) {
+      int line = 0, col = 0;
+      spec_key_pos(spec, "load.lmd", &line, &col);
+      return err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: load.lmd: column '%s' is not in the source", spec->path, line,
+                     col, spec->lmd);
+    }
+  }
+  p->row = calloc(p->ncols, sizeof *p->row);
+  p->scratch = calloc(p->ncols, sizeof *p->scratch);
+  if (!p->row || !p->scratch)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; i < p->ncols; i++)
+    buf_init(&p->scratch[i], 0);
+  /* Name rows after the file they come from when the source has one. */
+  const spec_opt *path = spec_source_opt(spec, "path");
+  if (path && path->kind == SPEC_OPT_SCALAR) {
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", path->scalar);
+    snprintf(p->origin_name, sizeof p->origin_name, "%s", basename(tmp));
+  } else {
+    snprintf(p->origin_name, sizeof p->origin_name, "%s row", spec->source_plugin);
+  }
+  return 0;
+}
+
+static void prep_free(prep *p)
+{
+  for (size_t i = 0; p->scratch && i < p->ncols; i++)
+    buf_free(&p->scratch[i]);
+  free(p->scratch);
+  free(p->row);
+}
+
+static int bad_value(const prep *p, uint64_t origin, size_t col, const dwl_value *v, const char *why,
+                     dwl_error *err)
+{
+  return err_set(err, DWL_EXIT_FAILED, "%s:%llu: column '%s': '%.*s%s' %s", p->origin_name,
+                 (unsigned long long)origin, p->cols[col].name, (int)(v->len > 60 ? 60 : v->len), v->data,
+                 v->len > 60 ? "..." : "", why);
+}
+
+/* Normalizes one source row into p->row and parses its lmd. */
+static int prep_row(prep *p, const dwl_value *in, uint64_t origin, dwl_ts *lmd, dwl_error *err)
+{
+  for (size_t i = 0; i < p->ncols; i++) {
+    const dwl_value *v = &in[i];
+    p->row[i] = *v;
+    if (v->is_null) {
+      if ((ssize_t)i == p->lmd)
+        return err_set(err, DWL_EXIT_FAILED, "%s:%llu: the lmd column '%s' is NULL", p->origin_name,
+                       (unsigned long long)origin, p->cols[i].name);
+      continue;
+    }
+    if ((ssize_t)i == p->lmd) {
+      int rc = p->spec->lmd_format ? ts_parse_format(v->data, v->len, p->spec->lmd_format, lmd)
+                                   : ts_parse(v->data, v->len, lmd);
+      if (rc != 0)
+        return bad_value(p, origin, i, v,
+                         p->spec->lmd_format ? "does not match load.lmd_format" : "is not an ISO 8601 timestamp", err);
+      dwl_buf *b = &p->scratch[i];
+      buf_reset(b);
+      if (buf_grow(b, 32) != 0)
+        return err_set(err, DWL_EXIT_FAILED, "out of memory");
+      b->len = ts_format(lmd, b->data);
+      p->row[i].data = b->data;
+      p->row[i].len = b->len;
+      continue;
+    }
+    if (p->cols[i].type == DWL_TYPE_TEXT)
+      continue;
+    const char *why;
+    if (norm_value(p->cols[i].type, v->data, v->len, &p->scratch[i], &p->row[i].data, &p->row[i].len, &why) != 0)
+      return bad_value(p, origin, i, v, why, err);
+  }
+  return 0;
+}
+
+/* ---- the run -------------------------------------------------------------- */
+
+typedef struct run_ctx {
+  const dwl_spec *spec;
+  const run_opts *o;
+  run_summary *sum;
+  target *t;
+  dwl_source *src;
+  writer *w;
+  scd_engine e;
+  int have_engine;
+  prep p;
+  int have_cp;
+  dwl_ts cp;            /* stored checkpoint */
+  int have_max;
+  dwl_ts max;           /* greatest lmd read */
+  rowset doomed;        /* current rows of keys deleted by absence */
+  int locked;
+  dwl_ts started;       /* the run's timestamp: deletions by absence */
+} run_ctx;
+
+static void note_lmd(run_ctx *r, const dwl_ts *lmd)
+{
+  if (!r->have_max || lmd->us > r->max.us) {
+    r->max = *lmd;
+    r->have_max = 1;
+  }
+}
+
+/* Feeds every source row to `take`: normalized, lmd parsed, and marked
+ * whether it lies past the checkpoint. */
+typedef int (*take_fn)(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
+                       dwl_error *err);
+
+static int read_source(run_ctx *r, take_fn take, dwl_error *err)
+{
+  dwl_batch b;
+  int rc;
+  while ((rc = source_next(r->src, &b, err)) == DWL_OK) {
+    for (size_t i = 0; i < b.nrows; i++) {
+      const dwl_value *in = &b.values[i * r->src->ncols];
+      uint64_t origin = b.origin ? b.origin[i] : (uint64_t)r->sum->read + 1;
+      dwl_ts lmd = {0, 0};
+      r->sum->read++;
+      if (prep_row(&r->p, in, origin, &lmd, err) != 0)
+        return -1;
+      int past = 1;
+      if (r->p.lmd >= 0) {
+        note_lmd(r, &lmd);
+        past = !r->have_cp || lmd.us > r->cp.us;
+      }
+      if (take(r, r->p.row, origin, r->p.lmd >= 0 ? &lmd : NULL, past, err) != 0)
+        return -1;
+    }
+  }
+  return rc == DWL_EOF ? 0 : -1;
+}
+
+static int take_append(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
+                       dwl_error *err)
+{
+  (void)origin;
+  (void)lmd;
+  /* replace loads every row: it rebuilds the table, whatever the checkpoint. */
+  if (!past && r->spec->mode != MODE_REPLACE) {
+    r->sum->skipped++;
+    return 0;
+  }
+  r->sum->inserted++;
+  return writer_insert_source(r->w, row, err);
+}
+
+static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
+                       dwl_error *err)
+{
+  if (!past)
+    r->sum->skipped++;
+  return scd_add_source(&r->e, row, origin, lmd, past, err);
+}
+
+static int on_current(void *ud, const dwl_value *row, const dwl_ts *vf, int deleted, dwl_error *err)
+{
+  run_ctx *r = ud;
+  return scd_add_current(&r->e, row, vf, deleted, err);
+}
+
+/* Second pass over the current versions, only for keys the source no
+ * longer has: their full rows are needed for tombstones and messages,
+ * and the first pass kept only fingerprints. */
+static int on_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, int deleted, dwl_error *err)
+{
+  run_ctx *r = ud;
+  (void)vf;
+  (void)deleted;
+  if (!scd_marked(&r->e, row))
+    return 0;
+  return rowset_add(&r->doomed, row, 0) ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+}
+
+static int run_engine(run_ctx *r, dwl_error *err)
+{
+  const scd_cols *c = &r->e.cols;
+  /* The first pass reads only what change detection needs. */
+  size_t nscan = 0;
+  size_t *scan = calloc(c->nkey + c->nt2 + c->nt1 + 1, sizeof *scan);
+  if (!scan)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  memcpy(scan, c->key, c->nkey * sizeof *scan);
+  nscan += c->nkey;
+  memcpy(scan + nscan, c->t2, c->nt2 * sizeof *scan);
+  nscan += c->nt2;
+  memcpy(scan + nscan, c->t1, c->nt1 * sizeof *scan);
+  nscan += c->nt1;
+  double t0 = now_s();
+  int rc = target_scan(r->t, scan, nscan, 0, on_current, r, err);
+  free(scan);
+  if (rc != 0)
+    return -1;
+  log_msg(LOG_INFO, "read %zu current versions in %.2fs (%zu KiB of fingerprints)", r->e.km.count, now_s() - t0,
+          keymap_bytes(&r->e.km) / 1024);
+
+  if (read_source(r, take_engine, err) != 0)
+    return -1;
+  log_msg(LOG_INFO, "read %lld source rows, %zu past the checkpoint", r->sum->read, r->e.delta.n);
+
+  scd_counts counts = {0};
+  scd_sink sink = writer_sink(r->w);
+  if (scd_apply(&r->e, &sink, &counts, err) != 0)
+    return -1;
+  if (r->spec->deletes == DEL_ABSENT && scd_mark_absent(&r->e) > 0) {
+    rowset_init(&r->doomed, r->t->nsrc);
+    if (target_scan(r->t, NULL, 0, 1, on_doomed, r, err) != 0)
+      return -1;
+    for (size_t i = 0; i < r->doomed.n; i++)
+      if (scd_delete_absent(&r->e, r->doomed.rows[i].vals, &sink, &counts, err) < 0)
+        return -1;
+  }
+  r->sum->inserted += counts.inserted;
+  r->sum->expired += counts.expired;
+  r->sum->updated += counts.updated;
+  r->sum->deleted += counts.deleted;
+  r->sum->unchanged += counts.unchanged;
+  return 0;
+}
+
+static void run_free(run_ctx *r)
+{
+  writer_free(r->w);
+  if (r->have_engine)
+    scd_free(&r->e);
+  rowset_free(&r->doomed);
+  prep_free(&r->p);
+  source_close(r->src);
+  target_free(r->t);
+}
+
+static int open_all(run_ctx *r, dwl_error *err)
+{
+  const dwl_spec *spec = r->spec;
+  if (target_connect(spec, &r->t, err) != 0)
+    return -1;
+  log_msg(LOG_INFO, "connected to %s %s (%s)", r->t->c->dbms, r->t->c->dbms_ver, r->t->c->redacted);
+  job_state st;
+  if (!r->o->plan && state_ensure(r->t, err) != 0)
+    return -1;
+  if (state_read(r->t, spec->job, &st, err) != 0)
+    return -1;
+  if (spec->lmd && st.checkpoint[0]) {
+    if (ts_parse(st.checkpoint, strlen(st.checkpoint), &r->cp) != 0)
+      return err_set(err, DWL_EXIT_FAILED, "stored checkpoint '%s' of job %s is not a timestamp", st.checkpoint,
+                     spec->job);
+    r->have_cp = 1;
+    log_msg(LOG_INFO, "checkpoint %s", st.checkpoint);
+  }
+  source_config cfg = {
+    .plugin = spec->source_plugin,
+    .opts = spec->source_opts,
+    .nopts = spec->n_source_opts,
+    .spec_path = spec->path,
+    .base_dir = spec->dir,
+    .job = spec->job,
+    .lmd_column = spec->lmd,
+    .checkpoint = r->have_cp ? st.checkpoint : NULL,
+  };
+  if (source_open(&cfg, &r->src, err) != 0)
+    return -1;
+  if (prep_init(&r->p, spec, r->src, err) != 0 || target_layout(r->t, r->src->cols, r->src->ncols, err) != 0)
+    return -1;
+  if (spec->mode == MODE_SCD2 || spec->mode == MODE_UPSERT) {
+    r->have_engine = 1;
+    if (scd_init(&r->e, spec, r->src->cols, r->src->ncols, r->started, err) != 0)
+      return -1;
+    r->e.origin_name = r->p.origin_name;
+  }
+  return 0;
+}
+
+int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error *err)
+{
+  double t0 = now_s();
+  run_ctx r;
+  memset(&r, 0, sizeof r);
+  r.spec = spec;
+  r.o = o;
+  r.sum = sum;
+  summary_init(sum, spec->job, run_mode_name(spec->mode));
+  log_set_job(spec->job);
+  r.started = ts_now();
+
+  int rc = open_all(&r, err);
+  if (rc == 0 && !o->plan) {
+    /* Everything from here to the commit is one transaction. */
+    rc = state_lock(r.t, spec->job, &r.started, err);
+    r.locked = rc == 0;
+  }
+  /* SQLite and PostgreSQL roll DDL back with the rest of a failed run. */
+  if (rc == 0)
+    rc = target_prepare_table(r.t, !o->plan, err);
+  if (rc == 0)
+    rc = writer_open(r.t, r.have_engine ? &r.e.cols : NULL, o->plan, o->sqlout, &r.w, err);
+  if (rc == 0) {
+    if (spec->mode == MODE_REPLACE && r.t->exists)
+      rc = writer_delete_all(r.w, err);
+    if (rc == 0)
+      rc = r.have_engine ? run_engine(&r, err) : read_source(&r, take_append, err);
+  }
+  if (rc == 0)
+    rc = writer_flush(r.w, err);
+  if (spec->lmd) {
+    dwl_ts cp = r.have_max && (!r.have_cp || r.max.us > r.cp.us) ? r.max : r.cp;
+    if (r.have_max || r.have_cp)
+      ts_format(&cp, sum->checkpoint);
+  }
+  sum->seconds = now_s() - t0;
+  if (rc == 0 && !o->plan) {
+    sum->ok = 1;
+    rc = state_save(r.t, sum, err);
+    if (rc == 0)
+      rc = odbc_commit(r.t->c, err);
+  }
+  if (rc == 0) {
+    sum->ok = 1;
+    log_msg(LOG_INFO, "%s: read %lld, skipped %lld, inserted %lld, expired %lld, updated %lld, deleted %lld, "
+                      "unchanged %lld in %.2fs",
+            o->plan ? "plan" : "committed", sum->read, sum->skipped, sum->inserted, sum->expired, sum->updated,
+            sum->deleted, sum->unchanged, sum->seconds);
+  } else {
+    sum->ok = 0;
+    if (r.locked) {
+      odbc_rollback(r.t->c);
+      state_record_failure(r.t, spec->job, err->msg);
+      log_msg(LOG_INFO, "rolled back: nothing was written");
+    }
+    /* A failed run reports the checkpoint still stored. */
+    sum->checkpoint[0] = '\0';
+    if (r.have_cp)
+      ts_format(&r.cp, sum->checkpoint);
+  }
+  sum->seconds = now_s() - t0;
+  run_free(&r);
+  return rc;
+}
+
+/* ---- check and state ------------------------------------------------------ */
+
+static void step(FILE *out, const char *what, int ok, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void step(FILE *out, const char *what, int ok, const char *fmt, ...)
+{
+  va_list ap;
+  fprintf(out, "%-8s %-6s ", what, ok ? "ok" : "FAILED");
+  va_start(ap, fmt);
+  vfprintf(out, fmt, ap);
+  va_end(ap);
+  fputc('\n', out);
+}
+
+int check_job(const dwl_spec *spec, FILE *out, dwl_error *err)
+{
+  run_ctx r;
+  run_opts o = {.plan = 1};
+  run_summary sum;
+  memset(&r, 0, sizeof r);
+  r.spec = spec;
+  r.o = &o;
+  r.sum = &sum;
+  summary_init(&sum, spec->job, run_mode_name(spec->mode));
+  step(out, "spec", 1, "%s (job %s, mode %s)", spec->path, spec->job, run_mode_name(spec->mode));
+  int rc = -1;
+  if (target_connect(spec, &r.t, err) != 0) {
+    step(out, "target", 0, "%s", err->msg);
+    goto out;
+  }
+  step(out, "target", 1, "%s %s (%s)", r.t->c->dbms, r.t->c->dbms_ver, r.t->c->redacted);
+  job_state st;
+  if (state_read(r.t, spec->job, &st, err) != 0) {
+    step(out, "state", 0, "%s", err->msg);
+    goto out;
+  }
+  step(out, "state", 1, "%s", st.checkpoint[0] ? st.checkpoint : "no checkpoint yet");
+  source_config cfg = {
+    .plugin = spec->source_plugin,
+    .opts = spec->source_opts,
+    .nopts = spec->n_source_opts,
+    .spec_path = spec->path,
+    .base_dir = spec->dir,
+    .job = spec->job,
+    .lmd_column = spec->lmd,
+    .checkpoint = st.checkpoint[0] ? st.checkpoint : NULL,
+  };
+  if (source_open(&cfg, &r.src, err) != 0) {
+    step(out, "source", 0, "%s", err->msg);
+    goto out;
+  }
+  step(out, "plugin", 1, "%s %s (%s)", r.src->lib->p->name, r.src->lib->p->version, r.src->lib->path);
+  dwl_buf names;
+  buf_init(&names, 0);
+  for (size_t i = 0; i < r.src->ncols; i++)
+    buf_printf(&names, "%s%s", i ? ", " : "", r.src->cols[i].name);
+  step(out, "source", 1, "%zu columns: %s", r.src->ncols, names.data ? names.data : "");
+  buf_free(&names);
+  if (prep_init(&r.p, spec, r.src, err) != 0 || target_layout(r.t, r.src->cols, r.src->ncols, err) != 0 ||
+      ((spec->mode == MODE_SCD2 || spec->mode == MODE_UPSERT) &&
+       (r.have_engine = 1, scd_init(&r.e, spec, r.src->cols, r.src->ncols, ts_now(), err)) != 0)) {
+    step(out, "columns", 0, "%s", err->msg);
+    goto out;
+  }
+  step(out, "columns", 1, "the spec's columns are in the source");
+  if (target_prepare_table(r.t, 0, err) != 0) {
+    step(out, "table", 0, "%s", err->msg);
+    goto out;
+  }
+  step(out, "table", 1, "%s %s (%zu columns)", spec->target_table, r.t->exists ? "exists" : "will be created",
+       r.t->ncols);
+  rc = 0;
+out:
+  run_free(&r);
+  return rc;
+}
+
+int state_job(const dwl_spec *spec, FILE *out, dwl_error *err)
+{
+  target *t;
+  if (target_connect(spec, &t, err) != 0)
+    return -1;
+  job_state st;
+  int rc = state_read(t, spec->job, &st, err);
+  if (rc == 0) {
+    fprintf(out, "job:         %s\n", spec->job);
+    fprintf(out, "target:      %s (%s)\n", spec->target_table, t->c->redacted);
+    if (!st.found) {
+      fprintf(out, "state:       no run yet\n");
+    } else {
+      fprintf(out, "checkpoint:  %s\n", st.checkpoint[0] ? st.checkpoint : "(none)");
+      fprintf(out, "last run:    %s, %s\n", st.last_run_at[0] ? st.last_run_at : "(none)",
+              st.last_mode[0] ? st.last_mode : "-");
+      fprintf(out, "counts:      read %lld, skipped %lld, inserted %lld, expired %lld, updated %lld, deleted %lld, "
+                   "unchanged %lld, rejected %lld (%.3fs)\n",
+              st.read, st.skipped, st.inserted, st.expired, st.updated, st.deleted, st.unchanged, st.rejected,
+              st.seconds);
+      fprintf(out, "status:      %s\n", st.last_status[0] ? st.last_status : "-");
+      if (st.last_error[0])
+        fprintf(out, "last error:  %s\n", st.last_error);
+      /* Set while a run holds the lock; a run killed outright leaves it
+       * behind, but not the lock, which dies with its transaction. */
+      if (st.running_since[0])
+        fprintf(out, "started:     a run started at %s (host %s, pid %lld) is running or was killed\n",
+                st.running_since, st.running_host, st.running_pid);
+    }
+  }
+  target_free(t);
+  return rc;
+}

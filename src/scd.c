@@ -1,0 +1,585 @@
+/* The change engine: SCD type 2 history with type 1 columns, upserts and
+ * soft deletes, computed in memory from fingerprints of the dimension's
+ * current versions and the rows of the delta.  See scd.h for the flow. */
+#include "scd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "log.h"
+
+ssize_t scd_col_index(const dwl_column *cols, size_t ncols, const char *name)
+{
+  for (size_t i = 0; i < ncols; i++)
+    if (strcmp(cols[i].name, name) == 0)
+      return (ssize_t)i;
+  for (size_t i = 0; i < ncols; i++)
+    if (strcasecmp(cols[i].name, name) == 0)
+      return (ssize_t)i;
+  return -1;
+}
+
+static int unknown_column(const scd_engine *e, const char *key, const char *name, dwl_error *err)
+{
+  int line = 0, col = 0;
+  spec_key_pos(e->spec, key, &line, &col);
+  dwl_buf have;
+  buf_init(&have, 4096);
+  for (size_t i = 0; i < e->ncols; i++)
+    buf_printf(&have, "%s%s", i ? ", " : "", e->srccols[i].name);
+  err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: %s: column '%s' is not in the source (its columns: %s)", e->spec->path,
+          line, col, key, name, have.data ? have.data : "");
+  buf_free(&have);
+  return -1;
+}
+
+static int resolve_list(scd_engine *e, const char *key, const spec_list *names, size_t **out, size_t *n,
+                        dwl_error *err)
+{
+  *n = 0;
+  *out = calloc(names->n ? names->n : 1, sizeof **out);
+  if (!*out)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; i < names->n; i++) {
+    ssize_t ix = scd_col_index(e->srccols, e->ncols, names->v[i]);
+    if (ix < 0)
+      return unknown_column(e, key, names->v[i], err);
+    (*out)[(*n)++] = (size_t)ix;
+  }
+  return 0;
+}
+
+static int in_set(const size_t *set, size_t n, size_t ix)
+{
+  for (size_t i = 0; i < n; i++)
+    if (set[i] == ix)
+      return 1;
+  return 0;
+}
+
+int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t ncols, dwl_ts run_ts,
+             dwl_error *err)
+{
+  memset(e, 0, sizeof *e);
+  e->spec = spec;
+  e->srccols = cols;
+  e->ncols = ncols;
+  e->run_ts = run_ts;
+  e->cols.lmd = e->cols.del = -1;
+  rowset_init(&e->delta, ncols);
+  if (keymap_init(&e->km, 1024) != 0)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+
+  if (resolve_list(e, "load.key", &spec->key, &e->cols.key, &e->cols.nkey, err) != 0)
+    return -1;
+  if (spec->lmd) {
+    e->cols.lmd = scd_col_index(cols, ncols, spec->lmd);
+    if (e->cols.lmd < 0)
+      return unknown_column(e, "load.lmd", spec->lmd, err);
+  }
+  if (spec->deletes == DEL_COLUMN) {
+    e->cols.del = scd_col_index(cols, ncols, spec->delete_column);
+    if (e->cols.del < 0)
+      return unknown_column(e, "load.deletes", spec->delete_column, err);
+  }
+  if (spec->mode == MODE_SCD2) {
+    if (resolve_list(e, "load.type1", &spec->type1, &e->cols.t1, &e->cols.nt1, err) != 0)
+      return -1;
+    if (spec->type2_given)
+      return resolve_list(e, "load.type2", &spec->type2, &e->cols.t2, &e->cols.nt2, err);
+  }
+  /* Default tracked set: every column that is not the key, the lmd, a
+   * type 1 column or the delete flag (upsert: every non-key column). */
+  e->cols.t2 = calloc(ncols ? ncols : 1, sizeof *e->cols.t2);
+  if (!e->cols.t2)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; i < ncols; i++) {
+    if (in_set(e->cols.key, e->cols.nkey, i))
+      continue;
+    if (spec->mode == MODE_SCD2 && ((ssize_t)i == e->cols.lmd || (ssize_t)i == e->cols.del ||
+                                    in_set(e->cols.t1, e->cols.nt1, i)))
+      continue;
+    e->cols.t2[e->cols.nt2++] = i;
+  }
+  return 0;
+}
+
+void scd_free(scd_engine *e)
+{
+  free(e->cols.key);
+  free(e->cols.t2);
+  free(e->cols.t1);
+  keymap_free(&e->km);
+  rowset_free(&e->delta);
+  memset(e, 0, sizeof *e);
+}
+
+/* "(id='A1', region=NULL)" for messages; long values are cut. */
+static void describe_key(const scd_engine *e, const dwl_value *row, char *out, size_t n)
+{
+  dwl_buf b;
+  buf_init(&b, 1024);
+  buf_addc(&b, '(');
+  for (size_t i = 0; i < e->cols.nkey; i++) {
+    const dwl_value *v = &row[e->cols.key[i]];
+    buf_printf(&b, "%s%s=", i ? ", " : "", e->srccols[e->cols.key[i]].name);
+    if (v->is_null)
+      buf_adds(&b, "NULL");
+    else
+      buf_printf(&b, "'%.*s%s'", (int)(v->len > 60 ? 60 : v->len), v->data, v->len > 60 ? "..." : "");
+  }
+  buf_addc(&b, ')');
+  snprintf(out, n, "%s", b.data ? b.data : "()");
+  buf_free(&b);
+}
+
+int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, int tombstone, dwl_error *err)
+{
+  int created;
+  fp128 key = fp_tuple(row, e->cols.key, e->cols.nkey);
+  km_entry *m = keymap_put(&e->km, key, &created);
+  if (!m)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory reading the current dimension");
+  if (!created) {
+    char k[512];
+    describe_key(e, row, k, sizeof k);
+    return err_set(err, DWL_EXIT_FAILED,
+                   "table %s has more than one current version of key %s; repair the table before loading",
+                   e->spec->target_table, k);
+  }
+  m->fp2 = fp_tuple(row, e->cols.t2, e->cols.nt2);
+  m->fp1 = fp_tuple(row, e->cols.t1, e->cols.nt1);
+  m->valid_from = valid_from ? valid_from->us : 0;
+  m->flags = (uint8_t)((tombstone ? KM_TOMBSTONE : KM_LIVE) | (valid_from && valid_from->date_only ? KM_DATE_ONLY : 0));
+  return 0;
+}
+
+int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
+                   dwl_error *err)
+{
+  fp128 key = fp_tuple(row, e->cols.key, e->cols.nkey);
+  km_entry *m = keymap_get(&e->km, key);
+  if (m)
+    m->flags |= KM_SEEN;
+  if (!past_checkpoint)
+    return 0;
+  rs_row *r = rowset_add(&e->delta, row, origin);
+  if (!r)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory holding the delta (%zu rows)", e->delta.n);
+  r->key = key;
+  r->fp2 = fp_tuple(r->vals, e->cols.t2, e->cols.nt2);
+  r->fp1 = fp_tuple(r->vals, e->cols.t1, e->cols.nt1);
+  r->all = fp_values(r->vals, e->ncols);
+  if (lmd)
+    r->lmd = *lmd;
+  return 0;
+}
+
+dwl_ts scd_close_at(const dwl_spec *spec, dwl_ts next)
+{
+  switch (spec->close) {
+  case CLOSE_DAY_BEFORE:
+    return ts_add_us(next, -DWL_US_PER_DAY);
+  case CLOSE_SECOND_BEFORE:
+    return ts_add_us(next, -DWL_US_PER_SEC);
+  default:
+    return next;
+  }
+}
+
+static int is_delete_row(const scd_engine *e, const dwl_value *row)
+{
+  if (e->cols.del < 0)
+    return 0;
+  const dwl_value *v = &row[e->cols.del];
+  if (v->is_null)
+    return 0;
+  for (size_t i = 0; i < e->spec->delete_values.n; i++) {
+    const char *d = e->spec->delete_values.v[i];
+    if (strlen(d) == v->len && memcmp(d, v->data, v->len) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* ---- grouping the delta by key ------------------------------------------- */
+
+static const rowset *sort_rs;
+
+static int cmp_rows(const void *a, const void *b)
+{
+  const rs_row *x = &sort_rs->rows[*(const size_t *)a], *y = &sort_rs->rows[*(const size_t *)b];
+  if (x->key.hi != y->key.hi)
+    return x->key.hi < y->key.hi ? -1 : 1;
+  if (x->key.lo != y->key.lo)
+    return x->key.lo < y->key.lo ? -1 : 1;
+  if (x->lmd.us != y->lmd.us)
+    return x->lmd.us < y->lmd.us ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+typedef struct group {
+  size_t first;   /* into the sorted index */
+  size_t n;
+  size_t minseq;  /* keeps output in source order */
+} group;
+
+static int cmp_groups(const void *a, const void *b)
+{
+  const group *x = a, *y = b;
+  return x->minseq < y->minseq ? -1 : x->minseq > y->minseq;
+}
+
+/* ---- one key's rows ---------------------------------------------------- */
+
+enum head_kind { H_NONE, H_DB_LIVE, H_DB_TOMB, H_PEND, H_PEND_TOMB };
+
+typedef struct walk {
+  scd_engine *e;
+  const scd_sink *sink;
+  scd_counts *counts;
+  int kind;
+  fp128 fp2, fp1;
+  dwl_ts vf;
+  const rs_row *start;   /* pending version: the row that started it */
+  const rs_row *t1row;   /* pending version: the row its type 1 values come from */
+  const rs_row *last;    /* last non-delete row, for type1_scope: all */
+  int scope_all;
+  int tombstones;
+} walk;
+
+static int emit_pending(walk *w, int open, dwl_ts end, int deleted, dwl_error *err)
+{
+  scd_version v = {
+    .vals = w->start->vals,
+    .t1vals = (w->scope_all && w->last ? w->last : w->t1row)->vals,
+    .valid_from = w->vf,
+    .open = open,
+    .valid_to = open ? w->vf : scd_close_at(w->e->spec, end),
+    .current = open,
+    .deleted = deleted,
+  };
+  if (w->sink->insert(w->sink->ud, &v, err) != 0)
+    return -1;
+  w->counts->inserted++;
+  return 0;
+}
+
+static void start_pending(walk *w, const rs_row *r, int tomb)
+{
+  w->kind = tomb ? H_PEND_TOMB : H_PEND;
+  w->start = w->t1row = r;
+  w->vf = r->lmd;
+  w->fp2 = r->fp2;
+  w->fp1 = r->fp1;
+}
+
+/* Closes whatever version is the key's latest at `at` (a new version or a
+ * deletion starts then). */
+static int close_head(walk *w, const rs_row *r, dwl_ts at, int deleted, dwl_error *err)
+{
+  dwl_ts vt = scd_close_at(w->e->spec, at);
+  switch (w->kind) {
+  case H_DB_LIVE:
+  case H_DB_TOMB:
+    return w->sink->expire(w->sink->ud, r->vals, &vt, deleted || w->kind == H_DB_TOMB, err);
+  case H_PEND:
+  case H_PEND_TOMB:
+    return emit_pending(w, 0, at, deleted || w->kind == H_PEND_TOMB, err);
+  default:
+    return 0;
+  }
+}
+
+static int walk_delete(walk *w, const rs_row *r, dwl_error *err)
+{
+  if (w->kind != H_DB_LIVE && w->kind != H_PEND) {
+    w->counts->unchanged++;  /* already deleted, or never known */
+    return 0;
+  }
+  /* With tombstones the closed version is an ordinary predecessor; the
+   * tombstone carries the deleted flag (as dbt's hard_deletes=new_record). */
+  if (close_head(w, r, r->lmd, !w->tombstones, err) != 0)
+    return -1;
+  w->counts->deleted++;
+  if (w->tombstones)
+    start_pending(w, r, 1);
+  else
+    w->kind = H_NONE;
+  return 0;
+}
+
+static int walk_row(walk *w, const rs_row *r, dwl_error *err)
+{
+  switch (w->kind) {
+  case H_NONE:
+    start_pending(w, r, 0);
+    return 0;
+  case H_DB_TOMB:
+  case H_PEND_TOMB:
+    /* Revival: the tombstone ends where the new version starts. */
+    if (close_head(w, r, r->lmd, 1, err) != 0)
+      return -1;
+    if (w->kind == H_DB_TOMB)
+      w->counts->expired++;
+    start_pending(w, r, 0);
+    return 0;
+  default:
+    break;
+  }
+  if (!fp_eq(r->fp2, w->fp2)) {
+    if (close_head(w, r, r->lmd, 0, err) != 0)
+      return -1;
+    if (w->kind == H_DB_LIVE)
+      w->counts->expired++;
+    start_pending(w, r, 0);
+    return 0;
+  }
+  if (fp_eq(r->fp1, w->fp1)) {
+    w->counts->unchanged++;
+    return 0;
+  }
+  w->fp1 = r->fp1;
+  if (w->kind == H_PEND) {
+    w->t1row = r;  /* the version is not written yet: carry the new values */
+    w->counts->unchanged++;
+    return 0;
+  }
+  if (w->scope_all) {
+    w->counts->unchanged++;  /* one update for every version, after the walk */
+    return 0;
+  }
+  if (w->sink->type1(w->sink->ud, r->vals, 0, err) != 0)
+    return -1;
+  w->counts->updated++;
+  return 0;
+}
+
+#define ON(e) ((e)->origin_name ? (e)->origin_name : "source")
+
+static int conflict(const scd_engine *e, const rs_row *a, const rs_row *b, dwl_error *err)
+{
+  char k[512], when[32];
+  describe_key(e, b->vals, k, sizeof k);
+  ts_format(&b->lmd, when);
+  return err_set(err, DWL_EXIT_FAILED,
+                 "key %s has two different source rows with the same lmd %s (%s:%llu and %s:%llu); "
+                 "fix the source or its lmd, dwload does not pick one",
+                 k, when, ON(e), (unsigned long long)a->origin, ON(e), (unsigned long long)b->origin);
+}
+
+static int late_row(const scd_engine *e, const rs_row *r, int64_t vf_us, int same, dwl_error *err)
+{
+  char k[512], when[32], cur[32];
+  dwl_ts vf = {vf_us, 0};
+  describe_key(e, r->vals, k, sizeof k);
+  ts_format(&r->lmd, when);
+  ts_format(&vf, cur);
+  if (same)
+    return err_set(err, DWL_EXIT_FAILED,
+                   "%s:%llu: key %s has lmd %s, the same as the key's current version, but different "
+                   "type 2 values; two versions cannot start at the same time",
+                   ON(e), (unsigned long long)r->origin, k, when);
+  return err_set(err, DWL_EXIT_FAILED,
+                 "%s:%llu: key %s has lmd %s, before the key's current version (valid from %s); "
+                 "this late row cannot be placed in the history",
+                 ON(e), (unsigned long long)r->origin, k, when, cur);
+}
+
+static int process_scd2(scd_engine *e, const rs_row *const *rows, size_t n, const scd_sink *sink,
+                        scd_counts *counts, dwl_error *err)
+{
+  km_entry *cur = keymap_get(&e->km, rows[0]->key);
+  walk w = {
+    .e = e,
+    .sink = sink,
+    .counts = counts,
+    .kind = H_NONE,
+    .scope_all = e->spec->type1_scope == T1_ALL && e->cols.nt1 > 0,
+    .tombstones = e->spec->delete_style == DELSTYLE_TOMBSTONE,
+  };
+  if (cur && (cur->flags & (KM_LIVE | KM_TOMBSTONE))) {
+    w.kind = (cur->flags & KM_LIVE) ? H_DB_LIVE : H_DB_TOMB;
+    w.fp2 = cur->fp2;
+    w.fp1 = cur->fp1;
+    w.vf.us = cur->valid_from;
+  }
+  for (size_t i = n; i-- > 0;)
+    if (!is_delete_row(e, rows[i]->vals)) {
+      w.last = rows[i];
+      break;
+    }
+  for (size_t i = 0; i < n; i++) {
+    const rs_row *r = rows[i];
+    if (i > 0 && rows[i - 1]->lmd.us == r->lmd.us) {
+      if (!fp_eq(rows[i - 1]->all, r->all))
+        return conflict(e, rows[i - 1], r, err);
+      counts->unchanged++;  /* an identical duplicate counts once */
+      continue;
+    }
+    int del = is_delete_row(e, r->vals);
+    if (w.kind == H_DB_LIVE || w.kind == H_DB_TOMB) {
+      if (r->lmd.us < w.vf.us && w.kind == H_DB_TOMB) {
+        /* A deletion by absence is stamped with the run's clock, which can
+         * be later than the data's lmd: the revival starts when the
+         * tombstone does, so the history keeps no gap and no overlap. */
+        log_msg(LOG_WARN, "%s:%llu revives a key deleted at a later time; its version starts then", ON(e),
+                (unsigned long long)r->origin);
+        rs_row *rr = (rs_row *)r;
+        rr->lmd.us = w.vf.us;
+      } else if (r->lmd.us < w.vf.us) {
+        return late_row(e, r, w.vf.us, 0, err);
+      } else if (r->lmd.us == w.vf.us && !del && w.kind == H_DB_LIVE && !fp_eq(r->fp2, w.fp2)) {
+        return late_row(e, r, w.vf.us, 1, err);
+      }
+    }
+    if (del ? walk_delete(&w, r, err) : walk_row(&w, r, err))
+      return -1;
+  }
+  if (w.kind == H_PEND || w.kind == H_PEND_TOMB) {
+    dwl_ts none = {0, 0};
+    if (emit_pending(&w, 1, none, w.kind == H_PEND_TOMB, err) != 0)
+      return -1;
+  }
+  if (w.scope_all && cur && w.last && !fp_eq(w.last->fp1, cur->fp1)) {
+    if (sink->type1(sink->ud, w.last->vals, 1, err) != 0)
+      return -1;
+    counts->updated++;
+  }
+  return 0;
+}
+
+/* upsert: one row per key; the last row by lmd is the key's new state. */
+static int process_upsert(scd_engine *e, const rs_row *const *rows, size_t n, const scd_sink *sink,
+                          scd_counts *counts, dwl_error *err)
+{
+  for (size_t i = 1; i < n; i++) {
+    if (rows[i - 1]->lmd.us == rows[i]->lmd.us && !fp_eq(rows[i - 1]->all, rows[i]->all))
+      return conflict(e, rows[i - 1], rows[i], err);
+    counts->unchanged++;  /* superseded within the run */
+  }
+  const rs_row *r = rows[n - 1];
+  km_entry *cur = keymap_get(&e->km, r->key);
+  int exists = cur && (cur->flags & KM_LIVE);
+  if (is_delete_row(e, r->vals)) {
+    if (!exists) {
+      counts->unchanged++;
+      return 0;
+    }
+    if (sink->remove(sink->ud, r->vals, err) != 0)
+      return -1;
+    cur->flags &= (uint8_t)~KM_LIVE;
+    counts->deleted++;
+    return 0;
+  }
+  if (!exists) {
+    scd_version v = {.vals = r->vals, .t1vals = r->vals, .valid_from = r->lmd, .open = 1, .current = 1};
+    if (sink->insert(sink->ud, &v, err) != 0)
+      return -1;
+    counts->inserted++;
+    return 0;
+  }
+  if (fp_eq(r->fp2, cur->fp2)) {
+    counts->unchanged++;
+    return 0;
+  }
+  if (sink->update(sink->ud, r->vals, err) != 0)
+    return -1;
+  counts->updated++;
+  return 0;
+}
+
+int scd_apply(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_error *err)
+{
+  size_t n = e->delta.n;
+  if (n == 0)
+    return 0;
+  size_t *idx = malloc(n * sizeof *idx);
+  group *groups = malloc(n * sizeof *groups);
+  const rs_row **rows = malloc(n * sizeof *rows);
+  int rc = -1;
+  if (!idx || !groups || !rows) {
+    err_set(err, DWL_EXIT_FAILED, "out of memory sorting the delta");
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++)
+    idx[i] = i;
+  sort_rs = &e->delta;
+  qsort(idx, n, sizeof *idx, cmp_rows);
+  sort_rs = NULL;
+  size_t ng = 0;
+  for (size_t i = 0; i < n; i++) {
+    const rs_row *r = &e->delta.rows[idx[i]];
+    rows[i] = r;
+    if (i == 0 || !fp_eq(rows[i - 1]->key, r->key)) {
+      groups[ng].first = i;
+      groups[ng].n = 0;
+      groups[ng].minseq = r->seq;
+      ng++;
+    }
+    group *g = &groups[ng - 1];
+    g->n++;
+    if (r->seq < g->minseq)
+      g->minseq = r->seq;
+  }
+  qsort(groups, ng, sizeof *groups, cmp_groups);
+  for (size_t g = 0; g < ng; g++) {
+    const rs_row *const *gr = &rows[groups[g].first];
+    int r = e->spec->mode == MODE_UPSERT ? process_upsert(e, gr, groups[g].n, sink, counts, err)
+                                         : process_scd2(e, gr, groups[g].n, sink, counts, err);
+    if (r != 0)
+      goto out;
+  }
+  rc = 0;
+out:
+  free(idx);
+  free(groups);
+  free(rows);
+  return rc;
+}
+
+size_t scd_mark_absent(scd_engine *e)
+{
+  km_entry *m;
+  size_t n = 0;
+  for (size_t it = 0; (m = keymap_next(&e->km, &it));) {
+    if ((m->flags & KM_LIVE) && !(m->flags & KM_SEEN)) {
+      m->flags |= KM_DELETE;
+      n++;
+    }
+  }
+  e->ndelete = n;
+  return n;
+}
+
+int scd_marked(scd_engine *e, const dwl_value *row)
+{
+  km_entry *m = keymap_get(&e->km, fp_tuple(row, e->cols.key, e->cols.nkey));
+  return m && (m->flags & KM_DELETE);
+}
+
+int scd_delete_absent(scd_engine *e, const dwl_value *row, const scd_sink *sink, scd_counts *counts,
+                      dwl_error *err)
+{
+  km_entry *m = keymap_get(&e->km, fp_tuple(row, e->cols.key, e->cols.nkey));
+  if (!m || !(m->flags & KM_DELETE))
+    return 0;
+  m->flags &= (uint8_t)~(KM_DELETE | KM_LIVE);
+  counts->deleted++;
+  if (e->spec->mode == MODE_UPSERT)
+    return sink->remove(sink->ud, row, err) != 0 ? -1 : 1;
+  int tomb = e->spec->delete_style == DELSTYLE_TOMBSTONE;
+  dwl_ts vt = scd_close_at(e->spec, e->run_ts);
+  if (sink->expire(sink->ud, row, &vt, !tomb, err) != 0)
+    return -1;
+  if (tomb) {
+    scd_version v = {.vals = row, .t1vals = row, .valid_from = e->run_ts, .open = 1, .current = 1, .deleted = 1};
+    if (sink->insert(sink->ud, &v, err) != 0)
+      return -1;
+    counts->inserted++;
+  }
+  return 1;
+}

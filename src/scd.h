@@ -1,0 +1,111 @@
+/* The change engine: computes, in memory, what a run must write.
+ *
+ * It is fed the dimension's current versions (only fingerprints, kept in a
+ * keymap) and the source rows (the delta, kept in a rowset), then walks
+ * each business key's rows in lmd order and emits operations through an
+ * scd_sink: insert a version, expire a key's current version, overwrite
+ * type 1 columns, and for upsert update or remove a row.  It knows nothing
+ * of SQL; the target writer turns the operations into statements. */
+#ifndef DWL_SCD_H
+#define DWL_SCD_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "dwload/plugin.h"
+#include "err.h"
+#include "keymap.h"
+#include "rowset.h"
+#include "spec.h"
+#include "ts.h"
+
+/* Column index sets into the source row. */
+typedef struct scd_cols {
+  size_t *key, nkey;
+  size_t *t2, nt2;       /* scd2: type 2; upsert: every non-key column */
+  size_t *t1, nt1;
+  ssize_t lmd;           /* -1: none */
+  ssize_t del;           /* delete-flag column, -1: none */
+} scd_cols;
+
+/* One version to insert. */
+typedef struct scd_version {
+  const dwl_value *vals;    /* source-layout row that started the version */
+  const dwl_value *t1vals;  /* source-layout row whose type 1 values it carries */
+  dwl_ts valid_from;
+  int open;                 /* 1: valid_to is the open end */
+  dwl_ts valid_to;          /* when !open, already adjusted by the close rule */
+  int current;
+  int deleted;
+} scd_version;
+
+typedef struct scd_sink {
+  void *ud;
+  int (*insert)(void *ud, const scd_version *v, dwl_error *err);
+  /* Close the current version of the key found in `keyrow` (source layout). */
+  int (*expire)(void *ud, const dwl_value *keyrow, const dwl_ts *valid_to, int deleted, dwl_error *err);
+  /* Overwrite type 1 columns from `row` on the key's current version, or
+   * on every version when all_versions. */
+  int (*type1)(void *ud, const dwl_value *row, int all_versions, dwl_error *err);
+  /* upsert: overwrite every non-key column of the key's row. */
+  int (*update)(void *ud, const dwl_value *row, dwl_error *err);
+  /* upsert: remove the key's row. */
+  int (*remove)(void *ud, const dwl_value *keyrow, dwl_error *err);
+} scd_sink;
+
+typedef struct scd_counts {
+  long long inserted, expired, updated, deleted, unchanged;
+} scd_counts;
+
+typedef struct scd_engine {
+  const dwl_spec *spec;
+  scd_cols cols;
+  size_t ncols;
+  const dwl_column *srccols;
+  keymap km;
+  rowset delta;
+  dwl_ts run_ts;
+  size_t ndelete;           /* keys marked for deletion by absence */
+  const char *origin_name;  /* "feed.csv" or "source", for messages */
+} scd_engine;
+
+/* Resolves the spec's column names against the source columns.  Unknown
+ * names fail with exit code 2 and the spec position. */
+int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t ncols, dwl_ts run_ts,
+             dwl_error *err);
+void scd_free(scd_engine *e);
+
+/* Resolves `name` among the source columns (exact match first, then
+ * case-insensitive); -1 when absent. */
+ssize_t scd_col_index(const dwl_column *cols, size_t ncols, const char *name);
+
+/* Registers one current version read from the target.  `row` is in source
+ * layout (only key, type 1 and type 2 positions are read). */
+int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, int tombstone, dwl_error *err);
+
+/* Registers one source row.  Rows not past the checkpoint only mark their
+ * key as present (for deletes by absence); the others join the delta. */
+int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
+                   dwl_error *err);
+
+/* Walks the delta and emits operations. */
+int scd_apply(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_error *err);
+
+/* Marks live keys the source did not deliver (deletes: absent) and returns
+ * how many there are. */
+size_t scd_mark_absent(scd_engine *e);
+
+/* For a current row of the target (source layout, every column): if its key
+ * is marked for deletion, emits the delete (expire, tombstone, or upsert
+ * remove) and returns 1; else 0; -1 on error. */
+int scd_delete_absent(scd_engine *e, const dwl_value *row, const scd_sink *sink, scd_counts *counts,
+                      dwl_error *err);
+
+/* Is the key of `row` (source layout) marked for deletion by absence? */
+int scd_marked(scd_engine *e, const dwl_value *row);
+
+/* valid_to for a version that ends when the next one starts at `next`,
+ * following dimension.close. */
+dwl_ts scd_close_at(const dwl_spec *spec, dwl_ts next);
+
+#endif

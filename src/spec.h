@@ -1,0 +1,106 @@
+/* The job spec (version 1): parsed from YAML with libyaml, ${VAR}-expanded,
+ * validated, defaults applied.  Everything a run needs to know about the
+ * job lives in a dwl_spec; see dwload-job(5) for the keys. */
+#ifndef DWL_SPEC_H
+#define DWL_SPEC_H
+
+#include <stddef.h>
+#include "err.h"
+
+typedef struct spec_list {
+  char **v;
+  size_t n;
+} spec_list;
+
+enum spec_opt_kind { SPEC_OPT_SCALAR = 0, SPEC_OPT_LIST = 1, SPEC_OPT_MAP = 2 };
+
+/* One plugin option as written in the spec, validated later against the
+ * plugin's own option table (which the spec parser does not know). */
+typedef struct spec_opt {
+  char *name;
+  int kind;          /* enum spec_opt_kind */
+  char *scalar;      /* SCALAR: expanded text */
+  spec_list list;    /* LIST: items; MAP: keys */
+  spec_list vals;    /* MAP: values, parallel to list */
+  int line, col;     /* 1-based position of the option's key */
+  int vline, vcol;   /* 1-based position of its value */
+} spec_opt;
+
+enum spec_mode { MODE_APPEND = 0, MODE_REPLACE, MODE_SCD2, MODE_UPSERT };
+enum spec_deletes { DEL_NONE = 0, DEL_ABSENT, DEL_COLUMN };
+enum spec_delete_style { DELSTYLE_EXPIRE = 0, DELSTYLE_TOMBSTONE };
+enum spec_sk_strategy { SK_SEQUENCE = 0, SK_HASH };
+enum spec_close { CLOSE_AT_NEXT = 0, CLOSE_DAY_BEFORE, CLOSE_SECOND_BEFORE };
+enum spec_t1_scope { T1_CURRENT = 0, T1_ALL };
+
+typedef struct dwl_spec {
+  char *path;            /* the job file as given */
+  char *dir;             /* its folder, for relative paths */
+
+  char *job;
+
+  char *source_plugin;
+  spec_opt *source_opts;
+  size_t n_source_opts;
+  int source_line, source_col;   /* position of the `source:` mapping */
+
+  char *target_connection;
+  char *target_table;
+
+  int mode;              /* enum spec_mode; default append */
+  char *lmd;             /* NULL: no checkpoint */
+  char *lmd_format;      /* NULL: ISO 8601; else strptime or yyyy-MM-dd style */
+  spec_list key;
+  spec_list type2;
+  int type2_given;       /* 0: type2 defaults to every other column */
+  spec_list type1;
+  int type1_scope;       /* enum spec_t1_scope */
+  int deletes;           /* enum spec_deletes */
+  char *delete_column;   /* DEL_COLUMN */
+  spec_list delete_values;
+  int delete_style;      /* enum spec_delete_style */
+
+  /* dimension: bookkeeping column names; NULL leaves one out */
+  char *surrogate_key;
+  int sk_strategy;       /* enum spec_sk_strategy */
+  char *valid_from;
+  char *valid_to;
+  char *current;
+  char *deleted;
+  char *open_end;        /* NULL: valid_to of a current version is NULL */
+  int close;             /* enum spec_close */
+
+  /* Positions of the keys that were given, for errors found later (at run
+   * time, against the source's columns).  Dotted names: "load.key",
+   * "load.type2", "dimension.valid_from", "target.table", ... */
+  struct spec_pos *pos;
+  size_t npos;
+} dwl_spec;
+
+typedef struct spec_pos {
+  char *key;
+  int line, col;     /* 1-based position of the key */
+} spec_pos;
+
+/* Position of dotted key `key`; returns 0 and fills line/col, or -1 when the
+ * key was not given in the file (then line/col are set to 0). */
+int spec_key_pos(const dwl_spec *s, const char *key, int *line, int *col);
+
+/* Parses and validates the job file.  On failure fills err (exit code 2,
+ * message "FILE:LINE:COL: ...") and returns NULL. */
+dwl_spec *spec_load(const char *path, dwl_error *err);
+void spec_free(dwl_spec *s);
+
+/* Looks up a source option by name; NULL if absent. */
+const spec_opt *spec_source_opt(const dwl_spec *s, const char *name);
+
+/* Expands ${VAR} and ${VAR:-default} from the environment.  Returns a new
+ * string, or NULL with *bad_var set to the first unset variable's name
+ * (a new string) or NULL for a syntax error. */
+char *spec_expand_env(const char *in, char **bad_var);
+
+/* The nearest of `candidates` (NULL-terminated) to `word` by edit distance,
+ * or NULL when none is close enough to suggest. */
+const char *spec_suggest(const char *word, const char *const *candidates);
+
+#endif

@@ -1,0 +1,209 @@
+/* Job state and the job's lock, kept in the target's dwload_state table. */
+#include "state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static int state_exec(target *t, const char *sql, const dwl_value *p, size_t n, int *conflict, dwl_error *err)
+{
+  odbc_stmt *st;
+  if (conflict)
+    *conflict = 0;
+  if (ostmt_prepare(t->c, sql, &st, err) != 0)
+    return -1;
+  int rc = ostmt_execute(st, p, NULL, n, err);
+  if (rc != 0 && conflict && t->d->lock_conflict && t->d->lock_conflict(st->state, st->native))
+    *conflict = 1;
+  ostmt_free(st);
+  return rc;
+}
+
+static void text(dwl_value *v, const char *s)
+{
+  v->data = s;
+  v->len = s ? strlen(s) : 0;
+  v->is_null = s == NULL;
+}
+
+int state_ensure(target *t, dwl_error *err)
+{
+  int ex = odbc_table_exists(t->c, NULL, DWL_STATE_TABLE, err);
+  if (ex != 0)
+    return ex < 0 ? -1 : 0;
+  char key[64], txt[64], big[64], real[64], sql[2048];
+  dwl_column ck = {.type = DWL_TYPE_TEXT, .precision = 128};
+  dwl_column ct = {.type = DWL_TYPE_TEXT, .precision = 1000};
+  dwl_column cb = {.type = DWL_TYPE_INTEGER};
+  dwl_column cr = {.type = DWL_TYPE_REAL};
+  t->d->type_sql(&ck, key, sizeof key);
+  t->d->type_sql(&ct, txt, sizeof txt);
+  t->d->type_sql(&cb, big, sizeof big);
+  t->d->type_sql(&cr, real, sizeof real);
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE " DWL_STATE_TABLE " (job %s PRIMARY KEY, checkpoint %s, last_run_at %s, last_status %s, "
+           "last_mode %s, rows_read %s, skipped %s, inserted %s, expired %s, updated %s, deleted %s, unchanged %s, "
+           "rejected %s, seconds %s, running_since %s, running_host %s, running_pid %s, last_error %s)",
+           key, txt, txt, txt, txt, big, big, big, big, big, big, big, big, real, txt, txt, big, txt);
+  dwl_error e2;
+  err_init(&e2);
+  if (odbc_exec(t->c, sql, NULL, NULL, 0, &e2) != 0) {
+    /* Two first runs at once: the other one created it. */
+    if (odbc_table_exists(t->c, NULL, DWL_STATE_TABLE, err) == 1)
+      return 0;
+    return err_set(err, e2.code, "%s", e2.msg);
+  }
+  return 0;
+}
+
+static void copy_text(char *dst, size_t n, const dwl_value *v)
+{
+  if (v->is_null) {
+    dst[0] = '\0';
+    return;
+  }
+  snprintf(dst, n, "%.*s", (int)v->len, v->data);
+}
+
+static long long num(const dwl_value *v)
+{
+  return v->is_null ? 0 : strtoll(v->data, NULL, 10);
+}
+
+int state_read(target *t, const char *job, job_state *st, dwl_error *err)
+{
+  memset(st, 0, sizeof *st);
+  int ex = odbc_table_exists(t->c, NULL, DWL_STATE_TABLE, err);
+  if (ex <= 0)
+    return ex;
+  static const char sql[] =
+      "SELECT checkpoint, last_run_at, last_status, last_mode, rows_read, skipped, inserted, expired, updated, "
+      "deleted, unchanged, rejected, seconds, running_since, running_host, running_pid, last_error FROM " DWL_STATE_TABLE
+      " WHERE job = ?";
+  odbc_stmt *s;
+  dwl_value p;
+  text(&p, job);
+  if (ostmt_prepare(t->c, sql, &s, err) != 0)
+    return -1;
+  const dwl_value *r;
+  int rc = ostmt_execute(s, &p, NULL, 1, err);
+  if (rc == 0 && (rc = ostmt_fetch(s, &r, err)) == 1) {
+    st->found = 1;
+    copy_text(st->checkpoint, sizeof st->checkpoint, &r[0]);
+    copy_text(st->last_run_at, sizeof st->last_run_at, &r[1]);
+    copy_text(st->last_status, sizeof st->last_status, &r[2]);
+    copy_text(st->last_mode, sizeof st->last_mode, &r[3]);
+    st->read = num(&r[4]);
+    st->skipped = num(&r[5]);
+    st->inserted = num(&r[6]);
+    st->expired = num(&r[7]);
+    st->updated = num(&r[8]);
+    st->deleted = num(&r[9]);
+    st->unchanged = num(&r[10]);
+    st->rejected = num(&r[11]);
+    st->seconds = r[12].is_null ? 0 : strtod(r[12].data, NULL);
+    copy_text(st->running_since, sizeof st->running_since, &r[13]);
+    copy_text(st->running_host, sizeof st->running_host, &r[14]);
+    st->running_pid = num(&r[15]);
+    copy_text(st->last_error, sizeof st->last_error, &r[16]);
+    rc = 0;
+  }
+  ostmt_free(s);
+  return rc < 0 ? -1 : 0;
+}
+
+static int locked(target *t, const char *job, dwl_error *err)
+{
+  job_state st;
+  dwl_error e2;
+  err_init(&e2);
+  if (state_read(t, job, &st, &e2) == 0 && st.running_since[0])
+    return err_set(err, DWL_EXIT_LOCKED,
+                   "job '%s' is locked: another run holds it, running since %s (host %s, pid %lld); try again "
+                   "when it has finished",
+                   job, st.running_since, st.running_host[0] ? st.running_host : "?", st.running_pid);
+  return err_set(err, DWL_EXIT_LOCKED,
+                 "job '%s' is locked: another writer holds the warehouse's write lock; try again later", job);
+}
+
+int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err)
+{
+  char since[32], host[128] = "", pid[32];
+  ts_format(started, since);
+  gethostname(host, sizeof host - 1);
+  snprintf(pid, sizeof pid, "%ld", (long)getpid());
+  dwl_value p[4];
+  int conflict;
+  text(&p[0], job);
+  text(&p[1], job);
+  if (state_exec(t, "INSERT INTO " DWL_STATE_TABLE " (job) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM " DWL_STATE_TABLE
+                    " WHERE job = ?)",
+                 p, 2, &conflict, err) != 0)
+    return conflict ? (err_init(err), locked(t, job, err)) : -1;
+  /* Committed at once, so a run that finds the lock taken can say by whom. */
+  text(&p[0], since);
+  text(&p[1], host);
+  text(&p[2], pid);
+  text(&p[3], job);
+  if (state_exec(t, "UPDATE " DWL_STATE_TABLE " SET running_since = ?, running_host = ?, running_pid = ? WHERE job = ?",
+                 p, 4, &conflict, err) != 0)
+    return conflict ? (err_init(err), locked(t, job, err)) : -1;
+  if (odbc_begin(t->c, err) != 0)
+    return -1;
+  /* The run's first write: it takes the lock its transaction keeps. */
+  text(&p[0], job);
+  if (state_exec(t, "UPDATE " DWL_STATE_TABLE " SET running_pid = running_pid WHERE job = ?", p, 1, &conflict,
+                 err) != 0) {
+    odbc_rollback(t->c);
+    return conflict ? (err_init(err), locked(t, job, err)) : -1;
+  }
+  return 0;
+}
+
+int state_save(target *t, const run_summary *s, dwl_error *err)
+{
+  char nums[9][32], when[32];
+  dwl_ts now = ts_now();
+  ts_format(&now, when);
+  long long v[8] = {s->read, s->skipped, s->inserted, s->expired, s->updated, s->deleted, s->unchanged, s->rejected};
+  dwl_value p[14];
+  size_t n = 0;
+  text(&p[n++], s->checkpoint[0] ? s->checkpoint : NULL);
+  text(&p[n++], when);
+  text(&p[n++], s->mode);
+  for (int i = 0; i < 8; i++) {
+    snprintf(nums[i], sizeof nums[i], "%lld", v[i]);
+    text(&p[n++], nums[i]);
+  }
+  snprintf(nums[8], sizeof nums[8], "%.3f", s->seconds);
+  text(&p[n++], nums[8]);
+  text(&p[n++], s->job);
+  return state_exec(t,
+                    "UPDATE " DWL_STATE_TABLE " SET checkpoint = ?, last_run_at = ?, last_status = 'ok', last_mode = ?, "
+                    "rows_read = ?, skipped = ?, inserted = ?, expired = ?, updated = ?, deleted = ?, unchanged = ?, "
+                    "rejected = ?, seconds = ?, running_since = NULL, running_host = NULL, running_pid = NULL, "
+                    "last_error = NULL WHERE job = ?",
+                    p, n, NULL, err);
+}
+
+void state_record_failure(target *t, const char *job, const char *msg)
+{
+  /* The counts and last_run_at stay those of the last successful run. */
+  char when[32], m[1000];
+  dwl_ts now = ts_now();
+  ts_format(&now, when);
+  snprintf(m, sizeof m, "%s: %s", when, msg);
+  dwl_value p[2];
+  text(&p[0], m);
+  text(&p[1], job);
+  dwl_error e2;
+  err_init(&e2);
+  if (state_exec(t,
+                 "UPDATE " DWL_STATE_TABLE " SET last_status = 'failed', last_error = ?, running_since = NULL, "
+                 "running_host = NULL, running_pid = NULL WHERE job = ?",
+                 p, 2, NULL, &e2) != 0)
+    log_msg(LOG_WARN, "could not record the failure in " DWL_STATE_TABLE ": %s", e2.msg);
+}

@@ -1,0 +1,40 @@
+/* Job state in the target: the table dwload_state holds one row per job
+ * (checkpoint, last run, counts) and is also where a run takes the job's
+ * lock, so the lock holds across machines and dies with its transaction. */
+#ifndef DWL_STATE_H
+#define DWL_STATE_H
+
+#include "err.h"
+#include "summary.h"
+#include "target.h"
+#include "ts.h"
+
+#define DWL_STATE_TABLE "dwload_state"
+
+typedef struct job_state {
+  int found;
+  char checkpoint[40];       /* "" when none */
+  char last_run_at[40];
+  char last_status[16];
+  char last_mode[16];
+  long long read, skipped, inserted, expired, updated, deleted, unchanged, rejected;
+  double seconds;
+  char running_since[40];
+  char running_host[128];
+  long long running_pid;
+  char last_error[600];
+} job_state;
+
+/* Creates the state table when missing (autocommit, idempotent). */
+int state_ensure(target *t, dwl_error *err);
+/* Reads the job's row; found = 0 when the table or the row is missing. */
+int state_read(target *t, const char *job, job_state *st, dwl_error *err);
+/* Begins the run's transaction holding the job's lock.  Another run
+ * holding it: exit code 3 with a message naming the job and since when. */
+int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err);
+/* Inside the transaction: stores the checkpoint and the counts. */
+int state_save(target *t, const run_summary *s, dwl_error *err);
+/* After a rollback: records the failure (autocommit, best effort). */
+void state_record_failure(target *t, const char *job, const char *msg);
+
+#endif

@@ -1,0 +1,38 @@
+/* The run summary as one line of JSON (jansson keeps the key order). */
+#include "summary.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+void summary_init(run_summary *s, const char *job, const char *mode)
+{
+  memset(s, 0, sizeof *s);
+  snprintf(s->job, sizeof s->job, "%s", job ? job : "");
+  s->mode = mode;
+}
+
+void summary_print(const run_summary *s, FILE *out)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "job", s->job[0] ? json_string(s->job) : json_null());
+  json_object_set_new(o, "status", json_string(s->ok ? "ok" : "failed"));
+  json_object_set_new(o, "mode", s->mode ? json_string(s->mode) : json_null());
+  json_object_set_new(o, "read", json_integer(s->read));
+  json_object_set_new(o, "skipped", json_integer(s->skipped));
+  json_object_set_new(o, "inserted", json_integer(s->inserted));
+  json_object_set_new(o, "expired", json_integer(s->expired));
+  json_object_set_new(o, "updated", json_integer(s->updated));
+  json_object_set_new(o, "deleted", json_integer(s->deleted));
+  json_object_set_new(o, "unchanged", json_integer(s->unchanged));
+  json_object_set_new(o, "rejected", json_integer(s->rejected));
+  json_object_set_new(o, "checkpoint", s->checkpoint[0] ? json_string(s->checkpoint) : json_null());
+  json_object_set_new(o, "seconds", json_real(round(s->seconds * 1000.0) / 1000.0));
+  char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+  if (line) {
+    fprintf(out, "%s\n", line);
+    free(line);
+  }
+  json_decref(o);
+  fflush(out);
+}

@@ -1,0 +1,21 @@
+/* The run summary: counts of a run, printed as the one-line JSON object
+ * that ends stdout (Airflow's BashOperator pushes that line to XCom). */
+#ifndef DWL_SUMMARY_H
+#define DWL_SUMMARY_H
+
+#include <stdio.h>
+
+typedef struct run_summary {
+  char job[128];
+  int ok;
+  const char *mode;
+  long long read, skipped, inserted, expired, updated, deleted, unchanged, rejected;
+  char checkpoint[40];   /* "" = null */
+  double seconds;
+} run_summary;
+
+void summary_init(run_summary *s, const char *job, const char *mode);
+/* One line of JSON, keys in the documented order, then '\n'. */
+void summary_print(const run_summary *s, FILE *out);
+
+#endif

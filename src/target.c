@@ -1,0 +1,386 @@
+/* The target table: layout, creation, indexes, and reading versions back. */
+#include "target.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "norm.h"
+#include "scd.h"
+
+static char *conn_with_extra(const char *cs, const char *extra)
+{
+  size_t n = strlen(cs);
+  char *out = malloc(n + strlen(extra) + 2);
+  if (!out)
+    return NULL;
+  memcpy(out, cs, n);
+  size_t k = n;
+  if (n && cs[n - 1] != ';')
+    out[k++] = ';';
+  strcpy(out + k, extra);
+  return out;
+}
+
+int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
+{
+  *out = NULL;
+  target *t = calloc(1, sizeof *t);
+  if (!t)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  t->spec = spec;
+  t->lmd = -1;
+  for (int i = 0; i < TC_NROLES; i++)
+    t->ix[i] = -1;
+  if (odbc_connect(spec->target_connection, &t->c, err) != 0)
+    goto fail;
+  t->d = dialect_for_dbms(t->c->dbms, err);
+  if (!t->d)
+    goto fail;
+  /* Some attributes only matter once the DBMS is known (SQLite's busy
+   * timeout): reconnect with them. */
+  const char *extra = t->d->conn_extra ? t->d->conn_extra(spec->target_connection) : NULL;
+  if (extra) {
+    char *cs = conn_with_extra(spec->target_connection, extra);
+    if (!cs) {
+      err_set(err, DWL_EXIT_FAILED, "out of memory");
+      goto fail;
+    }
+    odbc_close(t->c);
+    t->c = NULL;
+    int rc = odbc_connect(cs, &t->c, err);
+    free(cs);
+    if (rc != 0)
+      goto fail;
+  }
+  if (dialect_split_table(spec->target_table, &t->schema, &t->table) != 0) {
+    err_set(err, DWL_EXIT_FAILED, "out of memory");
+    goto fail;
+  }
+  dwl_buf q;
+  buf_init(&q, 0);
+  if (dialect_quote_table(t->d, spec->target_table, &q, err) != 0) {
+    buf_free(&q);
+    goto fail;
+  }
+  t->table_q = buf_steal(&q);
+  *out = t;
+  return 0;
+fail:
+  target_free(t);
+  return -1;
+}
+
+void target_free(target *t)
+{
+  if (!t)
+    return;
+  for (size_t i = 0; i < t->ncols; i++)
+    free(t->cols[i].q);
+  free(t->cols);
+  free(t->cur_pred);
+  free(t->table_q);
+  free(t->schema);
+  free(t->table);
+  odbc_close(t->c);
+  free(t);
+}
+
+static int add_col(target *t, const char *name, int role, size_t src, dwl_column decl, dwl_error *err)
+{
+  for (size_t i = 0; i < t->ncols; i++)
+    if (strcasecmp(t->cols[i].name, name) == 0)
+      return err_set(err, DWL_EXIT_USAGE,
+                     "%s: dimension column '%s' has the name of a source column; rename it under dimension:",
+                     t->spec->path, name);
+  tcol *nc = realloc(t->cols, (t->ncols + 1) * sizeof *nc);
+  if (!nc)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  t->cols = nc;
+  tcol *c = &t->cols[t->ncols];
+  memset(c, 0, sizeof *c);
+  c->name = name;
+  c->role = role;
+  c->src = src;
+  c->decl = decl;
+  c->decl.name = name;
+  dwl_buf q;
+  buf_init(&q, 0);
+  if (dialect_quote(t->d, name, &q, "column name", err) != 0) {
+    buf_free(&q);
+    return -1;
+  }
+  c->q = buf_steal(&q);
+  if (role != TC_SRC)
+    t->ix[role] = (ssize_t)t->ncols;
+  t->ncols++;
+  return 0;
+}
+
+int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
+{
+  const dwl_spec *s = t->spec;
+  t->src = src;
+  t->nsrc = nsrc;
+  if (s->lmd)
+    t->lmd = scd_col_index(src, nsrc, s->lmd);
+  int scd2 = s->mode == MODE_SCD2;
+  dwl_column flag = {.type = DWL_TYPE_BOOLEAN, .nullable = 0};
+  dwl_column tstamp = {.type = DWL_TYPE_TIMESTAMP, .nullable = 1};
+  if (scd2 && s->surrogate_key) {
+    dwl_column sk = {.type = s->sk_strategy == SK_HASH ? DWL_TYPE_TEXT : DWL_TYPE_INTEGER, .nullable = 0};
+    if (add_col(t, s->surrogate_key, TC_SK, 0, sk, err) != 0)
+      return -1;
+  }
+  for (size_t i = 0; i < nsrc; i++) {
+    dwl_column decl = src[i];
+    if ((ssize_t)i == t->lmd)
+      decl.type = DWL_TYPE_TIMESTAMP;  /* written as canonical timestamps */
+    if (add_col(t, src[i].name, TC_SRC, i, decl, err) != 0)
+      return -1;
+  }
+  if (!scd2)
+    return 0;
+  /* valid_from may be the lmd column itself (seed 001's ROW_EFF_DT). */
+  if (t->lmd >= 0 && strcasecmp(s->valid_from, src[t->lmd].name) == 0)
+    t->ix[TC_VALID_FROM] = (ssize_t)t->lmd + (s->surrogate_key ? 1 : 0);
+  else if (add_col(t, s->valid_from, TC_VALID_FROM, 0, tstamp, err) != 0)
+    return -1;
+  if (add_col(t, s->valid_to, TC_VALID_TO, 0, tstamp, err) != 0)
+    return -1;
+  if (s->current && add_col(t, s->current, TC_CURRENT, 0, flag, err) != 0)
+    return -1;
+  if (s->deleted && add_col(t, s->deleted, TC_DELETED, 0, flag, err) != 0)
+    return -1;
+
+  dwl_buf p;
+  buf_init(&p, 0);
+  if (s->open_end) {
+    dwl_ts oe;
+    if (ts_parse(s->open_end, strlen(s->open_end), &oe) == 0)
+      ts_format(&oe, t->open_end);
+  }
+  if (s->current)
+    buf_printf(&p, "%s = %s", t->cols[t->ix[TC_CURRENT]].q, t->d->true_lit);
+  else if (t->open_end[0])
+    buf_printf(&p, "%s = ?", t->cols[t->ix[TC_VALID_TO]].q);
+  else
+    buf_printf(&p, "%s IS NULL", t->cols[t->ix[TC_VALID_TO]].q);
+  t->cur_pred = buf_steal(&p);
+  return t->cur_pred ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+}
+
+size_t target_cur_params(const target *t, dwl_value *out)
+{
+  if (t->spec->current || !t->open_end[0])
+    return 0;
+  out->data = t->open_end;
+  out->len = strlen(t->open_end);
+  out->is_null = 0;
+  return 1;
+}
+
+/* Existing table: every column of the layout must be there. */
+static int check_columns(target *t, dwl_error *err)
+{
+  char sql[1024];
+  snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE 1 = 0", t->table_q);
+  odbc_stmt *st;
+  if (ostmt_prepare(t->c, sql, &st, err) != 0)
+    return -1;
+  if (ostmt_execute(st, NULL, NULL, 0, err) != 0) {
+    ostmt_free(st);
+    return -1;
+  }
+  SQLSMALLINT n = 0;
+  SQLNumResultCols(st->h, &n);
+  char **have = calloc(n ? (size_t)n : 1, sizeof *have);
+  if (!have) {
+    ostmt_free(st);
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  for (SQLSMALLINT i = 0; i < n; i++) {
+    char name[256] = "";
+    SQLSMALLINT ty, dig, nul;
+    SQLULEN sz;
+    ostmt_describe(st, (size_t)i, name, sizeof name, &ty, &sz, &dig, &nul);
+    have[i] = strdup(name);
+  }
+  ostmt_free(st);
+  int rc = 0;
+  for (size_t c = 0; c < t->ncols && rc == 0; c++) {
+    int found = 0;
+    for (SQLSMALLINT i = 0; i < n && !found; i++)
+      found = have[i] && strcasecmp(have[i], t->cols[c].name) == 0;
+    if (!found)
+      rc = err_set(err, DWL_EXIT_FAILED,
+                   "table %s exists but has no column '%s'; add it, or point target.table at a new table and "
+                   "dwload creates it",
+                   t->spec->target_table, t->cols[c].name);
+  }
+  for (SQLSMALLINT i = 0; i < n; i++)
+    free(have[i]);
+  free(have);
+  return rc;
+}
+
+static int create_table(target *t, dwl_error *err)
+{
+  dwl_buf sql;
+  buf_init(&sql, 0);
+  buf_printf(&sql, "CREATE TABLE %s (", t->table_q);
+  for (size_t i = 0; i < t->ncols; i++) {
+    const tcol *c = &t->cols[i];
+    char ty[64];
+    const char *type;
+    if (c->role == TC_SK)
+      type = c->decl.type == DWL_TYPE_INTEGER ? t->d->sk_int_type : t->d->sk_hash_type;
+    else if (c->role == TC_CURRENT || c->role == TC_DELETED)
+      type = t->d->flag_type;
+    else
+      type = t->d->type_sql(&c->decl, ty, sizeof ty);
+    buf_printf(&sql, "%s%s %s%s%s", i ? ", " : "", c->q, type, c->role == TC_SK ? " PRIMARY KEY" : "",
+               c->role == TC_CURRENT || c->role == TC_DELETED ? " NOT NULL" : "");
+  }
+  buf_adds(&sql, ")");
+  int rc = odbc_exec(t->c, sql.data, NULL, NULL, 0, err);
+  buf_free(&sql);
+  if (rc != 0)
+    return -1;
+
+  /* The business key among current versions is dwload's own lookup. */
+  const dwl_spec *s = t->spec;
+  if (s->key.n == 0 || (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT))
+    return 0;
+  dwl_buf idx, iname;
+  buf_init(&idx, 0);
+  buf_init(&iname, 0);
+  char raw[300];
+  snprintf(raw, sizeof raw, "%s_dwl_key", t->table);
+  if (dialect_quote(t->d, raw, &iname, "index name", err) != 0)
+    goto fail;
+  buf_printf(&idx, "CREATE INDEX %s ON %s (", iname.data, t->table_q);
+  for (size_t i = 0; i < s->key.n; i++) {
+    ssize_t ci = scd_col_index(t->src, t->nsrc, s->key.v[i]);
+    if (ci < 0) {
+      err_set(err, DWL_EXIT_USAGE, "%s: load.key: column '%s' is not in the source", s->path, s->key.v[i]);
+      goto fail;
+    }
+    buf_printf(&idx, "%s%s", i ? ", " : "", t->cols[(size_t)ci + (t->ix[TC_SK] >= 0 ? 1 : 0)].q);
+  }
+  buf_adds(&idx, ")");
+  if (s->mode == MODE_SCD2 && s->current)
+    buf_printf(&idx, " WHERE %s", t->cur_pred);
+  rc = odbc_exec(t->c, idx.data, NULL, NULL, 0, err);
+  buf_free(&idx);
+  buf_free(&iname);
+  return rc;
+fail:
+  buf_free(&idx);
+  buf_free(&iname);
+  return -1;
+}
+
+int target_prepare_table(target *t, int create, dwl_error *err)
+{
+  int ex = odbc_table_exists(t->c, t->schema, t->table, err);
+  if (ex < 0)
+    return -1;
+  t->exists = ex;
+  if (ex)
+    return check_columns(t, err);
+  if (!create)
+    return 0;
+  if (create_table(t, err) != 0)
+    return -1;
+  log_msg(LOG_INFO, "created table %s", t->spec->target_table);
+  t->created = 1;
+  t->exists = 1;
+  return 0;
+}
+
+int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
+                dwl_error *err)
+{
+  if (!t->exists)
+    return 0;
+  int scd2 = t->spec->mode == MODE_SCD2;
+  size_t nsel = all_cols ? t->nsrc : ncols;
+  size_t *map = calloc(nsel ? nsel : 1, sizeof *map);
+  dwl_value *row = calloc(t->nsrc ? t->nsrc : 1, sizeof *row);
+  dwl_buf *norm = calloc(nsel ? nsel : 1, sizeof *norm);
+  dwl_buf sql;
+  buf_init(&sql, 0);
+  odbc_stmt *st = NULL;
+  int rc = -1;
+  if (!map || !row || !norm) {
+    err_set(err, DWL_EXIT_FAILED, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < nsel; i++)
+    buf_init(&norm[i], 0);
+  buf_adds(&sql, "SELECT ");
+  for (size_t i = 0; i < nsel; i++) {
+    map[i] = all_cols ? i : cols[i];
+    size_t tc = map[i] + (t->ix[TC_SK] >= 0 ? 1 : 0);
+    buf_printf(&sql, "%s%s", i ? ", " : "", t->cols[tc].q);
+  }
+  if (scd2) {
+    buf_printf(&sql, "%s%s", nsel ? ", " : "", t->cols[t->ix[TC_VALID_FROM]].q);
+    buf_printf(&sql, ", %s", t->ix[TC_DELETED] >= 0 ? t->cols[t->ix[TC_DELETED]].q : t->d->false_lit);
+    buf_printf(&sql, " FROM %s WHERE %s", t->table_q, t->cur_pred);
+  } else {
+    if (nsel == 0)
+      buf_adds(&sql, "1");
+    buf_printf(&sql, " FROM %s", t->table_q);
+  }
+  dwl_value p[1];
+  size_t np = scd2 ? target_cur_params(t, p) : 0;
+  if (ostmt_prepare(t->c, sql.data, &st, err) != 0 || ostmt_execute(st, p, NULL, np, err) != 0)
+    goto out;
+  for (size_t i = 0; i < t->nsrc; i++)
+    row[i].is_null = 1;
+  const dwl_value *r;
+  int f;
+  while ((f = ostmt_fetch(st, &r, err)) == 1) {
+    for (size_t i = 0; i < nsel; i++) {
+      const dwl_column *c = &t->src[map[i]];
+      int type = (ssize_t)map[i] == t->lmd ? DWL_TYPE_TIMESTAMP : c->type;
+      const char *why;
+      row[map[i]] = r[i];
+      if (!r[i].is_null && norm_value(type, r[i].data, r[i].len, &norm[i], &row[map[i]].data, &row[map[i]].len,
+                                      &why) != 0) {
+        err_set(err, DWL_EXIT_FAILED, "table %s: column %s holds '%.*s': %s", t->spec->target_table, c->name,
+                (int)(r[i].len > 60 ? 60 : r[i].len), r[i].data, why);
+        goto out;
+      }
+    }
+    dwl_ts vf = {0, 0};
+    int deleted = 0;
+    if (scd2) {
+      const dwl_value *v = &r[nsel];
+      if (v->is_null || ts_parse(v->data, v->len, &vf) != 0) {
+        err_set(err, DWL_EXIT_FAILED, "table %s: a current version has valid_from '%.*s', not a timestamp",
+                t->spec->target_table, (int)(v->is_null ? 4 : v->len), v->is_null ? "NULL" : v->data);
+        goto out;
+      }
+      const dwl_value *d = &r[nsel + 1];
+      deleted = !d->is_null && d->len > 0 && !(d->len == 1 && d->data[0] == '0') &&
+                strncasecmp(d->data, "f", 1) != 0;
+    }
+    if (fn(ud, row, scd2 ? &vf : NULL, deleted, err) != 0)
+      goto out;
+  }
+  rc = f < 0 ? -1 : 0;
+out:
+  ostmt_free(st);
+  buf_free(&sql);
+  for (size_t i = 0; norm && i < nsel; i++)
+    buf_free(&norm[i]);
+  free(norm);
+  free(map);
+  free(row);
+  return rc;
+}

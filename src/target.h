@@ -1,0 +1,69 @@
+/* The target table: connection, dialect, the table's column layout
+ * (source columns plus the dimension's bookkeeping columns), creating it
+ * with the indexes dwload's own lookups need, and reading its current
+ * versions back in source-column layout. */
+#ifndef DWL_TARGET_H
+#define DWL_TARGET_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "dialect.h"
+#include "dwload/plugin.h"
+#include "err.h"
+#include "odbc_conn.h"
+#include "spec.h"
+#include "ts.h"
+
+enum tc_role { TC_SRC = 0, TC_SK, TC_VALID_FROM, TC_VALID_TO, TC_CURRENT, TC_DELETED, TC_NROLES };
+
+typedef struct tcol {
+  const char *name;      /* borrowed from the spec or the source */
+  char *q;               /* quoted identifier */
+  int role;              /* enum tc_role */
+  size_t src;            /* TC_SRC: source column index */
+  dwl_column decl;       /* declared type for CREATE TABLE and binding */
+} tcol;
+
+typedef struct target {
+  odbc_conn *c;
+  const dialect *d;
+  const dwl_spec *spec;
+  char *table_q;         /* quoted, possibly schema-qualified */
+  char *schema, *table;  /* unquoted parts */
+  tcol *cols;
+  size_t ncols;
+  ssize_t ix[TC_NROLES]; /* column index of each bookkeeping role, -1 absent */
+  const dwl_column *src;
+  size_t nsrc;
+  ssize_t lmd;           /* source index of the lmd column, -1 none */
+  int exists;
+  int created;
+  char *cur_pred;        /* SQL predicate for current versions (scd2) */
+  char open_end[32];     /* canonical open end, "" when NULL */
+} target;
+
+/* Connects (adding the dialect's connection attributes), detects the
+ * dialect.  Does not touch any table. */
+int target_connect(const dwl_spec *spec, target **out, dwl_error *err);
+void target_free(target *t);
+
+/* Builds the column layout from the source columns. */
+int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err);
+
+/* Checks whether the table exists and has every column of the layout;
+ * when it is missing and `create` is set, creates it (and its indexes). */
+int target_prepare_table(target *t, int create, dwl_error *err);
+
+/* Current versions (scd2) or all rows (upsert), in source layout.  With
+ * all_cols only the listed source columns are fetched (others NULL).
+ * Values are normalized by their source column types. */
+typedef int (*target_row_fn)(void *ud, const dwl_value *row, const dwl_ts *valid_from, int deleted,
+                             dwl_error *err);
+int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
+                dwl_error *err);
+
+/* Parameters of cur_pred (0 or 1 values: the open end). */
+size_t target_cur_params(const target *t, dwl_value *out);
+
+#endif

@@ -1,0 +1,37 @@
+/* Timestamps: parsing source lmd values and formatting canonical text.
+ * A timestamp is microseconds since 1970-01-01 00:00:00 UTC; values with a
+ * zone are converted to UTC, values without one are taken as they are. */
+#ifndef DWL_TS_H
+#define DWL_TS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct dwl_ts {
+  int64_t us;        /* microseconds since the epoch */
+  int date_only;     /* 1: the text had no time part */
+} dwl_ts;
+
+/* ISO 8601: YYYY-MM-DD, optionally followed by ' ' or 'T' and HH:MM[:SS[.f{1,9}]],
+ * optionally followed by Z, +HH, +HHMM or +HH:MM.  Surrounding blanks are not
+ * accepted.  Returns 0 or -1. */
+int ts_parse(const char *s, size_t len, dwl_ts *out);
+
+/* Parses with a strptime(3) format (e.g. "%d-%m-%Y"); the whole text must be
+ * consumed.  date_only is set when the format has no %H/%T/%R/%M/%S. */
+int ts_parse_format(const char *s, size_t len, const char *fmt, dwl_ts *out);
+
+/* Canonical text: "YYYY-MM-DD" when date_only, else "YYYY-MM-DD HH:MM:SS"
+ * plus ".ffffff" when there are microseconds.  buf needs 32 bytes.
+ * Returns the length written. */
+size_t ts_format(const dwl_ts *t, char *buf);
+
+/* Date arithmetic helpers. */
+dwl_ts ts_add_us(dwl_ts t, int64_t us);
+dwl_ts ts_now(void);                    /* UTC now, whole seconds */
+int ts_cmp(const dwl_ts *a, const dwl_ts *b);  /* by instant only */
+
+#define DWL_US_PER_SEC INT64_C(1000000)
+#define DWL_US_PER_DAY (INT64_C(86400) * DWL_US_PER_SEC)
+
+#endif

@@ -1,0 +1,31 @@
+/* Target writer: turns rows and the change engine's operations into SQL
+ * with bound parameters.  Inserts are batched as multi-row INSERT ...
+ * VALUES statements; expires, type 1 updates and removals are prepared
+ * once and executed per key.  In plan mode nothing is executed; with
+ * --sql each statement is printed with its parameters instead. */
+#ifndef DWL_WRITER_H
+#define DWL_WRITER_H
+
+#include <stdio.h>
+
+#include "scd.h"
+#include "target.h"
+
+typedef struct writer writer;
+
+/* cols: the engine's column sets (NULL for append/replace).  sqlout: where
+ * plan --sql prints (NULL: print nothing). */
+int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer **out, dwl_error *err);
+void writer_free(writer *w);
+
+/* Inserts a source row as is (append, replace). */
+int writer_insert_source(writer *w, const dwl_value *row, dwl_error *err);
+/* Removes every row (replace), inside the run's transaction. */
+int writer_delete_all(writer *w, dwl_error *err);
+/* Sends buffered inserts. */
+int writer_flush(writer *w, dwl_error *err);
+/* The engine's sink, bound to this writer. */
+scd_sink writer_sink(writer *w);
+long long writer_statements(const writer *w);
+
+#endif

@@ -1,0 +1,890 @@
+/* Unit tests for src/ts.c (timestamp parsing and formatting) and
+ * src/norm.c (canonical values and type names).  Expected microsecond
+ * values were computed independently (Python's datetime in UTC). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check_main.h"
+#include "norm.h"
+#include "ts.h"
+
+#define S(x) ((int64_t)(x) * DWL_US_PER_SEC)
+
+/* Parses a NUL-terminated literal; fails the test if ts_parse refuses it. */
+static dwl_ts parse_ok(const char *s)
+{
+  dwl_ts t = {12345, 7};
+  ck_assert_msg(ts_parse(s, strlen(s), &t) == 0, "ts_parse refused \"%s\"", s);
+  return t;
+}
+
+static void parse_bad(const char *s)
+{
+  dwl_ts t;
+  ck_assert_msg(ts_parse(s, strlen(s), &t) == -1, "ts_parse accepted \"%s\"", s);
+}
+
+static dwl_ts fmt_ok(const char *s, const char *fmt)
+{
+  dwl_ts t = {12345, 7};
+  ck_assert_msg(ts_parse_format(s, strlen(s), fmt, &t) == 0,
+                "ts_parse_format refused \"%s\" with \"%s\"", s, fmt);
+  return t;
+}
+
+static void fmt_bad(const char *s, const char *fmt)
+{
+  dwl_ts t;
+  ck_assert_msg(ts_parse_format(s, strlen(s), fmt, &t) == -1,
+                "ts_parse_format accepted \"%s\" with \"%s\"", s, fmt);
+}
+
+static void format_is(int64_t us, int date_only, const char *want)
+{
+  char buf[32];
+  dwl_ts t = {us, date_only};
+  size_t n = ts_format(&t, buf);
+  ck_assert_str_eq(buf, want);
+  ck_assert_uint_eq(n, strlen(want));
+}
+
+static void norm_is(int type, const char *in, const char *want)
+{
+  dwl_buf b;
+  const char *out = NULL, *why = NULL;
+  size_t outlen = 0;
+  buf_init(&b, 0);
+  int rc = norm_value(type, in, strlen(in), &b, &out, &outlen, &why);
+  ck_assert_msg(rc == 0, "type %d refused \"%s\": %s", type, in,
+                why ? why : "(no reason)");
+  ck_assert_uint_eq(outlen, strlen(want));
+  ck_assert_mem_eq(out, want, outlen);
+  buf_free(&b);
+}
+
+static void norm_bad(int type, const char *in)
+{
+  dwl_buf b;
+  const char *out = NULL, *why = NULL;
+  size_t outlen = 0;
+  buf_init(&b, 0);
+  int rc = norm_value(type, in, strlen(in), &b, &out, &outlen, &why);
+  ck_assert_msg(rc == -1, "type %d accepted \"%s\"", type, in);
+  ck_assert_ptr_nonnull(why);
+  ck_assert_uint_gt(strlen(why), 0);
+  buf_free(&b);
+}
+
+/* ---- ts_parse ---------------------------------------------------------- */
+
+START_TEST(test_parse_epoch)
+{
+  dwl_ts t = parse_ok("1970-01-01");
+  ck_assert_int_eq(t.us, 0);
+  ck_assert_int_eq(t.date_only, 1);
+  t = parse_ok("1970-01-01T00:00:00Z");
+  ck_assert_int_eq(t.us, 0);
+  ck_assert_int_eq(t.date_only, 0);
+  ck_assert_int_eq(parse_ok("2000-03-01T00:00:00Z").us, S(951868800));
+  ck_assert_int_eq(parse_ok("2000-03-01").us, S(951868800));
+  ck_assert_int_eq(parse_ok("0001-01-01").us, S(-62135596800));
+  ck_assert_int_eq(parse_ok("9999-12-31T23:59:59").us, S(253402300799));
+}
+END_TEST
+
+START_TEST(test_parse_time_forms)
+{
+  dwl_ts t = parse_ok("2020-06-15 12:34");
+  ck_assert_int_eq(t.us, S(1592224440));
+  ck_assert_int_eq(t.date_only, 0);
+  ck_assert_int_eq(parse_ok("2020-06-15T12:34").us, S(1592224440));
+  ck_assert_int_eq(parse_ok("2020-06-15 12:34:00").us, S(1592224440));
+  ck_assert_int_eq(parse_ok("2021-03-04T05:06:07").us, S(1614834367));
+  /* Midnight written out is still a timestamp, not a date. */
+  ck_assert_int_eq(parse_ok("2020-01-01 00:00").date_only, 0);
+}
+END_TEST
+
+START_TEST(test_parse_fraction)
+{
+  int64_t base = S(1577836800);
+  ck_assert_int_eq(parse_ok("2020-01-01 00:00:00.1").us, base + 100000);
+  ck_assert_int_eq(parse_ok("2020-01-01 00:00:00.000001").us, base + 1);
+  ck_assert_int_eq(parse_ok("2020-01-01 00:00:00.123456").us, base + 123456);
+  /* Digits past microseconds are truncated, never rounded up. */
+  ck_assert_int_eq(parse_ok("2020-01-01 00:00:00.1234567").us, base + 123456);
+  ck_assert_int_eq(parse_ok("2020-01-01 00:00:00.999999999").us, base + 999999);
+  ck_assert_int_eq(parse_ok("2020-01-01T00:00:00.5Z").us, base + 500000);
+  parse_bad("2020-01-01 00:00:00.");
+  parse_bad("2020-01-01 00:00:00.1234567890");
+  parse_bad("2020-01-01 00:00.5");   /* fraction needs seconds */
+  parse_bad("2020-01-01 00:00:00,5");
+}
+END_TEST
+
+START_TEST(test_parse_zone_offsets)
+{
+  int64_t base = S(1577836800);  /* 2020-01-01 00:00:00 UTC */
+  ck_assert_int_eq(parse_ok("2020-01-01T05:30:00+05:30").us, base);
+  ck_assert_int_eq(parse_ok("2020-01-01T05:30:00+0530").us, base);
+  ck_assert_int_eq(parse_ok("2020-01-01T05:00:00+05").us, base);
+  ck_assert_int_eq(parse_ok("2019-12-31T16:00:00-08:00").us, base);
+  ck_assert_int_eq(parse_ok("2019-12-31T16:00-0800").us, base);
+  ck_assert_int_eq(parse_ok("2020-01-01 00:00:00Z").us, base);
+  ck_assert_int_eq(parse_ok("2020-01-01 00:00:00+00:00").us, base);
+  ck_assert_int_eq(parse_ok("2020-01-01 00:00:00.25-00:00").us, base + 250000);
+  ck_assert_int_eq(parse_ok("2020-01-01T05:30:00+05:30").date_only, 0);
+  parse_bad("2020-01-01T00:00:00+5");
+  parse_bad("2020-01-01T00:00:00+053");
+  parse_bad("2020-01-01T00:00:00+05:");
+  parse_bad("2020-01-01T00:00:00+05:3");
+  parse_bad("2020-01-01T00:00:00+24:00");
+  parse_bad("2020-01-01T00:00:00+05:60");
+  parse_bad("2020-01-01T00:00:00z");
+  parse_bad("2020-01-01T00:00:00 Z");
+  parse_bad("2020-01-01T00:00:00ZZ");
+  parse_bad("2020-01-01T00:00:00+05:30x");
+}
+END_TEST
+
+START_TEST(test_parse_zone_after_date)
+{
+  dwl_ts t = parse_ok("2020-01-01Z");
+  ck_assert_int_eq(t.us, S(1577836800));
+  ck_assert_int_eq(t.date_only, 0);
+  t = parse_ok("2020-01-01+01:00");
+  ck_assert_int_eq(t.us, S(1577836800 - 3600));
+  ck_assert_int_eq(t.date_only, 0);
+}
+END_TEST
+
+START_TEST(test_parse_leap_years)
+{
+  ck_assert_int_eq(parse_ok("2000-02-29").us, S(951782400));
+  ck_assert_int_eq(parse_ok("2024-02-29 23:59:59").us, S(1709251199));
+  parse_ok("1600-02-29");
+  parse_ok("2400-02-29");
+  parse_bad("1900-02-29");
+  parse_bad("2100-02-29");
+  parse_bad("2023-02-29");
+  parse_bad("2000-02-30");
+  parse_ok("2023-02-28");
+}
+END_TEST
+
+START_TEST(test_parse_month_lengths)
+{
+  static const char *const last[] = {
+    "2021-01-31", "2021-03-31", "2021-04-30", "2021-05-31", "2021-06-30",
+    "2021-07-31", "2021-08-31", "2021-09-30", "2021-10-31", "2021-11-30",
+    "2021-12-31",
+  };
+  static const char *const past[] = {
+    "2021-01-32", "2021-03-32", "2021-04-31", "2021-05-32", "2021-06-31",
+    "2021-07-32", "2021-08-32", "2021-09-31", "2021-10-32", "2021-11-31",
+    "2021-12-32",
+  };
+  for (size_t i = 0; i < sizeof last / sizeof last[0]; i++) {
+    parse_ok(last[i]);
+    parse_bad(past[i]);
+  }
+  /* Consecutive days really are one day apart across a month end. */
+  ck_assert_int_eq(parse_ok("2021-05-01").us - parse_ok("2021-04-30").us,
+                   DWL_US_PER_DAY);
+}
+END_TEST
+
+START_TEST(test_parse_ranges)
+{
+  parse_bad("0000-01-01");
+  parse_ok("0001-01-01");
+  parse_ok("9999-12-31");
+  parse_bad("2020-00-01");
+  parse_bad("2020-13-01");
+  parse_bad("2020-01-00");
+  parse_ok("2020-01-01 23:59:59");
+  parse_bad("2020-01-01 24:00");
+  parse_bad("2020-01-01 24:00:00");
+  parse_bad("2020-01-01 23:60");
+  parse_bad("2020-01-01 23:59:60");
+  parse_bad("2020-01-01 23:59:99");
+}
+END_TEST
+
+START_TEST(test_parse_rejects_shape)
+{
+  static const char *const bad[] = {
+    "", " ", " 2020-01-01", "2020-01-01 ", "2020-1-01", "2020-01-1",
+    "20-01-01", "20200101", "2020/01/01", "2020-01-01x", "2020-01-01T",
+    "2020-01-01 1:00", "2020-01-01 10", "2020-01-01 10:0", "2020-01-01 10:00:",
+    "2020-01-01 10:00:0", "2020-01-01  10:00", "2020-01-01t10:00",
+    "+2020-01-01", "-2020-01-01", "12020-01-01", "2020-01-01\t10:00",
+    "2020-01-01 10:00:00.5 ", "2020-0a-01", "abcd-ef-gh",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    parse_bad(bad[i]);
+}
+END_TEST
+
+START_TEST(test_parse_uses_len)
+{
+  dwl_ts t;
+  /* Only the first len bytes count: the rest of the buffer is ignored. */
+  ck_assert_int_eq(ts_parse("2020-01-01 10:00:00", 10, &t), 0);
+  ck_assert_int_eq(t.us, S(1577836800));
+  ck_assert_int_eq(t.date_only, 1);
+  ck_assert_int_eq(ts_parse("2020-01-01", 9, &t), -1);
+  ck_assert_int_eq(ts_parse("2020-01-01\0junk", 15, &t), -1);
+  ck_assert_int_eq(ts_parse("2020-01-01", 0, &t), -1);
+  char exact[10];
+  memcpy(exact, "2020-01-01", 10);   /* no terminator at all */
+  ck_assert_int_eq(ts_parse(exact, sizeof exact, &t), 0);
+  ck_assert_int_eq(t.us, S(1577836800));
+}
+END_TEST
+
+/* ---- ts_format --------------------------------------------------------- */
+
+START_TEST(test_format_basic)
+{
+  format_is(0, 0, "1970-01-01 00:00:00");
+  format_is(0, 1, "1970-01-01");
+  format_is(S(951868800), 0, "2000-03-01 00:00:00");
+  format_is(S(1614834367), 0, "2021-03-04 05:06:07");
+  format_is(S(253402300799) + 999999, 0, "9999-12-31 23:59:59.999999");
+  format_is(S(-62135596800), 1, "0001-01-01");
+}
+END_TEST
+
+START_TEST(test_format_pre_1970)
+{
+  format_is(-1, 0, "1969-12-31 23:59:59.999999");
+  format_is(S(-1), 0, "1969-12-31 23:59:59");
+  format_is(-DWL_US_PER_DAY, 1, "1969-12-31");
+  format_is(-DWL_US_PER_DAY, 0, "1969-12-31 00:00:00");
+  format_is(-DWL_US_PER_DAY - 1, 0, "1969-12-30 23:59:59.999999");
+  format_is(S(-14182940), 0, "1969-07-20 20:17:40");
+  format_is(S(-2208988800), 1, "1900-01-01");
+  format_is(S(-2208988800) + 500000, 0, "1900-01-01 00:00:00.500000");
+}
+END_TEST
+
+START_TEST(test_format_fraction)
+{
+  format_is(1, 0, "1970-01-01 00:00:00.000001");
+  format_is(100000, 0, "1970-01-01 00:00:00.100000");
+  format_is(S(59) + 123456, 0, "1970-01-01 00:00:59.123456");
+  /* date_only shows the day only, whatever the time. */
+  format_is(S(3600) + 5, 1, "1970-01-01");
+}
+END_TEST
+
+START_TEST(test_format_extremes)
+{
+  char buf[32];
+  dwl_ts t = {INT64_MIN, 0};
+  size_t n = ts_format(&t, buf);
+  ck_assert_uint_lt(n, sizeof buf);
+  ck_assert_uint_eq(strlen(buf), n);
+  t.us = INT64_MAX;
+  n = ts_format(&t, buf);
+  ck_assert_uint_lt(n, sizeof buf);
+  ck_assert_uint_eq(strlen(buf), n);
+}
+END_TEST
+
+START_TEST(test_round_trip)
+{
+  static const char *const canon[] = {
+    "1970-01-01", "2020-01-01", "2000-02-29", "1900-03-01", "0001-01-01",
+    "9999-12-31", "1969-07-20 20:17:40", "1969-12-31 23:59:59.999999",
+    "1900-01-01 00:00:00.000001", "2000-02-29 12:00:00.500000",
+    "9999-12-31 23:59:59.999999", "0001-01-01 00:00:00",
+    "2038-01-19 03:14:08", "1601-01-01 00:00:00",
+  };
+  char buf[32];
+  for (size_t i = 0; i < sizeof canon / sizeof canon[0]; i++) {
+    dwl_ts t = parse_ok(canon[i]);
+    ts_format(&t, buf);
+    ck_assert_str_eq(buf, canon[i]);
+  }
+  /* Non-canonical input settles on the canonical text. */
+  dwl_ts t = parse_ok("2020-01-01T05:30:00.5+05:30");
+  ts_format(&t, buf);
+  ck_assert_str_eq(buf, "2020-01-01 00:00:00.500000");
+  t = parse_ok("2020-06-15T12:34");
+  ts_format(&t, buf);
+  ck_assert_str_eq(buf, "2020-06-15 12:34:00");
+}
+END_TEST
+
+/* ---- ts_parse_format --------------------------------------------------- */
+
+START_TEST(test_pattern_spark_date)
+{
+  dwl_ts t = {0, 0};
+  ck_assert_int_eq(ts_parse_format("19-10-2020", 10, "dd-MM-yyyy", &t), 0);
+  ck_assert_int_eq(t.us, S(1603065600));
+  ck_assert_int_eq(t.date_only, 1);
+  ck_assert_int_eq(fmt_ok("2020/10/19", "yyyy/MM/dd").us, S(1603065600));
+  ck_assert_int_eq(fmt_ok("20201019", "yyyyMMdd").us, S(1603065600));
+  ck_assert_int_eq(fmt_ok("29.02.2000", "dd.MM.yyyy").us, S(951782400));
+  /* Only len bytes are read. */
+  ck_assert_int_eq(ts_parse_format("19-10-2020 trailing", 10, "dd-MM-yyyy", &t), 0);
+  ck_assert_int_eq(t.us, S(1603065600));
+}
+END_TEST
+
+START_TEST(test_pattern_spark_time)
+{
+  dwl_ts t = fmt_ok("2021-03-04 05:06:07", "yyyy-MM-dd HH:mm:ss");
+  ck_assert_int_eq(t.us, S(1614834367));
+  ck_assert_int_eq(t.date_only, 0);
+  t = fmt_ok("2021-03-04T05:06:07.123", "yyyy-MM-dd'T'HH:mm:ss.SSS");
+  ck_assert_int_eq(t.us, S(1614834367) + 123000);
+  t = fmt_ok("2021-03-04T05:06:07.123456789", "yyyy-MM-dd'T'HH:mm:ss.SSSSSSSSS");
+  ck_assert_int_eq(t.us, S(1614834367) + 123456);
+  t = fmt_ok("04/03/2021 05:06", "dd/MM/yyyy HH:mm");
+  ck_assert_int_eq(t.us, S(1614834367 - 7));
+  ck_assert_int_eq(t.date_only, 0);
+  /* Quoted text, including an escaped quote. */
+  t = fmt_ok("day 04 o'clock 05", "'day' dd 'o''clock' HH");
+  ck_assert_int_eq(t.us, S(3 * 86400 + 5 * 3600));
+  t = fmt_ok("'2021", "''yyyy");
+  ck_assert_int_eq(t.us, S(1609459200));
+}
+END_TEST
+
+START_TEST(test_pattern_short_fields)
+{
+  dwl_ts t = fmt_ok("4-3-2021", "d-M-yyyy");
+  ck_assert_int_eq(t.us, S(1614816000));
+  ck_assert_int_eq(fmt_ok("04-03-2021", "d-M-yyyy").us, S(1614816000));
+  ck_assert_int_eq(fmt_ok("2021-03-04 5:6:7", "yyyy-MM-dd H:m:s").us, S(1614834367));
+  fmt_bad("4-3-2021", "dd-MM-yyyy");
+  fmt_bad("004-3-2021", "d-M-yyyy");
+}
+END_TEST
+
+START_TEST(test_pattern_rejects)
+{
+  fmt_bad("19-10-2020x", "dd-MM-yyyy");
+  fmt_bad("19-10-202", "dd-MM-yyyy");
+  fmt_bad("19/10/2020", "dd-MM-yyyy");
+  fmt_bad(" 19-10-2020", "dd-MM-yyyy");
+  fmt_bad("", "dd-MM-yyyy");
+  fmt_bad("31-04-2020", "dd-MM-yyyy");
+  fmt_bad("29-02-2023", "dd-MM-yyyy");
+  fmt_bad("01-13-2020", "dd-MM-yyyy");
+  fmt_bad("2020-01-01 24:00", "yyyy-MM-dd HH:mm");
+  fmt_bad("2020-01-01 23:59:60", "yyyy-MM-dd HH:mm:ss");
+  fmt_bad("0000-01-01", "yyyy-MM-dd");
+  fmt_bad("2021-03-04T05:06:07.12", "yyyy-MM-dd'T'HH:mm:ss.SSS");
+  /* Unknown letters, bad widths and broken quotes are pattern errors. */
+  fmt_bad("2020-01-01", "yyyy-MM-dd Q");
+  fmt_bad("20-01-01", "yy-MM-dd");
+  fmt_bad("2020-001-01", "yyyy-MMM-dd");
+  fmt_bad("2020-01-01T", "yyyy-MM-dd'T");
+  fmt_bad("2020-01-01T10", "yyyy-MM-ddTHH");
+}
+END_TEST
+
+START_TEST(test_strptime_date)
+{
+  dwl_ts t = fmt_ok("19-10-2020", "%d-%m-%Y");
+  ck_assert_int_eq(t.us, S(1603065600));
+  ck_assert_int_eq(t.date_only, 1);
+  t = fmt_ok("2000-02-29", "%Y-%m-%d");
+  ck_assert_int_eq(t.us, S(951782400));
+  ck_assert_int_eq(t.date_only, 1);
+  t = fmt_ok("2020-10-19 100%", "%Y-%m-%d 100%%");
+  ck_assert_int_eq(t.us, S(1603065600));
+  ck_assert_int_eq(t.date_only, 1);
+}
+END_TEST
+
+START_TEST(test_strptime_time)
+{
+  dwl_ts t = fmt_ok("04/03/2021 05:06:07", "%d/%m/%Y %H:%M:%S");
+  ck_assert_int_eq(t.us, S(1614834367));
+  ck_assert_int_eq(t.date_only, 0);
+  t = fmt_ok("2021-03-04 05:06:07", "%Y-%m-%d %T");
+  ck_assert_int_eq(t.us, S(1614834367));
+  ck_assert_int_eq(t.date_only, 0);
+  t = fmt_ok("2021-03-04 05:06", "%Y-%m-%d %R");
+  ck_assert_int_eq(t.us, S(1614834367 - 7));
+  ck_assert_int_eq(t.date_only, 0);
+  /* Midnight spelled out keeps the format's verdict: it is a timestamp. */
+  ck_assert_int_eq(fmt_ok("2021-03-04 00:00", "%Y-%m-%d %H:%M").date_only, 0);
+}
+END_TEST
+
+START_TEST(test_strptime_zone_and_epoch)
+{
+  dwl_ts t = fmt_ok("2020-01-01 05:30:00 +0530", "%Y-%m-%d %H:%M:%S %z");
+  ck_assert_int_eq(t.us, S(1577836800));
+  t = fmt_ok("2019-12-31 16:00:00 -0800", "%Y-%m-%d %H:%M:%S %z");
+  ck_assert_int_eq(t.us, S(1577836800));
+  /* %s must not depend on the local zone. */
+  const char *old = getenv("TZ");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("TZ", "ABC+5", 1);
+  tzset();
+  t = fmt_ok("1577836800", "%s");
+  if (saved) {
+    setenv("TZ", saved, 1);
+    free(saved);
+  } else {
+    unsetenv("TZ");
+  }
+  tzset();
+  ck_assert_int_eq(t.us, S(1577836800));
+  ck_assert_int_eq(t.date_only, 0);
+}
+END_TEST
+
+START_TEST(test_strptime_rejects)
+{
+  fmt_bad("19-10-2020x", "%d-%m-%Y");
+  fmt_bad("19-10-2020 ", "%d-%m-%Y");
+  fmt_bad("29-02-2023", "%d-%m-%Y");
+  fmt_bad("31-04-2020", "%d-%m-%Y");
+  fmt_bad("32-01-2020", "%d-%m-%Y");
+  fmt_bad("2020-01-01 23:59:60", "%Y-%m-%d %H:%M:%S");
+  fmt_bad("2020-01-01 24:00", "%Y-%m-%d %H:%M");
+  fmt_bad("0000-01-01", "%Y-%m-%d");
+  fmt_bad("10000-01-01", "%Y-%m-%d");
+  fmt_bad("", "%Y-%m-%d");
+  fmt_bad("abc", "%Y-%m-%d");
+}
+END_TEST
+
+START_TEST(test_strptime_uses_len)
+{
+  dwl_ts t;
+  ck_assert_int_eq(ts_parse_format("19-10-2020 10:00", 10, "%d-%m-%Y", &t), 0);
+  ck_assert_int_eq(t.us, S(1603065600));
+  ck_assert_int_eq(ts_parse_format("19-10-2020\0x", 12, "%d-%m-%Y", &t), -1);
+  /* Longer than any stack scratch: the heap path must work the same. */
+  char big[300];
+  memset(big, ' ', sizeof big);
+  memcpy(big + sizeof big - 10, "19-10-2020", 10);
+  ck_assert_int_eq(ts_parse_format(big, sizeof big, " %d-%m-%Y", &t), 0);
+  ck_assert_int_eq(t.us, S(1603065600));
+}
+END_TEST
+
+/* ---- arithmetic -------------------------------------------------------- */
+
+START_TEST(test_add_us)
+{
+  dwl_ts t = parse_ok("2020-03-01");
+  dwl_ts u = ts_add_us(t, -DWL_US_PER_DAY);
+  char buf[32];
+  ts_format(&u, buf);
+  ck_assert_str_eq(buf, "2020-02-29");
+  ck_assert_int_eq(u.date_only, 1);
+  /* Moving a date off midnight makes it a timestamp, so the time shows. */
+  u = ts_add_us(t, -S(3600));
+  ck_assert_int_eq(u.date_only, 0);
+  ts_format(&u, buf);
+  ck_assert_str_eq(buf, "2020-02-29 23:00:00");
+  u = ts_add_us(parse_ok("1970-01-01 00:00:00"), -1);
+  ck_assert_int_eq(u.us, -1);
+  ck_assert_int_eq(u.date_only, 0);
+}
+END_TEST
+
+START_TEST(test_add_us_saturates)
+{
+  dwl_ts t = {INT64_MAX - 5, 0};
+  ck_assert_int_eq(ts_add_us(t, 10).us, INT64_MAX);
+  t.us = INT64_MIN + 5;
+  ck_assert_int_eq(ts_add_us(t, -10).us, INT64_MIN);
+  ck_assert_int_eq(ts_add_us(t, 10).us, INT64_MIN + 15);
+}
+END_TEST
+
+START_TEST(test_cmp)
+{
+  dwl_ts a = parse_ok("2020-01-01");
+  dwl_ts b = parse_ok("2020-01-01 00:00:00");
+  dwl_ts c = parse_ok("2020-01-01 00:00:00.000001");
+  ck_assert_int_eq(ts_cmp(&a, &b), 0);   /* date_only is ignored */
+  ck_assert_int_lt(ts_cmp(&a, &c), 0);
+  ck_assert_int_gt(ts_cmp(&c, &a), 0);
+  dwl_ts lo = {INT64_MIN, 0}, hi = {INT64_MAX, 0};
+  ck_assert_int_lt(ts_cmp(&lo, &hi), 0);
+  ck_assert_int_gt(ts_cmp(&hi, &lo), 0);
+}
+END_TEST
+
+START_TEST(test_now)
+{
+  time_t before = time(NULL);
+  dwl_ts t = ts_now();
+  time_t after = time(NULL);
+  ck_assert_int_eq(t.date_only, 0);
+  ck_assert_int_eq(t.us % DWL_US_PER_SEC, 0);
+  ck_assert_int_ge(t.us, (int64_t)before * DWL_US_PER_SEC);
+  ck_assert_int_le(t.us, (int64_t)after * DWL_US_PER_SEC);
+}
+END_TEST
+
+/* ---- norm_value -------------------------------------------------------- */
+
+START_TEST(test_norm_text)
+{
+  static const char in[] = "a\0b  ";
+  dwl_buf b;
+  const char *out = NULL, *why = NULL;
+  size_t outlen = 0;
+  buf_init(&b, 0);
+  ck_assert_int_eq(norm_value(DWL_TYPE_TEXT, in, 5, &b, &out, &outlen, &why), 0);
+  ck_assert_ptr_eq(out, in);
+  ck_assert_uint_eq(outlen, 5);
+  ck_assert_mem_eq(out, "a\0b  ", 5);
+  ck_assert_int_eq(norm_value(DWL_TYPE_TEXT, "", 0, &b, &out, &outlen, &why), 0);
+  ck_assert_uint_eq(outlen, 0);
+  ck_assert_int_eq(norm_value(DWL_TYPE_TEXT, NULL, 0, &b, &out, &outlen, &why), 0);
+  ck_assert_ptr_nonnull(out);
+  ck_assert_uint_eq(outlen, 0);
+  buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_norm_integer)
+{
+  norm_is(DWL_TYPE_INTEGER, "42", "42");
+  norm_is(DWL_TYPE_INTEGER, "042", "42");
+  norm_is(DWL_TYPE_INTEGER, "+5", "5");
+  norm_is(DWL_TYPE_INTEGER, "-0", "0");
+  norm_is(DWL_TYPE_INTEGER, "+0", "0");
+  norm_is(DWL_TYPE_INTEGER, "000", "0");
+  norm_is(DWL_TYPE_INTEGER, "-007", "-7");
+  norm_is(DWL_TYPE_INTEGER, "9223372036854775807", "9223372036854775807");
+  norm_is(DWL_TYPE_INTEGER, "-9223372036854775808", "-9223372036854775808");
+  norm_is(DWL_TYPE_INTEGER, "0009223372036854775807", "9223372036854775807");
+}
+END_TEST
+
+START_TEST(test_norm_integer_rejects)
+{
+  static const char *const bad[] = {
+    "9223372036854775808", "-9223372036854775809", "10000000000000000000",
+    "99999999999999999999999", "", "+", "-", " 1", "1 ", "1.0", "1e3",
+    "0x10", "--1", "+-1", "1,000", "12a",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    norm_bad(DWL_TYPE_INTEGER, bad[i]);
+  /* An embedded NUL is not a digit. */
+  dwl_buf b;
+  const char *out, *why;
+  size_t outlen;
+  buf_init(&b, 0);
+  ck_assert_int_eq(norm_value(DWL_TYPE_INTEGER, "1\0" "2", 3, &b, &out, &outlen, &why), -1);
+  /* Only len bytes count. */
+  ck_assert_int_eq(norm_value(DWL_TYPE_INTEGER, "123456", 3, &b, &out, &outlen, &why), 0);
+  ck_assert_uint_eq(outlen, 3);
+  ck_assert_mem_eq(out, "123", 3);
+  buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_norm_numeric)
+{
+  norm_is(DWL_TYPE_NUMERIC, "0012.500", "12.5");
+  norm_is(DWL_TYPE_NUMERIC, "-0.00", "0");
+  norm_is(DWL_TYPE_NUMERIC, "-0", "0");
+  norm_is(DWL_TYPE_NUMERIC, ".5", "0.5");
+  norm_is(DWL_TYPE_NUMERIC, "-.5", "-0.5");
+  norm_is(DWL_TYPE_NUMERIC, "+1.10", "1.1");
+  norm_is(DWL_TYPE_NUMERIC, "5.", "5");
+  norm_is(DWL_TYPE_NUMERIC, "12.000", "12");
+  norm_is(DWL_TYPE_NUMERIC, "100", "100");
+  norm_is(DWL_TYPE_NUMERIC, "0.001", "0.001");
+  norm_is(DWL_TYPE_NUMERIC, "-000.0100", "-0.01");
+  /* No 64-bit limit: exact decimals can be wider than any integer. */
+  norm_is(DWL_TYPE_NUMERIC, "123456789012345678901234567890.123456789",
+          "123456789012345678901234567890.123456789");
+}
+END_TEST
+
+START_TEST(test_norm_numeric_rejects)
+{
+  static const char *const bad[] = {
+    "1e3", "1E3", "1.5e-2", "", ".", "-", "+.", "1.2.3", " 1", "1 ", "1,5",
+    "inf", "nan", "0x1", "--1", "1-",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    norm_bad(DWL_TYPE_NUMERIC, bad[i]);
+}
+END_TEST
+
+START_TEST(test_norm_real)
+{
+  norm_is(DWL_TYPE_REAL, "0.1", "0.1");
+  norm_is(DWL_TYPE_REAL, "1", "1");
+  norm_is(DWL_TYPE_REAL, "1.50", "1.5");
+  norm_is(DWL_TYPE_REAL, "-2.5", "-2.5");
+  norm_is(DWL_TYPE_REAL, "1e3", "1000");
+  norm_is(DWL_TYPE_REAL, "+.5", "0.5");
+  norm_is(DWL_TYPE_REAL, "-0", "0");
+  norm_is(DWL_TYPE_REAL, "-0.0e5", "0");
+  norm_is(DWL_TYPE_REAL, "1e100", "1e+100");
+  /* Needs all 17 digits to read back to the same double. */
+  norm_is(DWL_TYPE_REAL, "0.30000000000000004", "0.30000000000000004");
+  norm_is(DWL_TYPE_REAL, "3.141592653589793", "3.1415926535897931");
+  /* Source and target spellings of one double meet. */
+  norm_is(DWL_TYPE_REAL, "0.1000000000000000055511151231257827", "0.1");
+}
+END_TEST
+
+START_TEST(test_norm_real_rejects)
+{
+  static const char *const bad[] = {
+    "", " 1", "1 ", "1x", "inf", "-inf", "INF", "nan", "NaN", "infinity",
+    "0x1p3", "1e999", "-1e999", "e5", ".", "1e", "--1", "1,5",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    norm_bad(DWL_TYPE_REAL, bad[i]);
+  dwl_buf b;
+  const char *out, *why;
+  size_t outlen;
+  buf_init(&b, 0);
+  ck_assert_int_eq(norm_value(DWL_TYPE_REAL, "1\0" "5", 3, &b, &out, &outlen, &why), -1);
+  ck_assert_int_eq(norm_value(DWL_TYPE_REAL, "\0", 1, &b, &out, &outlen, &why), -1);
+  ck_assert_int_eq(norm_value(DWL_TYPE_REAL, "2.5xyz", 3, &b, &out, &outlen, &why), 0);
+  ck_assert_uint_eq(outlen, 3);
+  ck_assert_mem_eq(out, "2.5", 3);
+  buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_norm_boolean)
+{
+  static const char *const yes[] = {"true", "TRUE", "True", "t", "T", "yes",
+                                    "YES", "y", "Y", "1"};
+  static const char *const no[] = {"false", "FALSE", "f", "F", "no", "No",
+                                   "n", "N", "0"};
+  for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+    norm_is(DWL_TYPE_BOOLEAN, yes[i], "1");
+  for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+    norm_is(DWL_TYPE_BOOLEAN, no[i], "0");
+  static const char *const bad[] = {"", "2", "-1", "01", "tru", "truee",
+                                    " true", "true ", "on", "off", "yess"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    norm_bad(DWL_TYPE_BOOLEAN, bad[i]);
+}
+END_TEST
+
+START_TEST(test_norm_date)
+{
+  norm_is(DWL_TYPE_DATE, "2020-01-01", "2020-01-01");
+  norm_is(DWL_TYPE_DATE, "2020-01-01 00:00:00", "2020-01-01");
+  norm_is(DWL_TYPE_DATE, "2020-01-01T00:00", "2020-01-01");
+  norm_is(DWL_TYPE_DATE, "2020-01-01 00:00:00.000", "2020-01-01");
+  norm_is(DWL_TYPE_DATE, "1969-12-31", "1969-12-31");
+  norm_is(DWL_TYPE_DATE, "1969-12-31 00:00:00", "1969-12-31");
+  norm_is(DWL_TYPE_DATE, "2020-01-01T05:30:00+05:30", "2020-01-01");
+  norm_bad(DWL_TYPE_DATE, "2020-01-01 10:00");
+  norm_bad(DWL_TYPE_DATE, "2020-01-01 00:00:00.000001");
+  norm_bad(DWL_TYPE_DATE, "1969-12-31 23:59:59");
+  norm_bad(DWL_TYPE_DATE, "2020-01-01T00:00:00+01:00");
+  norm_bad(DWL_TYPE_DATE, "2023-02-29");
+  norm_bad(DWL_TYPE_DATE, "01/01/2020");
+  norm_bad(DWL_TYPE_DATE, "");
+}
+END_TEST
+
+START_TEST(test_norm_timestamp)
+{
+  norm_is(DWL_TYPE_TIMESTAMP, "2020-01-01", "2020-01-01 00:00:00");
+  norm_is(DWL_TYPE_TIMESTAMP, "2020-01-01 00:00:00", "2020-01-01 00:00:00");
+  norm_is(DWL_TYPE_TIMESTAMP, "2020-01-01T10:20", "2020-01-01 10:20:00");
+  norm_is(DWL_TYPE_TIMESTAMP, "2020-01-01 10:20:30.5", "2020-01-01 10:20:30.500000");
+  norm_is(DWL_TYPE_TIMESTAMP, "2020-01-01 10:20:30.000", "2020-01-01 10:20:30");
+  norm_is(DWL_TYPE_TIMESTAMP, "2020-01-01T05:30:00+05:30", "2020-01-01 00:00:00");
+  norm_is(DWL_TYPE_TIMESTAMP, "1969-12-31 23:59:59.999999", "1969-12-31 23:59:59.999999");
+  norm_bad(DWL_TYPE_TIMESTAMP, "2020-01-01 24:00");
+  norm_bad(DWL_TYPE_TIMESTAMP, " 2020-01-01");
+  norm_bad(DWL_TYPE_TIMESTAMP, "yesterday");
+  norm_bad(DWL_TYPE_TIMESTAMP, "");
+}
+END_TEST
+
+START_TEST(test_norm_scratch_reuse)
+{
+  dwl_buf b;
+  const char *out, *why = NULL;
+  size_t outlen;
+  buf_init(&b, 0);
+  ck_assert_int_eq(norm_value(DWL_TYPE_NUMERIC, "0012.500", 8, &b, &out, &outlen, &why), 0);
+  ck_assert_ptr_eq(out, b.data);
+  ck_assert_int_eq(norm_value(DWL_TYPE_INTEGER, "7", 1, &b, &out, &outlen, &why), 0);
+  /* The scratch was reset: no leftovers from the previous value. */
+  ck_assert_uint_eq(outlen, 1);
+  ck_assert_uint_eq(b.len, 1);
+  ck_assert_str_eq(b.data, "7");
+  ck_assert_int_eq(norm_value(99, "7", 1, &b, &out, &outlen, &why), -1);
+  ck_assert_ptr_nonnull(why);
+  ck_assert_int_eq(norm_value(-1, "7", 1, &b, &out, &outlen, &why), -1);
+  buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_norm_scratch_cap)
+{
+  dwl_buf b;
+  const char *out, *why = NULL;
+  size_t outlen;
+  buf_init(&b, 4);  /* too small for the canonical text */
+  ck_assert_int_eq(norm_value(DWL_TYPE_TIMESTAMP, "2020-01-01", 10, &b, &out,
+                              &outlen, &why), -1);
+  ck_assert_ptr_nonnull(why);
+  ck_assert_int_eq(norm_value(DWL_TYPE_BOOLEAN, "yes", 3, &b, &out, &outlen, &why), 0);
+  ck_assert_mem_eq(out, "1", 1);
+  buf_free(&b);
+}
+END_TEST
+
+/* ---- norm_parse_type --------------------------------------------------- */
+
+static void type_is(const char *name, int type, int precision, int scale)
+{
+  int t = -1, p = -1, s = -1;
+  ck_assert_msg(norm_parse_type(name, &t, &p, &s) == 0, "refused \"%s\"", name);
+  ck_assert_int_eq(t, type);
+  ck_assert_int_eq(p, precision);
+  ck_assert_int_eq(s, scale);
+}
+
+START_TEST(test_type_names)
+{
+  type_is("text", DWL_TYPE_TEXT, 0, 0);
+  type_is("TEXT", DWL_TYPE_TEXT, 0, 0);
+  type_is("integer", DWL_TYPE_INTEGER, 0, 0);
+  type_is("int", DWL_TYPE_INTEGER, 0, 0);
+  type_is("BigInt", DWL_TYPE_INTEGER, 0, 0);
+  type_is("smallint", DWL_TYPE_INTEGER, 0, 0);
+  type_is("numeric", DWL_TYPE_NUMERIC, 0, 0);
+  type_is("decimal", DWL_TYPE_NUMERIC, 0, 0);
+  type_is("real", DWL_TYPE_REAL, 0, 0);
+  type_is("double", DWL_TYPE_REAL, 0, 0);
+  type_is("double  precision", DWL_TYPE_REAL, 0, 0);
+  type_is("float", DWL_TYPE_REAL, 0, 0);
+  type_is("boolean", DWL_TYPE_BOOLEAN, 0, 0);
+  type_is("BOOL", DWL_TYPE_BOOLEAN, 0, 0);
+  type_is("date", DWL_TYPE_DATE, 0, 0);
+  type_is("timestamp", DWL_TYPE_TIMESTAMP, 0, 0);
+  type_is("DateTime", DWL_TYPE_TIMESTAMP, 0, 0);
+  type_is("  date  ", DWL_TYPE_DATE, 0, 0);
+  type_is("varchar", DWL_TYPE_TEXT, 0, 0);
+}
+END_TEST
+
+START_TEST(test_type_params)
+{
+  type_is("numeric(12,2)", DWL_TYPE_NUMERIC, 12, 2);
+  type_is("numeric(12, 2)", DWL_TYPE_NUMERIC, 12, 2);
+  type_is(" NUMERIC ( 12 , 2 ) ", DWL_TYPE_NUMERIC, 12, 2);
+  type_is("decimal(38,0)", DWL_TYPE_NUMERIC, 38, 0);
+  type_is("numeric(10)", DWL_TYPE_NUMERIC, 10, 0);
+  type_is("numeric(5,5)", DWL_TYPE_NUMERIC, 5, 5);
+  type_is("varchar(255)", DWL_TYPE_TEXT, 255, 0);
+  type_is("VARCHAR (10)", DWL_TYPE_TEXT, 10, 0);
+  type_is("char(1)", DWL_TYPE_TEXT, 1, 0);
+  type_is("character varying(40)", DWL_TYPE_TEXT, 40, 0);
+  /* precision and scale may be left out by callers that do not want them. */
+  int t = -1;
+  ck_assert_int_eq(norm_parse_type("numeric(12,2)", &t, NULL, NULL), 0);
+  ck_assert_int_eq(t, DWL_TYPE_NUMERIC);
+}
+END_TEST
+
+START_TEST(test_type_rejects)
+{
+  static const char *const bad[] = {
+    "", "   ", "blob", "integer(5)", "int(11)", "text(10)", "numeric(", "numeric()",
+    "numeric(12,", "numeric(12,2", "numeric(12,2))", "numeric(12,2) x",
+    "numeric(2,3)", "numeric(0)", "numeric(-1)", "numeric(1,2,3)",
+    "numeric(a)", "varchar(0)", "varchar(1,2)", "date(1)", "timestamp with",
+    "int;", "in t", "numeric(99999999999999)", "boolean?",
+  };
+  int t, p, s;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    ck_assert_msg(norm_parse_type(bad[i], &t, &p, &s) == -1, "accepted \"%s\"",
+                  bad[i]);
+  ck_assert_int_eq(norm_parse_type(NULL, &t, &p, &s), -1);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+  Suite *s = suite_create("ts");
+
+  TCase *tc = tcase_create("ts_parse");
+  tcase_add_test(tc, test_parse_epoch);
+  tcase_add_test(tc, test_parse_time_forms);
+  tcase_add_test(tc, test_parse_fraction);
+  tcase_add_test(tc, test_parse_zone_offsets);
+  tcase_add_test(tc, test_parse_zone_after_date);
+  tcase_add_test(tc, test_parse_leap_years);
+  tcase_add_test(tc, test_parse_month_lengths);
+  tcase_add_test(tc, test_parse_ranges);
+  tcase_add_test(tc, test_parse_rejects_shape);
+  tcase_add_test(tc, test_parse_uses_len);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("ts_format");
+  tcase_add_test(tc, test_format_basic);
+  tcase_add_test(tc, test_format_pre_1970);
+  tcase_add_test(tc, test_format_fraction);
+  tcase_add_test(tc, test_format_extremes);
+  tcase_add_test(tc, test_round_trip);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("ts_parse_format");
+  tcase_add_test(tc, test_pattern_spark_date);
+  tcase_add_test(tc, test_pattern_spark_time);
+  tcase_add_test(tc, test_pattern_short_fields);
+  tcase_add_test(tc, test_pattern_rejects);
+  tcase_add_test(tc, test_strptime_date);
+  tcase_add_test(tc, test_strptime_time);
+  tcase_add_test(tc, test_strptime_zone_and_epoch);
+  tcase_add_test(tc, test_strptime_rejects);
+  tcase_add_test(tc, test_strptime_uses_len);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("ts_arith");
+  tcase_add_test(tc, test_add_us);
+  tcase_add_test(tc, test_add_us_saturates);
+  tcase_add_test(tc, test_cmp);
+  tcase_add_test(tc, test_now);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("norm_value");
+  tcase_add_test(tc, test_norm_text);
+  tcase_add_test(tc, test_norm_integer);
+  tcase_add_test(tc, test_norm_integer_rejects);
+  tcase_add_test(tc, test_norm_numeric);
+  tcase_add_test(tc, test_norm_numeric_rejects);
+  tcase_add_test(tc, test_norm_real);
+  tcase_add_test(tc, test_norm_real_rejects);
+  tcase_add_test(tc, test_norm_boolean);
+  tcase_add_test(tc, test_norm_date);
+  tcase_add_test(tc, test_norm_timestamp);
+  tcase_add_test(tc, test_norm_scratch_reuse);
+  tcase_add_test(tc, test_norm_scratch_cap);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("norm_parse_type");
+  tcase_add_test(tc, test_type_names);
+  tcase_add_test(tc, test_type_params);
+  tcase_add_test(tc, test_type_rejects);
+  suite_add_tcase(s, tc);
+
+  return s;
+}
