@@ -49,14 +49,16 @@ static SQLSMALLINT sqlite_param_type(int dwl_type)
   return SQL_VARCHAR;
 }
 
-/* The driver's busy timeout (Timeout=, in ms, default 100000) decides how
- * long a second run waits for the write lock before giving up; 1 s keeps
- * "another run holds the lock" prompt while riding out short commits. */
-static const char *sqlite_conn_extra(const char *connstr)
+/* Timeout= (ms, driver default 100000) is how long a second run waits for
+ * the write lock before giving up: 1 s keeps "another run holds the lock"
+ * prompt while riding out short commits.  StepAPI=1 makes the driver step
+ * through results instead of loading them whole (sqlite3_get_table). */
+static void sqlite_conn_extra(const char *connstr, dwl_buf *out)
 {
-  if (strcasestr(connstr, "timeout="))
-    return NULL;
-  return "Timeout=1000";
+  if (!strcasestr(connstr, "timeout="))
+    buf_printf(out, "%sTimeout=1000", out->len ? ";" : "");
+  if (!strcasestr(connstr, "stepapi="))
+    buf_printf(out, "%sStepAPI=1", out->len ? ";" : "");
 }
 
 /* SQLITE_BUSY (5) and SQLITE_LOCKED (6), as the driver reports them. */
@@ -86,6 +88,7 @@ static const dialect dialects[] = {
     .param_type = sqlite_param_type,
     .lock_conflict = sqlite_lock_conflict,
     .conn_extra = sqlite_conn_extra,
+    .scan_separately = 1,
   },
 };
 

@@ -30,8 +30,12 @@ typedef struct dialect {
   SQLSMALLINT (*param_type)(int dwl_type);
   /* Does a failed statement mean another transaction holds the lock? */
   int (*lock_conflict)(const char *sqlstate, long native);
-  /* Connection string additions made before connecting; NULL for none. */
-  const char *(*conn_extra)(const char *connstr);
+  /* Appends connection attributes the user did not set ("A=1;B=2"). */
+  void (*conn_extra)(const char *connstr, dwl_buf *out);
+  /* Read current versions on a second, autocommit connection: the driver
+   * streams results only outside a transaction, and the run's lock keeps
+   * the committed state the state the run is changing. */
+  int scan_separately;
 } dialect;
 
 /* The dialect for a DBMS name, or NULL (with err) when unsupported. */

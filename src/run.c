@@ -272,6 +272,21 @@ static int run_engine(run_ctx *r, dwl_error *err)
   return 0;
 }
 
+static source_config source_config_for(const dwl_spec *spec, const char *checkpoint)
+{
+  source_config cfg = {
+    .plugin = spec->source_plugin,
+    .opts = spec->source_opts,
+    .nopts = spec->n_source_opts,
+    .spec_path = spec->path,
+    .base_dir = spec->dir,
+    .job = spec->job,
+    .lmd_column = spec->lmd,
+    .checkpoint = checkpoint,
+  };
+  return cfg;
+}
+
 static void run_free(run_ctx *r)
 {
   writer_free(r->w);
@@ -301,16 +316,7 @@ static int open_all(run_ctx *r, dwl_error *err)
     r->have_cp = 1;
     log_msg(LOG_INFO, "checkpoint %s", st.checkpoint);
   }
-  source_config cfg = {
-    .plugin = spec->source_plugin,
-    .opts = spec->source_opts,
-    .nopts = spec->n_source_opts,
-    .spec_path = spec->path,
-    .base_dir = spec->dir,
-    .job = spec->job,
-    .lmd_column = spec->lmd,
-    .checkpoint = r->have_cp ? st.checkpoint : NULL,
-  };
+  source_config cfg = source_config_for(spec, r->have_cp ? st.checkpoint : NULL);
   if (source_open(&cfg, &r->src, err) != 0)
     return -1;
   if (prep_init(&r->p, spec, r->src, err) != 0 || target_layout(r->t, r->src->cols, r->src->ncols, err) != 0)
@@ -426,16 +432,7 @@ int check_job(const dwl_spec *spec, FILE *out, dwl_error *err)
     goto out;
   }
   step(out, "state", 1, "%s", st.checkpoint[0] ? st.checkpoint : "no checkpoint yet");
-  source_config cfg = {
-    .plugin = spec->source_plugin,
-    .opts = spec->source_opts,
-    .nopts = spec->n_source_opts,
-    .spec_path = spec->path,
-    .base_dir = spec->dir,
-    .job = spec->job,
-    .lmd_column = spec->lmd,
-    .checkpoint = st.checkpoint[0] ? st.checkpoint : NULL,
-  };
+  source_config cfg = source_config_for(spec, st.checkpoint[0] ? st.checkpoint : NULL);
   if (source_open(&cfg, &r.src, err) != 0) {
     step(out, "source", 0, "%s", err->msg);
     goto out;

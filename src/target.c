@@ -41,18 +41,20 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
     goto fail;
   /* Some attributes only matter once the DBMS is known (SQLite's busy
    * timeout): reconnect with them. */
-  const char *extra = t->d->conn_extra ? t->d->conn_extra(spec->target_connection) : NULL;
-  if (extra) {
-    char *cs = conn_with_extra(spec->target_connection, extra);
-    if (!cs) {
-      err_set(err, DWL_EXIT_FAILED, "out of memory");
-      goto fail;
-    }
+  dwl_buf extra;
+  buf_init(&extra, 0);
+  if (t->d->conn_extra)
+    t->d->conn_extra(spec->target_connection, &extra);
+  t->connstr = extra.len ? conn_with_extra(spec->target_connection, extra.data) : strdup(spec->target_connection);
+  buf_free(&extra);
+  if (!t->connstr) {
+    err_set(err, DWL_EXIT_FAILED, "out of memory");
+    goto fail;
+  }
+  if (strcmp(t->connstr, spec->target_connection) != 0) {
     odbc_close(t->c);
     t->c = NULL;
-    int rc = odbc_connect(cs, &t->c, err);
-    free(cs);
-    if (rc != 0)
+    if (odbc_connect(t->connstr, &t->c, err) != 0)
       goto fail;
   }
   if (dialect_split_table(spec->target_table, &t->schema, &t->table) != 0) {
@@ -81,6 +83,8 @@ void target_free(target *t)
     free(t->cols[i].q);
   free(t->cols);
   free(t->cur_pred);
+  free(t->connstr);
+  odbc_close(t->reader);
   free(t->table_q);
   free(t->schema);
   free(t->table);
@@ -338,7 +342,15 @@ int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, targe
   }
   dwl_value p[1];
   size_t np = scd2 ? target_cur_params(t, p) : 0;
-  if (ostmt_prepare(t->c, sql.data, &st, err) != 0 || ostmt_execute(st, p, NULL, np, err) != 0)
+  /* A table created by this run's transaction is empty and invisible to
+   * another connection. */
+  odbc_conn *conn = t->c;
+  if (t->d->scan_separately && t->c->in_txn && !t->created) {
+    if (!t->reader && odbc_connect(t->connstr, &t->reader, err) != 0)
+      goto out;
+    conn = t->reader;
+  }
+  if (ostmt_prepare(conn, sql.data, &st, err) != 0 || ostmt_execute(st, p, NULL, np, err) != 0)
     goto out;
   for (size_t i = 0; i < t->nsrc; i++)
     row[i].is_null = 1;
@@ -347,11 +359,24 @@ int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, targe
   while ((f = ostmt_fetch(st, &r, err)) == 1) {
     for (size_t i = 0; i < nsel; i++) {
       const dwl_column *c = &t->src[map[i]];
-      int type = (ssize_t)map[i] == t->lmd ? DWL_TYPE_TIMESTAMP : c->type;
-      const char *why;
+      const char *why = "is not a timestamp";
       row[map[i]] = r[i];
-      if (!r[i].is_null && norm_value(type, r[i].data, r[i].len, &norm[i], &row[map[i]].data, &row[map[i]].len,
-                                      &why) != 0) {
+      if (r[i].is_null)
+        continue;
+      int bad;
+      if ((ssize_t)map[i] == t->lmd) {
+        /* The same canonical form the source side writes (dates stay dates). */
+        dwl_ts ts;
+        bad = ts_parse(r[i].data, r[i].len, &ts) != 0 || buf_grow(&norm[i], 32) != 0;
+        if (!bad) {
+          norm[i].len = ts_format(&ts, norm[i].data);
+          row[map[i]].data = norm[i].data;
+          row[map[i]].len = norm[i].len;
+        }
+      } else {
+        bad = norm_value(c->type, r[i].data, r[i].len, &norm[i], &row[map[i]].data, &row[map[i]].len, &why) != 0;
+      }
+      if (bad) {
         err_set(err, DWL_EXIT_FAILED, "table %s: column %s holds '%.*s': %s", t->spec->target_table, c->name,
                 (int)(r[i].len > 60 ? 60 : r[i].len), r[i].data, why);
         goto out;
@@ -376,6 +401,9 @@ int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, targe
   rc = f < 0 ? -1 : 0;
 out:
   ostmt_free(st);
+  /* Readers must be gone before the commit needs its exclusive lock. */
+  odbc_close(t->reader);
+  t->reader = NULL;
   buf_free(&sql);
   for (size_t i = 0; norm && i < nsel; i++)
     buf_free(&norm[i]);

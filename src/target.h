@@ -27,6 +27,8 @@ typedef struct tcol {
 
 typedef struct target {
   odbc_conn *c;
+  odbc_conn *reader;     /* scans, when the dialect wants them separate */
+  char *connstr;         /* the connection string used, with dialect extras */
   const dialect *d;
   const dwl_spec *spec;
   char *table_q;         /* quoted, possibly schema-qualified */
