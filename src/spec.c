@@ -343,8 +343,9 @@ static char *scalar_text(pctx *c, const yaml_node_t *n)
     free(bad);
     return NULL;
   case EXP_SYNTAX:
-    perr(c, NPOS(n), "malformed variable reference in '%s' "
-         "(write ${NAME} or ${NAME:-default}; $$ is a literal $)", sval(n));
+    /* The value itself is not quoted: it may hold a secret. */
+    perr(c, NPOS(n), "malformed variable reference in this value "
+         "(write ${NAME} or ${NAME:-default}; $$ is a literal $)");
     return NULL;
   default:
     oom(c);

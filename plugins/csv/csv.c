@@ -826,8 +826,9 @@ static int finish(csv_src *st)
   if (st->failed)
     return DWL_ERR;
   st->eof = 1;
-  host->log(st->ctx, DWL_LOG_DEBUG, "%s: %" PRIu64 " rows from %" PRIu64 " lines", st->path, st->total_rows,
-            st->lineno);
+  /* The rows of the batch being finished count too. */
+  host->log(st->ctx, DWL_LOG_DEBUG, "%s: %" PRIu64 " rows from %" PRIu64 " lines", st->path,
+            st->total_rows + st->nrows, st->lineno);
   return DWL_OK;
 }
 
