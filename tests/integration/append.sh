@@ -1,1 +1,160 @@
-echo "1..0 # SKIP not written yet"
+#!/bin/sh
+# Append mode with an lmd checkpoint across runs, lmd compared as
+# timestamps, and the shape of the JSON summary.
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+
+SPINE="$DATA/spine"
+
+# append_job NAME TABLE CSV: an append job with lmd over CSV
+append_job() {
+  job "$1" <<EOF
+version: 1
+job: $1
+source:
+  plugin: csv
+  path: $3
+target:
+  connection: "$WH_CONN"
+  table: $2
+load:
+  mode: append
+  lmd: lmd
+EOF
+}
+
+# state COLUMNS JOB: columns of the job's row in dwload_state
+state() {
+  sql "SELECT $1 FROM dwload_state WHERE job = '$2'"
+}
+
+# rows QUERY: the rows of a query on one line, separated by spaces
+rows() {
+  sql "$1" | tr '\n' ' ' | sed 's/ $//'
+}
+
+J=$(append_job sales sales "$SPINE/append_1.csv")
+
+# ---- run 1: everything is new --------------------------------------------
+dw run "$J"
+is "$RC" 0 "run 1 exits 0"
+is "$(printf '%s\n' "$OUT" | wc -l)" 1 "run 1: stdout holds only the summary line"
+is "$(field status)" ok "run 1: status ok"
+is "$(field mode)" append "run 1: mode append"
+is "$(field job)" sales "run 1: job named"
+is "$(field read)" 4 "run 1: read 4"
+is "$(field inserted)" 4 "run 1: inserted 4"
+is "$(field skipped)" 0 "run 1: skipped 0"
+# The greatest lmd is on the second row, not the last.
+is "$(field checkpoint)" "2023-11-22 10:00:00" "run 1: checkpoint is the greatest lmd"
+like "$ERR" "info:" "run 1: logs go to stderr"
+is "$(sql 'SELECT count(*) FROM sales')" 4 "run 1: table has 4 rows"
+is "$(rows 'SELECT id || ":" || name FROM sales ORDER BY CAST(id AS INTEGER)')" \
+  "1:Alice 2:Bob 3:Carol 4:Dave" "run 1: table holds the file's rows"
+is "$(state 'checkpoint, last_status, last_mode, rows_read, skipped, inserted' sales)" \
+  "2023-11-22 10:00:00|ok|append|4|0|4" "run 1: state row holds checkpoint and counts"
+is "$(state 'running_since IS NULL AND running_pid IS NULL AND last_error IS NULL' sales)" 1 \
+  "run 1: state row shows no run in progress and no error"
+is "$(state 'last_run_at IS NOT NULL' sales)" 1 "run 1: last_run_at set"
+is "$(sql "SELECT name FROM pragma_table_info('dwload_state')" | tr '\n' ',')" \
+  "job,checkpoint,last_run_at,last_status,last_mode,rows_read,skipped,inserted,expired,updated,deleted,unchanged,rejected,seconds,running_since,running_host,running_pid,last_error," \
+  "dwload_state has the documented columns"
+
+# The summary: one JSON object with exactly these keys in this order.
+KEYS=$(printf '%s' "$LAST" | python3 -c '
+import json, sys
+print(",".join(k for k, _ in json.loads(sys.stdin.read(), object_pairs_hook=list)))')
+is "$KEYS" "job,status,mode,read,skipped,inserted,expired,updated,deleted,unchanged,rejected,checkpoint,seconds" \
+  "summary has exactly the documented keys, in order"
+is "$(printf '%s' "$LAST" | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+print(all(isinstance(d[k], int) and not isinstance(d[k], bool) for k in
+  ("read", "skipped", "inserted", "expired", "updated", "deleted", "unchanged", "rejected"))
+  and isinstance(d["seconds"], (int, float)))')" True "summary counts are integers, seconds a number"
+
+# ---- run 2: older rows are skipped, newer ones appended -----------------
+J=$(append_job sales sales "$SPINE/append_2.csv")
+dw run "$J"
+is "$RC" 0 "run 2 exits 0"
+is "$(field read)" 8 "run 2: read 8"
+is "$(field inserted)" 3 "run 2: inserted only the 3 rows past the checkpoint"
+is "$(field skipped)" 5 "run 2: skipped the 5 rows at or before the checkpoint"
+is "$(field checkpoint)" "2023-11-24 08:00:00" "run 2: checkpoint moves to the greatest lmd"
+is "$(sql 'SELECT count(*) FROM sales')" 7 "run 2: table has 7 rows"
+is "$(rows 'SELECT id FROM sales ORDER BY CAST(id AS INTEGER)')" "1 2 3 4 5 6 7" \
+  "run 2: new rows appended, old ones not duplicated"
+is "$(sql "SELECT count(*) FROM sales WHERE id = '9'")" 0 \
+  "run 2: a new key with an lmd older than the checkpoint is skipped"
+is "$(state 'checkpoint, rows_read, skipped, inserted' sales)" \
+  "2023-11-24 08:00:00|8|5|3" "run 2: state row updated"
+
+# ---- run 3: the same file again adds nothing ------------------------------
+BEFORE=$(sql 'SELECT * FROM sales ORDER BY CAST(id AS INTEGER)')
+dw run "$J"
+is "$RC" 0 "rerun exits 0"
+is "$(field inserted)" 0 "rerun: inserted 0"
+is "$(field skipped)" "$(field read)" "rerun: skipped equals read"
+is "$(field read)" 8 "rerun: read 8"
+is "$(field checkpoint)" "2023-11-24 08:00:00" "rerun: checkpoint unchanged"
+is "$(sql 'SELECT * FROM sales ORDER BY CAST(id AS INTEGER)')" "$BEFORE" "rerun: table unchanged"
+is "$(state 'checkpoint, rows_read, skipped, inserted' sales)" \
+  "2023-11-24 08:00:00|8|8|0" "rerun: state row records the empty run"
+
+# ---- lmd values are compared as timestamps, not as strings ---------------
+F1=$(file ts_1.csv <<'EOF'
+id,lmd
+1,2023-11-22 10:00:00
+EOF
+)
+T=$(append_job stamps stamps "$F1")
+dw run "$T"
+is "$(field checkpoint)" "2023-11-22 10:00:00" "timestamps: first checkpoint"
+
+# As strings, every one of these sorts after "2023-11-22 10:00:00" except
+# row 11; as instants, 10, 13 and 15 are past it and the rest are not.
+F2=$(file ts_2.csv <<'EOF'
+id,lmd
+10,2023-11-22T10:30:00
+11,2023-11-22
+12,2023-11-22T12:00:00+02:00
+13,2023-11-22 10:00:00.5
+14,2023-11-22T09:00:00
+15,2023-11-22T07:00:00-05:00
+16,2023-11-22T11:59:59+02:00
+EOF
+)
+T=$(append_job stamps stamps "$F2")
+dw run "$T"
+is "$RC" 0 "timestamps: run exits 0"
+is "$(rows 'SELECT id FROM stamps ORDER BY CAST(id AS INTEGER)')" "1 10 13 15" \
+  "timestamps: only rows past the checkpoint as instants are loaded"
+is "$(field inserted)" 3 "timestamps: inserted 3"
+is "$(field skipped)" 4 "timestamps: skipped 4 (date only, equal instant in another zone, earlier)"
+# 07:00-05:00 is 12:00 UTC: the greatest instant, though not the greatest string.
+is "$(field checkpoint)" "2023-11-22 12:00:00" "timestamps: checkpoint is the greatest instant, in UTC"
+
+# A date-only checkpoint is midnight of that day.
+F1=$(file dates_1.csv <<'EOF'
+id,lmd
+1,2023-11-22
+2,2023-11-21
+EOF
+)
+D=$(append_job dates dates "$F1")
+dw run "$D"
+is "$(field checkpoint)" "2023-11-22" "dates: a date-only checkpoint stays a date"
+F2=$(file dates_2.csv <<'EOF'
+id,lmd
+3,2023-11-22 00:00:00
+4,2023-11-22 00:00:01
+5,2023-11-22T10:00:00.250Z
+6,2023-11-22
+EOF
+)
+D=$(append_job dates dates "$F2")
+dw run "$D"
+is "$(rows 'SELECT id FROM dates ORDER BY CAST(id AS INTEGER)')" "1 2 4 5" \
+  "dates: midnight of the checkpoint's day is not past it, a second later is"
+is "$(field checkpoint)" "2023-11-22 10:00:00.250000" "dates: fractional seconds kept in the checkpoint"
+
+done_testing

@@ -1,1 +1,231 @@
-echo "1..0 # SKIP not written yet"
+#!/bin/sh
+# Spec errors (exit 2), bad source data (exit 1, nothing written) and
+# password redaction.
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+
+SPINE="$DATA/spine"
+
+# simple_job NAME TABLE CSV [CONNECTION]: an append job with lmd
+simple_job() {
+  job "$1" <<EOF
+version: 1
+job: $1
+source:
+  plugin: csv
+  path: $3
+target:
+  connection: "${4:-$WH_CONN}"
+  table: $2
+load:
+  mode: append
+  lmd: lmd
+EOF
+}
+
+table_exists() {
+  sql "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '$1'"
+}
+
+# table_dump TABLE: checksum of one table's schema and rows
+table_dump() {
+  sqlite3 -batch "$WH" ".dump $1" | md5sum | cut -d' ' -f1
+}
+
+# ---- spec errors: exit 2, FILE:LINE ----------------------------------------
+J=$(job syntax <<'EOF'
+version: 1
+job: syntax
+source:
+  plugin: csv
+   path: a.csv
+target:
+  table: t
+EOF
+)
+dw run "$J"
+is "$RC" 2 "YAML syntax error exits 2"
+like "$ERR" "syntax.yaml:5:" "YAML syntax error names file:line"
+is "$(field status)" failed "YAML syntax error: run still prints a failed summary"
+is "$(wh_dump)" no-warehouse "YAML syntax error: nothing touched"
+
+J=$(job unknown <<EOF
+version: 1
+job: unknown
+source:
+  plugin: csv
+  path: $SPINE/good.csv
+target:
+  connection: "$WH_CONN"
+  table: t
+load:
+  mdoe: append
+EOF
+)
+dw run "$J"
+is "$RC" 2 "unknown key exits 2"
+like "$ERR" "did you mean 'mode'" "unknown key: suggests the right one"
+like "$ERR" "unknown.yaml:10:" "unknown key: names file:line"
+
+unset DWL_TEST_NO_SUCH_VAR 2>/dev/null || true
+J=$(job unsetvar <<EOF
+version: 1
+job: unsetvar
+source:
+  plugin: csv
+  path: \${DWL_TEST_NO_SUCH_VAR}
+target:
+  connection: "$WH_CONN"
+  table: t
+EOF
+)
+dw run "$J"
+is "$RC" 2 "unset \${VAR} exits 2"
+like "$ERR" "DWL_TEST_NO_SUCH_VAR" "unset \${VAR}: the variable is named"
+like "$ERR" "unsetvar.yaml:5:" "unset \${VAR}: names file:line"
+
+J=$(job defaults <<EOF
+version: 1
+job: defaults
+source:
+  plugin: csv
+  path: \${DWL_TEST_FEED:-$SPINE/good.csv}
+target:
+  connection: "$WH_CONN"
+  table: \${DWL_TEST_TABLE:-from_default}
+EOF
+)
+dw run "$J"
+is "$RC" 0 "\${VAR:-default} with VAR unset: run exits 0"
+is "$(sql 'SELECT count(*) FROM from_default')" 2 "\${VAR:-default}: the defaults were used"
+DWL_TEST_TABLE=from_env DWL_TEST_FEED="$SPINE/append_1.csv" dw run "$J"
+is "$RC" 0 "\${VAR:-default} with VAR set: run exits 0"
+is "$(sql 'SELECT count(*) FROM from_env')" 4 "\${VAR:-default}: the variables' values were used"
+
+# A relative source path is taken from the job file's folder, not the cwd.
+mkdir "$WORK/jobs" "$WORK/elsewhere"
+printf 'id,name\n1,job-folder\n2,job-folder\n' >"$WORK/jobs/feed.csv"
+printf 'id,name\n1,cwd\n' >"$WORK/elsewhere/feed.csv"
+cat >"$WORK/jobs/rel.yaml" <<EOF
+version: 1
+job: rel
+source:
+  plugin: csv
+  path: feed.csv
+target:
+  connection: "$WH_CONN"
+  table: rel
+EOF
+(cd "$WORK/elsewhere" || exit 1; dw run ../jobs/rel.yaml; echo "$RC" >"$WORK/rel.rc")
+is "$(cat "$WORK/rel.rc" 2>/dev/null)" 0 "relative path: run from another folder exits 0"
+is "$(sql 'SELECT DISTINCT name FROM rel')" job-folder "relative path: resolved against the job file's folder"
+is "$(sql 'SELECT count(*) FROM rel')" 2 "relative path: all rows of that file loaded"
+
+# ---- bad CSV on a first run: exit 1, the table is never created -----------
+# first_bad NAME CSV LINE-TEXT: LINE-TEXT must appear in the error
+first_bad() {
+  J=$(simple_job "first_$1" "first_$1" "$SPINE/$2")
+  dw run "$J"
+  is "$RC" 1 "first run, $1: exits 1"
+  like "$ERR" "$3" "first run, $1: error names file and line"
+  is "$(table_exists "first_$1")" 0 "first run, $1: table does not exist afterwards"
+  is "$(sql "SELECT count(*) FROM dwload_state WHERE job = 'first_$1' AND checkpoint IS NOT NULL")" 0 \
+    "first run, $1: no checkpoint stored"
+  is "$(field status)" failed "first run, $1: summary says failed"
+  is "$(printf '%s\n' "$OUT" | wc -l)" 1 "first run, $1: stdout holds only the summary"
+}
+first_bad ragged ragged.csv "ragged.csv:4"
+first_bad utf8 bad_utf8.csv "bad_utf8.csv:4"
+first_bad quote unterminated.csv "unterminated.csv:"
+like "$ERR" "line 4" "first run, quote: the line where the quote opened is named"
+first_bad lmd bad_lmd.csv "bad_lmd.csv:4"
+like "$ERR" "2024-13-45" "first run, lmd: the bad value is shown"
+
+# ---- bad CSV after a good run: table and checkpoint untouched --------------
+J=$(simple_job later later "$SPINE/good.csv")
+dw run "$J"
+is "$RC" 0 "good run before the bad ones exits 0"
+GOOD_TABLE=$(table_dump later)
+GOOD_STATE=$(sql "SELECT checkpoint, last_run_at, rows_read, skipped, inserted FROM dwload_state WHERE job = 'later'")
+later_bad() {
+  J=$(simple_job later later "$SPINE/$2")
+  dw run "$J"
+  is "$RC" 1 "after a good run, $1: exits 1"
+  like "$ERR" "$3" "after a good run, $1: error names file and line"
+  is "$(table_dump later)" "$GOOD_TABLE" "after a good run, $1: table byte-for-byte unchanged"
+  is "$(sql "SELECT checkpoint, last_run_at, rows_read, skipped, inserted FROM dwload_state WHERE job = 'later'")" \
+    "$GOOD_STATE" "after a good run, $1: checkpoint and last run's counts unchanged"
+  is "$(field checkpoint)" "2023-06-02 00:00:00" "after a good run, $1: summary reports the stored checkpoint"
+}
+later_bad ragged ragged.csv "ragged.csv:4"
+later_bad utf8 bad_utf8.csv "bad_utf8.csv:4"
+later_bad quote unterminated.csv "unterminated.csv:"
+later_bad lmd bad_lmd.csv "bad_lmd.csv:4"
+is "$(sql "SELECT last_status FROM dwload_state WHERE job = 'later'")" failed \
+  "the failure is recorded as the last status"
+like "$(sql "SELECT last_error FROM dwload_state WHERE job = 'later'")" "bad_lmd.csv:4" \
+  "the failure's message is recorded"
+is "$(sql "SELECT running_since IS NULL FROM dwload_state WHERE job = 'later'")" 1 \
+  "a failed run releases the lock"
+NEWER=$(file newer.csv <<'EOF'
+id,name,lmd
+3,Cat,2023-06-03 00:00:00
+4,Dan,2023-06-04 00:00:00
+EOF
+)
+J=$(simple_job later later "$NEWER")
+dw run "$J"
+is "$RC|$(field inserted)|$(sql 'SELECT count(*) FROM later')" "0|2|4" \
+  "after the failures, a good run loads the newer rows"
+is "$(sql "SELECT last_status || '|' || (last_error IS NULL) FROM dwload_state WHERE job = 'later'")" "ok|1" \
+  "a good run clears the recorded failure"
+
+# ---- passwords never shown -------------------------------------------------
+PW_CONN="Driver=SQLite3;Database=$WORK/pw.db;PWD=s3cret;"
+P=$(simple_job pw pw "$SPINE/good.csv" "$PW_CONN")
+no_secret() {
+  unlike "$OUT$ERR" "s3cret" "$1: the password is not shown"
+}
+dw run "$P"
+is "$RC" 0 "password: run exits 0 (SQLite ignores PWD)"
+no_secret "run"
+like "$ERR" "PWD=***" "run: the connection is shown redacted"
+dw --log-level debug run "$P"
+no_secret "run --log-level debug"
+dw check "$P"
+no_secret "check"
+like "$OUT" "PWD=***" "check: the connection is shown redacted"
+dw state "$P"
+no_secret "state"
+like "$OUT" "PWD=***" "state: the connection is shown redacted"
+dw plan --sql "$P"
+no_secret "plan --sql"
+P=$(simple_job pw pw "$SPINE/ragged.csv" "$PW_CONN")
+dw run "$P"
+is "$RC" 1 "password: failing run exits 1"
+no_secret "failing run"
+dw state "$P"
+no_secret "state after a failure"
+P=$(simple_job pwbad pw "$SPINE/good.csv" "Driver=SQLite3;Database=$WORK/no/such/dir/x.db;PWD=s3cret;")
+dw run "$P"
+is "$RC" 1 "password: unreachable database exits 1"
+no_secret "run that cannot connect"
+like "$ERR" "PWD=***" "run that cannot connect: the connection is shown redacted"
+dw check "$P"
+no_secret "check that cannot connect"
+# Attribute names are case-insensitive, and a braced value may hold ';'.
+P=$(simple_job pwbrace pwbrace "$SPINE/good.csv" "Driver=SQLite3;Database=$WORK/pw.db;pwd={s3cret;x};")
+dw run "$P"
+is "$RC" 0 "password: lower-case pwd with a braced value: run exits 0"
+no_secret "run with pwd={...;...}"
+like "$ERR" "pwd=***" "run with pwd={...;...}: shown redacted"
+P=$(simple_job pwdsn pw "$SPINE/good.csv" "DSN=dwl_no_such_dsn;PWD=s3cret")
+dw run "$P"
+is "$RC" 1 "password: unknown DSN exits 1"
+no_secret "run with an unknown DSN"
+# A spec error in the connection string must not echo it either.
+P=$(simple_job pwspec pw "$SPINE/good.csv" "Driver=SQLite3;Database=$WORK/pw.db;PWD=s3cret;\${BROKEN")
+dw run "$P"
+is "$RC" 2 "password: malformed \${ in the connection exits 2"
+no_secret "run with a malformed variable reference in the connection"
+
+done_testing

@@ -1,0 +1,153 @@
+#!/bin/sh
+# The job lock: a second run of a job that is running exits 3 at once, and
+# a run killed outright leaves no lock behind.
+#
+# A run is held mid-way deterministically by feeding its CSV through a FIFO
+# the test writes to: the run opens the source, takes the lock, and then
+# blocks reading rows until the test writes the rest and closes the FIFO.
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+
+# gen_rows FROM TO LMD: CSV rows id,name,lmd
+gen_rows() {
+  awk -v a="$1" -v b="$2" -v lmd="$3" 'BEGIN { for (i = a; i <= b; i++) printf "%d,row %d,%s\n", i, i, lmd }'
+}
+
+# lock_job JOB TABLE: an append job whose CSV is ${FEED}, by default small.csv
+lock_job() {
+  job "$1" <<EOF
+version: 1
+job: $1
+source:
+  plugin: csv
+  path: \${FEED:-$WORK/small.csv}
+target:
+  connection: "$WH_CONN"
+  table: $2
+load:
+  mode: append
+  lmd: lmd
+EOF
+}
+
+# held JOB: true once a run of JOB holds its lock, observed from outside: the
+# state row names a running run, and the warehouse refuses another writer.
+held() {
+  [ "$(sqlite3 -batch -noheader "$WH" \
+      "SELECT running_since IS NOT NULL FROM dwload_state WHERE job = '$1'" 2>/dev/null)" = 1 ] &&
+    ! sqlite3 -batch "$WH" "BEGIN IMMEDIATE; ROLLBACK;" >/dev/null 2>&1
+}
+
+# wait_held JOB: polls held for at most ~10 s
+wait_held() {
+  i=0
+  while [ $i -lt 100 ]; do
+    held "$1" && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+
+# finish PID: waits at most ~30 s for a background run to end (killing it
+# after that), and returns its exit status
+finish() {
+  i=0
+  while [ $i -lt 300 ] && [ -e "/proc/$1" ] &&
+        [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  [ $i -lt 300 ] || kill -9 "$1" 2>/dev/null
+  wait "$1"
+}
+
+ROWS=20000
+{ echo "id,name,lmd"; gen_rows 900001 900003 "2024-06-01 00:00:00"; } >"$WORK/small.csv"
+
+# ---- two runs at once -------------------------------------------------------
+FIFO="$WORK/feed.fifo"
+mkfifo "$FIFO"
+J=$(lock_job nightly_events events)
+# Opened read-write, the FIFO never blocks the test; the run must not
+# inherit this end, or it would never see the end of its input.
+exec 3<>"$FIFO"
+FEED="$FIFO" "$DWLOAD" run "$J" >"$WORK/run1.out" 2>"$WORK/run1.err" 3>&- &
+PID1=$!
+{ echo "id,name,lmd"; gen_rows 1 10 "2024-01-01 00:00:00"; } >&3
+
+if wait_held nightly_events; then
+  pass "first run holds the lock while it reads its source"
+else
+  fail "first run holds the lock while it reads its source" "$(cat "$WORK/run1.err")"
+fi
+is "$(sql "SELECT running_pid FROM dwload_state WHERE job = 'nightly_events'")" "$PID1" \
+  "the state row names the running run's pid"
+dw state "$J"
+like "$OUT" "pid $PID1" "state shows the run in progress"
+
+T0=$(date +%s)
+dw run "$J"
+T1=$(date +%s)
+is "$RC" 3 "second run of the same job exits 3"
+like "$ERR" "nightly_events" "the lock message names the job"
+like "$ERR" "since" "the lock message says since when it is held"
+like "$ERR" "pid $PID1" "the lock message names the holder's pid"
+is "$([ $((T1 - T0)) -le 5 ] && echo prompt || echo "took $((T1 - T0)) s")" prompt \
+  "second run gives up promptly"
+is "$(field status)" failed "second run's summary says failed"
+
+# Now let the first run read a large rest of its file and finish.
+# The writer is awk itself (not a subshell), so that it can be killed if the
+# run is gone: it holds a read end too, and would block on a full FIFO.
+awk -v a=11 -v b="$ROWS" 'BEGIN { for (i = a; i <= b; i++) printf "%d,row %d,2024-01-01 00:00:00\n", i, i }' >&3 &
+WRITER=$!
+exec 3>&-
+finish "$PID1"
+is "$?" 0 "first run exits 0 once its source ends"
+kill "$WRITER" 2>/dev/null
+wait "$WRITER" 2>/dev/null
+is "$(tail -n 1 "$WORK/run1.out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["inserted"])')" \
+  "$ROWS" "first run inserted every row of its source"
+is "$(sql 'SELECT count(*) FROM events')" "$ROWS" "table has the first run's rows"
+is "$(sql 'SELECT count(*) - count(DISTINCT id) FROM events')" 0 "table has no duplicates"
+is "$(sql "SELECT count(*) FROM events WHERE CAST(id AS INTEGER) > 800000")" 0 "the locked-out run wrote nothing"
+is "$(sql "SELECT last_status || '|' || rows_read || '|' || (running_since IS NULL) FROM dwload_state
+           WHERE job = 'nightly_events'")" "ok|$ROWS|1" "state row: the first run's counts, lock released"
+
+dw run "$J"
+is "$RC" 0 "after the first run ends, the next run succeeds"
+is "$(field inserted)" 3 "the next run loads its rows"
+
+# ---- a run killed with SIGKILL leaves no lock -------------------------------
+FIFO2="$WORK/kill.fifo"
+mkfifo "$FIFO2"
+K=$(lock_job nightly_kill kills)
+exec 4<>"$FIFO2"
+FEED="$FIFO2" "$DWLOAD" run "$K" >"$WORK/run2.out" 2>"$WORK/run2.err" 4>&- &
+PID2=$!
+{ echo "id,name,lmd"; gen_rows 1 10 "2024-02-01 00:00:00"; } >&4
+if wait_held nightly_kill; then
+  pass "run to be killed holds the lock"
+else
+  fail "run to be killed holds the lock" "$(cat "$WORK/run2.err")"
+fi
+kill -9 "$PID2"
+wait "$PID2"
+is "$?" 137 "the run was killed by SIGKILL"
+exec 4>&-
+
+if held nightly_kill; then
+  fail "the killed run's lock died with it"
+else
+  pass "the killed run's lock died with it"
+fi
+{ echo "id,name,lmd"; gen_rows 1 50 "2024-02-01 00:00:00"; } >"$WORK/full.csv"
+FEED="$WORK/full.csv" dw run "$K"
+is "$RC" 0 "a run after the killed one succeeds"
+is "$(field inserted)" 50 "it inserts every row"
+is "$(sql 'SELECT count(*) FROM kills')" 50 "the data is loaded once (the killed run's rows are gone)"
+is "$(sql 'SELECT count(*) - count(DISTINCT id) FROM kills')" 0 "no duplicates after the killed run"
+is "$(sql "SELECT last_status || '|' || (running_since IS NULL) FROM dwload_state WHERE job = 'nightly_kill'")" \
+  "ok|1" "state row: ok, no run in progress"
+
+done_testing
