@@ -470,12 +470,18 @@ static int validate_opts(const source_config *cfg, dwl_ctx *ctx, dwl_error *err)
       for (size_t j = 0; j < ndecl; j++)
         names[j] = decl[j].name;
       const char *near = spec_suggest(o->name, names);
-      if (near)
+      if (near) {
         err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: unknown option '%s' for plugin %s; did you mean '%s'?", file, o->line,
                 o->col, o->name, cfg->plugin, near);
-      else
-        err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: unknown option '%s' for plugin %s (see `dwload plugins`)", file,
-                o->line, o->col, o->name, cfg->plugin);
+      } else {
+        dwl_buf all;
+        buf_init(&all, 1024);
+        for (size_t j = 0; j < ndecl; j++)
+          buf_printf(&all, "%s%s", j ? ", " : "", names[j]);
+        err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: unknown option '%s' for plugin %s (its options: plugin, %s)", file,
+                o->line, o->col, o->name, cfg->plugin, all.data ? all.data : "");
+        buf_free(&all);
+      }
       free(names);
       return -1;
     }

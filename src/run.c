@@ -213,6 +213,13 @@ static int on_current(void *ud, const dwl_value *row, const dwl_ts *vf, int dele
   return scd_add_current(&r->e, row, vf, deleted, err);
 }
 
+static int on_gone(void *ud, const dwl_value *row, const dwl_ts *valid_to, int deleted, dwl_error *err)
+{
+  run_ctx *r = ud;
+  (void)deleted;
+  return scd_add_gone(&r->e, row, valid_to, err);
+}
+
 /* Second pass over the current versions, only for keys the source no
  * longer has: their full rows are needed for tombstones and messages,
  * and the first pass kept only fingerprints. */
@@ -242,6 +249,10 @@ static int run_engine(run_ctx *r, dwl_error *err)
   nscan += c->nt1;
   double t0 = now_s();
   int rc = target_scan(r->t, scan, nscan, 0, on_current, r, err);
+  /* Keys deleted without a tombstone have no current version; their last
+   * deleted version tells when a revival may start. */
+  if (rc == 0 && r->spec->deletes != DEL_NONE && r->spec->delete_style == DELSTYLE_EXPIRE)
+    rc = target_scan_deleted(r->t, c->key, c->nkey, on_gone, r, err);
   free(scan);
   if (rc != 0)
     return -1;
@@ -298,15 +309,22 @@ static void run_free(run_ctx *r)
   target_free(r->t);
 }
 
-static int open_all(run_ctx *r, dwl_error *err)
+/* Connects and makes sure the state table exists: nothing job-specific is
+ * read before the run holds the job's lock. */
+static int connect_target(run_ctx *r, dwl_error *err)
 {
-  const dwl_spec *spec = r->spec;
-  if (target_connect(spec, &r->t, err) != 0)
+  if (target_connect(r->spec, &r->t, err) != 0)
     return -1;
   log_msg(LOG_INFO, "connected to %s %s (%s)", r->t->c->dbms, r->t->c->dbms_ver, r->t->c->redacted);
+  return r->o->plan ? 0 : state_ensure(r->t, err);
+}
+
+/* Reads the checkpoint (under the lock, so a run that waited for another
+ * sees the checkpoint that one committed) and opens the source. */
+static int open_source(run_ctx *r, dwl_error *err)
+{
+  const dwl_spec *spec = r->spec;
   job_state st;
-  if (!r->o->plan && state_ensure(r->t, err) != 0)
-    return -1;
   if (state_read(r->t, spec->job, &st, err) != 0)
     return -1;
   if (spec->lmd && st.checkpoint[0]) {
@@ -342,12 +360,14 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   log_set_job(spec->job);
   r.started = ts_now();
 
-  int rc = open_all(&r, err);
+  int rc = connect_target(&r, err);
   if (rc == 0 && !o->plan) {
     /* Everything from here to the commit is one transaction. */
     rc = state_lock(r.t, spec->job, &r.started, err);
     r.locked = rc == 0;
   }
+  if (rc == 0)
+    rc = open_source(&r, err);
   /* SQLite and PostgreSQL roll DDL back with the rest of a failed run. */
   if (rc == 0)
     rc = target_prepare_table(r.t, !o->plan, err);

@@ -157,6 +157,36 @@ int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_fro
   return 0;
 }
 
+/* The instant a version closed at valid_to ended: the inverse of the close
+ * rule. */
+static int64_t end_instant(const dwl_spec *spec, int64_t valid_to)
+{
+  switch (spec->close) {
+  case CLOSE_DAY_BEFORE:
+    return valid_to + DWL_US_PER_DAY;
+  case CLOSE_SECOND_BEFORE:
+    return valid_to + DWL_US_PER_SEC;
+  default:
+    return valid_to;
+  }
+}
+
+int scd_add_gone(scd_engine *e, const dwl_value *row, const dwl_ts *valid_to, dwl_error *err)
+{
+  int created;
+  km_entry *m = keymap_put(&e->km, fp_tuple(row, e->cols.key, e->cols.nkey), &created);
+  if (!m)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory reading deleted versions");
+  int64_t at = end_instant(e->spec, valid_to->us);
+  if (created) {
+    m->flags = KM_GONE;
+    m->valid_from = at;
+  } else if ((m->flags & KM_GONE) && at > m->valid_from) {
+    m->valid_from = at;  /* a key deleted more than once: the last deletion */
+  }
+  return 0;
+}
+
 int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
                    dwl_error *err)
 {
@@ -249,6 +279,7 @@ typedef struct walk {
   const rs_row *last;    /* last non-delete row, for type1_scope: all */
   int scope_all;
   int tombstones;
+  long long t1_only;     /* rows that only changed type 1 values (scope all) */
 } walk;
 
 static int emit_pending(walk *w, int open, dwl_ts end, int deleted, dwl_error *err)
@@ -261,6 +292,7 @@ static int emit_pending(walk *w, int open, dwl_ts end, int deleted, dwl_error *e
     .valid_to = open ? w->vf : scd_close_at(w->e->spec, end),
     .current = open,
     .deleted = deleted,
+    .tombstone = w->kind == H_PEND_TOMB,
   };
   if (w->sink->insert(w->sink->ud, &v, err) != 0)
     return -1;
@@ -349,7 +381,7 @@ static int walk_row(walk *w, const rs_row *r, dwl_error *err)
     return 0;
   }
   if (w->scope_all) {
-    w->counts->unchanged++;  /* one update for every version, after the walk */
+    w->t1_only++;  /* one update of every version, after the walk */
     return 0;
   }
   if (w->sink->type1(w->sink->ud, r->vals, 0, err) != 0)
@@ -365,6 +397,11 @@ static int conflict(const scd_engine *e, const rs_row *a, const rs_row *b, dwl_e
   char k[512], when[32];
   describe_key(e, b->vals, k, sizeof k);
   ts_format(&b->lmd, when);
+  if (e->cols.lmd < 0)
+    return err_set(err, DWL_EXIT_FAILED,
+                   "key %s has two different source rows (%s:%llu and %s:%llu) and no lmd to order them; "
+                   "fix the source, dwload does not pick one",
+                   k, ON(e), (unsigned long long)a->origin, ON(e), (unsigned long long)b->origin);
   return err_set(err, DWL_EXIT_FAILED,
                  "key %s has two different source rows with the same lmd %s (%s:%llu and %s:%llu); "
                  "fix the source or its lmd, dwload does not pick one",
@@ -389,8 +426,30 @@ static int late_row(const scd_engine *e, const rs_row *r, int64_t vf_us, int sam
                  ON(e), (unsigned long long)r->origin, k, when, cur);
 }
 
-static int process_scd2(scd_engine *e, const rs_row *const *rows, size_t n, const scd_sink *sink,
-                        scd_counts *counts, dwl_error *err)
+/* Rows of a deleted key dated before its deletion: the deletion was
+ * stamped with a run's clock, later than their lmd.  Only the last of them
+ * matters (the key's state when it was seen again); it takes effect at the
+ * deletion time, so the history has neither overlap nor a version ending
+ * before it starts.  Returns the index of the first row to walk. */
+static size_t skip_before_deletion(rs_row *const *rows, size_t n, int64_t deleted_at, scd_counts *counts)
+{
+  size_t pre = 0;
+  while (pre < n && rows[pre]->lmd.us < deleted_at)
+    pre++;
+  if (pre == 0)
+    return 0;
+  if (pre < n && rows[pre]->lmd.us == deleted_at) {
+    counts->unchanged += (long long)pre;  /* a row at the deletion time supersedes them */
+    return pre;
+  }
+  counts->unchanged += (long long)(pre - 1);
+  rows[pre - 1]->lmd.us = deleted_at;
+  rows[pre - 1]->lmd.date_only = 0;
+  return pre - 1;
+}
+
+static int process_scd2(scd_engine *e, rs_row *const *rows, size_t n, const scd_sink *sink, scd_counts *counts,
+                        dwl_error *err)
 {
   km_entry *cur = keymap_get(&e->km, rows[0]->key);
   walk w = {
@@ -401,41 +460,33 @@ static int process_scd2(scd_engine *e, const rs_row *const *rows, size_t n, cons
     .scope_all = e->spec->type1_scope == T1_ALL && e->cols.nt1 > 0,
     .tombstones = e->spec->delete_style == DELSTYLE_TOMBSTONE,
   };
+  size_t first = 0;
   if (cur && (cur->flags & (KM_LIVE | KM_TOMBSTONE))) {
     w.kind = (cur->flags & KM_LIVE) ? H_DB_LIVE : H_DB_TOMB;
     w.fp2 = cur->fp2;
     w.fp1 = cur->fp1;
     w.vf.us = cur->valid_from;
   }
-  for (size_t i = n; i-- > 0;)
+  if (cur && (cur->flags & (KM_TOMBSTONE | KM_GONE)))
+    first = skip_before_deletion(rows, n, cur->valid_from, counts);
+  for (size_t i = n; i-- > first;)
     if (!is_delete_row(e, rows[i]->vals)) {
       w.last = rows[i];
       break;
     }
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = first; i < n; i++) {
     const rs_row *r = rows[i];
-    if (i > 0 && rows[i - 1]->lmd.us == r->lmd.us) {
+    if (i > first && rows[i - 1]->lmd.us == r->lmd.us) {
       if (!fp_eq(rows[i - 1]->all, r->all))
         return conflict(e, rows[i - 1], r, err);
       counts->unchanged++;  /* an identical duplicate counts once */
       continue;
     }
     int del = is_delete_row(e, r->vals);
-    if (w.kind == H_DB_LIVE || w.kind == H_DB_TOMB) {
-      if (r->lmd.us < w.vf.us && w.kind == H_DB_TOMB) {
-        /* A deletion by absence is stamped with the run's clock, which can
-         * be later than the data's lmd: the revival starts when the
-         * tombstone does, so the history keeps no gap and no overlap. */
-        log_msg(LOG_WARN, "%s:%llu revives a key deleted at a later time; its version starts then", ON(e),
-                (unsigned long long)r->origin);
-        rs_row *rr = (rs_row *)r;
-        rr->lmd.us = w.vf.us;
-      } else if (r->lmd.us < w.vf.us) {
-        return late_row(e, r, w.vf.us, 0, err);
-      } else if (r->lmd.us == w.vf.us && !del && w.kind == H_DB_LIVE && !fp_eq(r->fp2, w.fp2)) {
-        return late_row(e, r, w.vf.us, 1, err);
-      }
-    }
+    if (w.kind == H_DB_LIVE && r->lmd.us < w.vf.us)
+      return late_row(e, r, w.vf.us, 0, err);
+    if (w.kind == H_DB_LIVE && r->lmd.us == w.vf.us && !del && !fp_eq(r->fp2, w.fp2))
+      return late_row(e, r, w.vf.us, 1, err);
     if (del ? walk_delete(&w, r, err) : walk_row(&w, r, err))
       return -1;
   }
@@ -444,17 +495,20 @@ static int process_scd2(scd_engine *e, const rs_row *const *rows, size_t n, cons
     if (emit_pending(&w, 1, none, w.kind == H_PEND_TOMB, err) != 0)
       return -1;
   }
-  if (w.scope_all && cur && w.last && !fp_eq(w.last->fp1, cur->fp1)) {
+  if (w.scope_all && cur && (cur->flags & (KM_LIVE | KM_TOMBSTONE)) && w.last && !fp_eq(w.last->fp1, cur->fp1)) {
     if (sink->type1(sink->ud, w.last->vals, 1, err) != 0)
       return -1;
     counts->updated++;
+    counts->unchanged += w.t1_only > 0 ? w.t1_only - 1 : 0;
+  } else {
+    counts->unchanged += w.t1_only;
   }
   return 0;
 }
 
 /* upsert: one row per key; the last row by lmd is the key's new state. */
-static int process_upsert(scd_engine *e, const rs_row *const *rows, size_t n, const scd_sink *sink,
-                          scd_counts *counts, dwl_error *err)
+static int process_upsert(scd_engine *e, rs_row *const *rows, size_t n, const scd_sink *sink, scd_counts *counts,
+                          dwl_error *err)
 {
   for (size_t i = 1; i < n; i++) {
     if (rows[i - 1]->lmd.us == rows[i]->lmd.us && !fp_eq(rows[i - 1]->all, rows[i]->all))
@@ -499,7 +553,7 @@ int scd_apply(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_error
     return 0;
   size_t *idx = malloc(n * sizeof *idx);
   group *groups = malloc(n * sizeof *groups);
-  const rs_row **rows = malloc(n * sizeof *rows);
+  rs_row **rows = malloc(n * sizeof *rows);
   int rc = -1;
   if (!idx || !groups || !rows) {
     err_set(err, DWL_EXIT_FAILED, "out of memory sorting the delta");
@@ -512,7 +566,7 @@ int scd_apply(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_error
   sort_rs = NULL;
   size_t ng = 0;
   for (size_t i = 0; i < n; i++) {
-    const rs_row *r = &e->delta.rows[idx[i]];
+    rs_row *r = &e->delta.rows[idx[i]];
     rows[i] = r;
     if (i == 0 || !fp_eq(rows[i - 1]->key, r->key)) {
       groups[ng].first = i;
@@ -527,7 +581,7 @@ int scd_apply(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_error
   }
   qsort(groups, ng, sizeof *groups, cmp_groups);
   for (size_t g = 0; g < ng; g++) {
-    const rs_row *const *gr = &rows[groups[g].first];
+    rs_row *const *gr = &rows[groups[g].first];
     int r = e->spec->mode == MODE_UPSERT ? process_upsert(e, gr, groups[g].n, sink, counts, err)
                                          : process_scd2(e, gr, groups[g].n, sink, counts, err);
     if (r != 0)
@@ -576,7 +630,8 @@ int scd_delete_absent(scd_engine *e, const dwl_value *row, const scd_sink *sink,
   if (sink->expire(sink->ud, row, &vt, !tomb, err) != 0)
     return -1;
   if (tomb) {
-    scd_version v = {.vals = row, .t1vals = row, .valid_from = e->run_ts, .open = 1, .current = 1, .deleted = 1};
+    scd_version v = {
+      .vals = row, .t1vals = row, .valid_from = e->run_ts, .open = 1, .current = 1, .deleted = 1, .tombstone = 1};
     if (sink->insert(sink->ud, &v, err) != 0)
       return -1;
     counts->inserted++;

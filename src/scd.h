@@ -37,6 +37,7 @@ typedef struct scd_version {
   dwl_ts valid_to;          /* when !open, already adjusted by the close rule */
   int current;
   int deleted;
+  int tombstone;            /* a tombstone version (delete_style: tombstone) */
 } scd_version;
 
 typedef struct scd_sink {
@@ -82,6 +83,11 @@ ssize_t scd_col_index(const dwl_column *cols, size_t ncols, const char *name);
 /* Registers one current version read from the target.  `row` is in source
  * layout (only key, type 1 and type 2 positions are read). */
 int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, int tombstone, dwl_error *err);
+
+/* Registers the last deleted version of a key that has no current version
+ * (delete_style: expire), so a revival does not overlap its history.
+ * `valid_to` is that version's valid_to as stored. */
+int scd_add_gone(scd_engine *e, const dwl_value *row, const dwl_ts *valid_to, dwl_error *err);
 
 /* Registers one source row.  Rows not past the checkpoint only mark their
  * key as present (for deletes by absence); the others join the delta. */

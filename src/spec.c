@@ -1053,6 +1053,11 @@ static int check_cross(pctx *c)
     return perr(c, line, col, "load.deletes applies only to modes scd2 and upsert (mode is %s)",
                 mode);
   }
+  /* A tombstone is told from a live version only by the deleted flag. */
+  if (s->mode == MODE_SCD2 && s->delete_style == DELSTYLE_TOMBSTONE && !s->deleted) {
+    key_pos(c, "load.delete_style", NULL, &line, &col);
+    return perr(c, line, col, "load.delete_style: tombstone needs a deleted column (dimension.deleted is null)");
+  }
   if (check_lists(c) != 0)
     return -1;
   return check_bookkeeping(c);

@@ -305,7 +305,9 @@ int target_prepare_table(target *t, int create, dwl_error *err)
   return 0;
 }
 
-int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
+enum { SCAN_CURRENT, SCAN_DELETED };
+
+static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int which, target_row_fn fn, void *ud,
                 dwl_error *err)
 {
   if (!t->exists)
@@ -331,7 +333,11 @@ int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, targe
     size_t tc = map[i] + (t->ix[TC_SK] >= 0 ? 1 : 0);
     buf_printf(&sql, "%s%s", i ? ", " : "", t->cols[tc].q);
   }
-  if (scd2) {
+  if (scd2 && which == SCAN_DELETED) {
+    buf_printf(&sql, "%s%s, %s FROM %s WHERE %s = %s AND NOT (%s)", nsel ? ", " : "",
+               t->cols[t->ix[TC_VALID_TO]].q, t->d->true_lit, t->table_q, t->cols[t->ix[TC_DELETED]].q,
+               t->d->true_lit, t->cur_pred);
+  } else if (scd2) {
     buf_printf(&sql, "%s%s", nsel ? ", " : "", t->cols[t->ix[TC_VALID_FROM]].q);
     buf_printf(&sql, ", %s", t->ix[TC_DELETED] >= 0 ? t->cols[t->ix[TC_DELETED]].q : t->d->false_lit);
     buf_printf(&sql, " FROM %s WHERE %s", t->table_q, t->cur_pred);
@@ -387,8 +393,9 @@ int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, targe
     if (scd2) {
       const dwl_value *v = &r[nsel];
       if (v->is_null || ts_parse(v->data, v->len, &vf) != 0) {
-        err_set(err, DWL_EXIT_FAILED, "table %s: a current version has valid_from '%.*s', not a timestamp",
-                t->spec->target_table, (int)(v->is_null ? 4 : v->len), v->is_null ? "NULL" : v->data);
+        err_set(err, DWL_EXIT_FAILED, "table %s: a %s version has %s '%.*s', not a timestamp", t->spec->target_table,
+                which == SCAN_DELETED ? "deleted" : "current", which == SCAN_DELETED ? "valid_to" : "valid_from",
+                (int)(v->is_null ? 4 : v->len), v->is_null ? "NULL" : v->data);
         goto out;
       }
       const dwl_value *d = &r[nsel + 1];
@@ -411,4 +418,17 @@ out:
   free(map);
   free(row);
   return rc;
+}
+
+int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
+                dwl_error *err)
+{
+  return scan(t, cols, ncols, all_cols, SCAN_CURRENT, fn, ud, err);
+}
+
+int target_scan_deleted(target *t, const size_t *cols, size_t ncols, target_row_fn fn, void *ud, dwl_error *err)
+{
+  if (t->spec->mode != MODE_SCD2 || t->ix[TC_DELETED] < 0)
+    return 0;
+  return scan(t, cols, ncols, 0, SCAN_DELETED, fn, ud, err);
 }

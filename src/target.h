@@ -64,6 +64,9 @@ typedef int (*target_row_fn)(void *ud, const dwl_value *row, const dwl_ts *valid
                              dwl_error *err);
 int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
                 dwl_error *err);
+/* Deleted versions that are not current (scd2, expire style); the
+ * callback's timestamp is the version's valid_to. */
+int target_scan_deleted(target *t, const size_t *cols, size_t ncols, target_row_fn fn, void *ud, dwl_error *err);
 
 /* Parameters of cur_pred (0 or 1 values: the open end). */
 size_t target_cur_params(const target *t, dwl_value *out);

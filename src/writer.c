@@ -408,8 +408,13 @@ static int sink_insert(void *ud, const scd_version *v, dwl_error *err)
   if (t->ix[TC_DELETED] >= 0)
     set_text(&w->row[t->ix[TC_DELETED]], v->deleted ? t->d->true_val : t->d->false_val);
   if (t->ix[TC_SK] >= 0) {
-    if (t->spec->sk_strategy == SK_HASH)
-      fp_sha256_hex(v->vals, c->key, c->nkey, w->vf, strlen(w->vf), w->sk);
+    if (t->spec->sk_strategy == SK_HASH) {
+      /* A key deleted and revived at the same instant has a tombstone and a
+       * version with one valid_from: the marker keeps their keys apart. */
+      char extra[48];
+      int n = snprintf(extra, sizeof extra, "%s%s", w->vf, v->tombstone ? "|tombstone" : "");
+      fp_sha256_hex(v->vals, c->key, c->nkey, extra, (size_t)n, w->sk);
+    }
     else
       snprintf(w->sk, sizeof w->sk, "%" PRId64, w->next_sk++);
     set_text(&w->row[t->ix[TC_SK]], w->sk);

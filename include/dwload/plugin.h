@@ -67,7 +67,7 @@ typedef struct dwl_option {
   int type;              /* enum dwl_opt_type */
   int required;          /* non-zero: the spec must give it */
   const char *def;       /* default as text (NULL: none) */
-  const char *help;      /* one line for `dwload plugins` and errors */
+  const char *help;      /* one line for listings and error messages */
 } dwl_option;
 
 /* One column of a source. */

@@ -150,4 +150,44 @@ is "$(sql 'SELECT count(*) - count(DISTINCT id) FROM kills')" 0 "no duplicates a
 is "$(sql "SELECT last_status || '|' || (running_since IS NULL) FROM dwload_state WHERE job = 'nightly_kill'")" \
   "ok|1" "state row: ok, no run in progress"
 
+# ---- a run that waits for the lock reads the checkpoint it leaves -------------
+# The second run's driver waits up to 30 s for the write lock instead of
+# giving up, so it queues behind the first; it must read the checkpoint the
+# first one commits, not the one stored before (append would duplicate).
+FIFO3="$WORK/wait.fifo"
+mkfifo "$FIFO3"
+W1=$(lock_job nightly_wait waits)
+sed "s|$WH_CONN|$WH_CONN;Timeout=30000|" "$W1" >"$WORK/nightly_wait_patient.yaml"
+W2="$WORK/nightly_wait_patient.yaml"
+exec 5<>"$FIFO3"
+FEED="$FIFO3" "$DWLOAD" run "$W1" >"$WORK/run3.out" 2>"$WORK/run3.err" 5>&- &
+PID3=$!
+{ echo "id,name,lmd"; gen_rows 1 100 "2024-03-01 00:00:00"; } >&5
+if wait_held nightly_wait; then
+  pass "first run holds the lock"
+else
+  fail "first run holds the lock" "$(cat "$WORK/run3.err")"
+fi
+# The second feed repeats the first run's rows and adds newer ones.
+{ echo "id,name,lmd"; gen_rows 1 100 "2024-03-01 00:00:00"; gen_rows 101 105 "2024-03-02 00:00:00"; } \
+  >"$WORK/wait2.csv"
+FEED="$WORK/wait2.csv" "$DWLOAD" run "$W2" >"$WORK/run4.out" 2>"$WORK/run4.err" 5>&- &
+PID4=$!
+# Once it says it connected, it is at the lock (it reads nothing before).
+i=0
+while [ $i -lt 100 ] && ! grep -q "connected to" "$WORK/run4.err" 2>/dev/null; do
+  sleep 0.1
+  i=$((i + 1))
+done
+like "$(cat "$WORK/run4.err")" "connected to" "second run reached the lock"
+exec 5>&-
+finish "$PID3"
+is "$?" 0 "first run finishes"
+finish "$PID4"
+is "$?" 0 "second run, which waited for the lock, succeeds"
+LAST=$(tail -n 1 "$WORK/run4.out")
+is "$(field skipped)" 100 "it skips the rows the first run committed while it waited"
+is "$(field inserted)" 5 "it inserts only the newer rows"
+is "$(sql 'SELECT count(*) || "|" || count(DISTINCT id) FROM waits')" "105|105" "no row loaded twice"
+
 done_testing

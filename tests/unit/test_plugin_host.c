@@ -208,6 +208,21 @@ START_TEST(unknown_option_suggests)
 }
 END_TEST
 
+START_TEST(unknown_option_lists_the_options)
+{
+  use_test_plugins();
+  spec_opt o[2] = {scalar("label", "x", 6), scalar("zzzzzzzz", "5", 9)};
+  source_config c = config(o, 2);
+  dwl_error err;
+  err_init(&err);
+  dwl_source *s;
+  ck_assert_int_eq(source_open(&c, &s, &err), -1);
+  ck_assert_int_eq(err.code, DWL_EXIT_USAGE);
+  ck_assert_ptr_nonnull(strstr(err.msg, "job.yaml:9:3: unknown option 'zzzzzzzz' for plugin tiny"));
+  ck_assert_ptr_nonnull(strstr(err.msg, "its options: plugin, rows, label, fail_at"));
+}
+END_TEST
+
 START_TEST(missing_required_option)
 {
   use_test_plugins();
@@ -295,6 +310,7 @@ static Suite *make_suite(void)
   tcase_add_test(opts, loads_and_reads_batches);
   tcase_add_test(opts, default_option_applies);
   tcase_add_test(opts, unknown_option_suggests);
+  tcase_add_test(opts, unknown_option_lists_the_options);
   tcase_add_test(opts, missing_required_option);
   tcase_add_test(opts, wrong_option_type);
   tcase_add_test(opts, list_where_scalar_expected);
