@@ -1,1 +1,793 @@
-echo "1..0 # SKIP not written yet"
+# SCD type 2 through the real binary: each numbered semantic of the change
+# engine (new keys, chains, collapse, duplicates, fingerprints, bookkeeping
+# variants, close rules, surrogate keys, plan, asof, late rows) checked
+# against the exact table left in the SQLite warehouse.
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+
+# mkjob NAME CSV TABLE [SOURCE-LINES]: a csv -> scd2 job; the load: and
+# dimension: sections come on stdin.  Prints the job file's path.
+mkjob() {
+  {
+    printf 'version: 1\njob: %s\nsource:\n  plugin: csv\n  path: %s\n' "$1" "$2"
+    if [ -n "${4:-}" ]; then printf '%s\n' "$4"; fi
+    printf 'target:\n  connection: "%s"\n  table: %s\n' "$WH_CONN" "$3"
+    cat
+  } >"$WORK/$1.yaml"
+  echo "$WORK/$1.yaml"
+}
+
+# sqln QUERY: like sql, NULL printed as <null> (so '' and NULL differ)
+sqln() {
+  sqlite3 -batch -noheader -nullvalue '<null>' "$WH" "$1"
+}
+
+# tdump TABLE: the table's full content (schema and rows) as text
+tdump() {
+  sqlite3 -batch "$WH" ".dump $1"
+}
+
+# counts: the summary's counts in LAST, on one line
+counts() {
+  printf '%s' "$LAST" | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+print(" ".join("%s=%s" % (k, d.get(k)) for k in
+      ("read", "skipped", "inserted", "expired", "updated", "deleted", "unchanged")))'
+}
+
+# run_ok JOB MSG: runs the job, asserts exit 0
+run_ok() {
+  dw run "$1"
+  is "$RC" 0 "$2: exit 0" 
+  if [ "$RC" != 0 ]; then echo "# stderr: $ERR"; fi
+}
+
+# cols TABLE: the table's column names, comma-separated
+cols() {
+  sql "select group_concat(name, ',') from pragma_table_info('$1')"
+}
+
+# ---- (1) new keys --------------------------------------------------------
+csv=$(file new.csv <<'EOF'
+id,name,address,lmd
+1,Ann,Street 1,2024-01-01 10:00:00
+2,Bob,Road 2,2024-01-02 11:00:00
+3,Cy,Lane 3,2024-01-03 12:00:00
+EOF
+)
+j=$(mkjob new "$csv" d_new <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+run_ok "$j" "new keys"
+is "$(counts)" "read=3 skipped=0 inserted=3 expired=0 updated=0 deleted=0 unchanged=0" "new keys: counts"
+is "$(field checkpoint)" "2024-01-03 12:00:00" "new keys: checkpoint is the greatest lmd"
+is "$(cols d_new)" "dim_id,id,name,address,lmd,valid_from,valid_to,is_current,is_deleted" \
+  "new keys: the table has the source and the default bookkeeping columns"
+is "$(sqln 'select dim_id, id, name, address, lmd, valid_from, valid_to, is_current, is_deleted from d_new order by dim_id')" \
+"1|1|Ann|Street 1|2024-01-01 10:00:00|2024-01-01 10:00:00|<null>|1|0
+2|2|Bob|Road 2|2024-01-02 11:00:00|2024-01-02 11:00:00|<null>|1|0
+3|3|Cy|Lane 3|2024-01-03 12:00:00|2024-01-03 12:00:00|<null>|1|0" \
+  "new keys: one current version each, valid_from = lmd, open end NULL, not deleted"
+
+# ---- (2) a chain of versions of one key, source order shuffled ------------
+csv=$(file chain.csv <<'EOF'
+id,city,lmd
+K,Paris,2024-03-01 00:00:00
+K,Berlin,2024-01-01 00:00:00
+K,Rome,2024-02-01 00:00:00
+EOF
+)
+j=$(mkjob chain "$csv" d_chain <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+run_ok "$j" "chain"
+is "$(counts)" "read=3 skipped=0 inserted=3 expired=0 updated=0 deleted=0 unchanged=0" "chain: counts"
+is "$(sqln 'select dim_id, city, valid_from, valid_to, is_current from d_chain order by valid_from')" \
+"1|Berlin|2024-01-01 00:00:00|2024-02-01 00:00:00|0
+2|Rome|2024-02-01 00:00:00|2024-03-01 00:00:00|0
+3|Paris|2024-03-01 00:00:00|<null>|1" \
+  "chain: three versions ordered by lmd, each closed at the next one's start, only the last current"
+
+# ---- (2) collapse of consecutive equal rows; a flip-flop is kept ----------
+csv=$(file collapse.csv <<'EOF'
+id,city,lmd
+A,Oslo,2024-01-01 00:00:00
+A,Oslo,2024-01-02 00:00:00
+A,Oslo,2024-01-03 00:00:00
+A,Bergen,2024-01-04 00:00:00
+B,Oslo,2024-01-01 00:00:00
+B,Bergen,2024-01-02 00:00:00
+B,Oslo,2024-01-03 00:00:00
+EOF
+)
+j=$(mkjob collapse "$csv" d_collapse <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+run_ok "$j" "collapse"
+is "$(counts)" "read=7 skipped=0 inserted=5 expired=0 updated=0 deleted=0 unchanged=2" \
+  "collapse: the rows that only moved the lmd count as unchanged"
+is "$(sqln 'select id, city, lmd, valid_from, valid_to, is_current from d_collapse order by id, valid_from')" \
+"A|Oslo|2024-01-01 00:00:00|2024-01-01 00:00:00|2024-01-04 00:00:00|0
+A|Bergen|2024-01-04 00:00:00|2024-01-04 00:00:00|<null>|1
+B|Oslo|2024-01-01 00:00:00|2024-01-01 00:00:00|2024-01-02 00:00:00|0
+B|Bergen|2024-01-02 00:00:00|2024-01-02 00:00:00|2024-01-03 00:00:00|0
+B|Oslo|2024-01-03 00:00:00|2024-01-03 00:00:00|<null>|1" \
+  "collapse: three equal rows make one version; Oslo-Bergen-Oslo stays three versions"
+
+# ---- no-op row, then a rerun of the same file -----------------------------
+csv=$(file noop1.csv <<'EOF'
+id,name,city,lmd
+1,Ann,Oslo,2024-01-01 00:00:00
+2,Bob,Rome,2024-01-01 00:00:00
+EOF
+)
+j=$(mkjob noop "$csv" d_noop <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+run_ok "$j" "no-op: first run"
+before=$(tdump d_noop)
+file noop1.csv >/dev/null <<'EOF'
+id,name,city,lmd
+1,Ann,Oslo,2024-01-01 00:00:00
+2,Bob,Rome,2024-02-01 00:00:00
+EOF
+run_ok "$j" "no-op: a row past the checkpoint with the same values"
+is "$(counts)" "read=2 skipped=1 inserted=0 expired=0 updated=0 deleted=0 unchanged=1" "no-op: counted unchanged"
+is "$(field checkpoint)" "2024-02-01 00:00:00" "no-op: the checkpoint still moves on"
+is "$(tdump d_noop)" "$before" "no-op: the table is byte for byte the same"
+run_ok "$j" "rerun of the same file"
+is "$(counts)" "read=2 skipped=2 inserted=0 expired=0 updated=0 deleted=0 unchanged=0" "rerun: every row skipped"
+is "$(tdump d_noop)" "$before" "rerun: the table is byte for byte the same"
+
+# ---- type 1: scope current and scope all; type 1 + type 2 in one row ------
+for scope in current all; do
+  file t1_$scope.csv >/dev/null <<'EOF'
+id,name,city,lmd
+1,Ann,Oslo,2024-01-01 00:00:00
+1,Ann,Rome,2024-02-01 00:00:00
+2,Bob,Oslo,2024-01-01 00:00:00
+EOF
+  j=$(mkjob t1_$scope "$WORK/t1_$scope.csv" d_t1_$scope <<EOF
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+  type1: [name]
+  type1_scope: $scope
+EOF
+  )
+  run_ok "$j" "type1 $scope: first run"
+  file t1_$scope.csv >/dev/null <<'EOF'
+id,name,city,lmd
+1,Anna,Rome,2024-03-01 00:00:00
+2,Bob,Oslo,2024-01-01 00:00:00
+EOF
+  run_ok "$j" "type1 $scope: a type 1 change"
+  is "$(counts)" "read=2 skipped=1 inserted=0 expired=0 updated=1 deleted=0 unchanged=0" \
+    "type1 $scope: updated in place, no new version"
+  if [ $scope = current ]; then
+    exp="1|1|Ann|Oslo|2024-01-01 00:00:00|2024-02-01 00:00:00|0
+1|2|Anna|Rome|2024-02-01 00:00:00|<null>|1
+2|3|Bob|Oslo|2024-01-01 00:00:00|<null>|1"
+    msg="type1 current: only the current version has the new name"
+  else
+    exp="1|1|Anna|Oslo|2024-01-01 00:00:00|2024-02-01 00:00:00|0
+1|2|Anna|Rome|2024-02-01 00:00:00|<null>|1
+2|3|Bob|Oslo|2024-01-01 00:00:00|<null>|1"
+    msg="type1 all: every version of the key has the new name"
+  fi
+  is "$(sqln "select id, dim_id, name, city, valid_from, valid_to, is_current from d_t1_$scope order by id, valid_from")" \
+    "$exp" "$msg"
+  file t1_$scope.csv >/dev/null <<'EOF'
+id,name,city,lmd
+1,Anne,Lima,2024-04-01 00:00:00
+EOF
+  run_ok "$j" "type1 $scope: a type 1 and a type 2 change in one row"
+  # scope all also overwrites the older versions' name in place: updated 1.
+  if [ $scope = current ]; then n_upd=0; else n_upd=1; fi
+  is "$(counts)" "read=1 skipped=0 inserted=1 expired=1 updated=$n_upd deleted=0 unchanged=0" \
+    "type1 $scope: type 1 + type 2 change makes one new version"
+  if [ $scope = current ]; then
+    exp="1|Ann|Oslo|2024-01-01 00:00:00|2024-02-01 00:00:00|0
+2|Anna|Rome|2024-02-01 00:00:00|2024-04-01 00:00:00|0
+4|Anne|Lima|2024-04-01 00:00:00|<null>|1"
+    msg="type1 current: the new version carries the new name, the closed ones keep theirs"
+  else
+    exp="1|Anne|Oslo|2024-01-01 00:00:00|2024-02-01 00:00:00|0
+2|Anne|Rome|2024-02-01 00:00:00|2024-04-01 00:00:00|0
+4|Anne|Lima|2024-04-01 00:00:00|<null>|1"
+    msg="type1 all: the new name is on every version, old and new"
+  fi
+  is "$(sqln "select dim_id, name, city, valid_from, valid_to, is_current from d_t1_$scope where id = '1' order by valid_from")" \
+    "$exp" "$msg"
+done
+
+# ---- (3) same-lmd duplicates: identical count once, different fail --------
+csv=$(file dup.csv <<'EOF'
+id,city,lmd
+1,Oslo,2024-01-01 00:00:00
+1,Oslo,2024-01-01 00:00:00
+2,Rome,2024-01-01 00:00:00
+EOF
+)
+j=$(mkjob dup "$csv" d_dup <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+run_ok "$j" "identical duplicates"
+is "$(counts)" "read=3 skipped=0 inserted=2 expired=0 updated=0 deleted=0 unchanged=1" \
+  "identical duplicates: one version, the copy unchanged"
+is "$(sqln 'select id, city, valid_from, is_current from d_dup order by id')" \
+"1|Oslo|2024-01-01 00:00:00|1
+2|Rome|2024-01-01 00:00:00|1" "identical duplicates: one version per key"
+before=$(tdump d_dup)
+file dup.csv >/dev/null <<'EOF'
+id,city,lmd
+2,Lima,2024-02-01 00:00:00
+3,Kiev,2024-02-01 00:00:00
+1,Oslo,2024-02-01 00:00:00
+4,Graz,2024-02-01 00:00:00
+1,Bonn,2024-02-01 00:00:00
+EOF
+dw run "$j"
+is "$RC" 1 "conflicting duplicates: exit 1"
+like "$ERR" "(id='1')" "conflicting duplicates: the message names the key"
+like "$ERR" "dup.csv:4 and dup.csv:6" "conflicting duplicates: the message names both source rows"
+is "$(field status)" "failed" "conflicting duplicates: summary status failed"
+is "$(tdump d_dup)" "$before" "conflicting duplicates: nothing written (not even the other keys' changes)"
+dw state "$j"
+like "$OUT" "checkpoint:  2024-01-01 00:00:00" "conflicting duplicates: the checkpoint did not move"
+
+# ---- (6) fingerprints: ("ab","c") vs ("a","bc"); NULL vs "" -------------
+csv=$(file fp.csv <<'EOF'
+id,a,b,lmd
+1,ab,c,2024-01-01 00:00:00
+EOF
+)
+j=$(mkjob fp "$csv" d_fp <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+run_ok "$j" "fingerprint: first run"
+file fp.csv >/dev/null <<'EOF'
+id,a,b,lmd
+1,a,bc,2024-01-02 00:00:00
+EOF
+run_ok "$j" "fingerprint: shifted boundary"
+is "$(counts)" "read=1 skipped=0 inserted=1 expired=1 updated=0 deleted=0 unchanged=0" \
+  "fingerprint: (\"ab\",\"c\") -> (\"a\",\"bc\") is a change"
+is "$(sqln 'select a, b, valid_from, valid_to, is_current from d_fp order by valid_from')" \
+"ab|c|2024-01-01 00:00:00|2024-01-02 00:00:00|0
+a|bc|2024-01-02 00:00:00|<null>|1" "fingerprint: two versions"
+
+csv=$(file nul.csv <<'EOF'
+id,x,lmd
+1,,2024-01-01 00:00:00
+EOF
+)
+j=$(mkjob nul "$csv" d_nul <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+run_ok "$j" "NULL vs empty: NULL first"
+file nul.csv >/dev/null <<'EOF'
+id,x,lmd
+1,"",2024-01-02 00:00:00
+EOF
+run_ok "$j" "NULL vs empty: then \"\""
+is "$(counts)" "read=1 skipped=0 inserted=1 expired=1 updated=0 deleted=0 unchanged=0" "NULL -> \"\" is a change"
+file nul.csv >/dev/null <<'EOF'
+id,x,lmd
+1,"",2024-01-03 00:00:00
+EOF
+run_ok "$j" "NULL vs empty: \"\" again"
+is "$(counts)" "read=1 skipped=0 inserted=0 expired=0 updated=0 deleted=0 unchanged=1" \
+  "\"\" -> \"\" (read back from the table) is no change"
+file nul.csv >/dev/null <<'EOF'
+id,x,lmd
+1,,2024-01-04 00:00:00
+EOF
+run_ok "$j" "NULL vs empty: NULL again"
+is "$(counts)" "read=1 skipped=0 inserted=1 expired=1 updated=0 deleted=0 unchanged=0" "\"\" -> NULL is a change"
+is "$(sqln 'select quote(x), valid_from, valid_to, is_current from d_nul order by valid_from')" \
+"NULL|2024-01-01 00:00:00|2024-01-02 00:00:00|0
+''|2024-01-02 00:00:00|2024-01-04 00:00:00|0
+NULL|2024-01-04 00:00:00|<null>|1" "NULL vs empty: three versions, NULL and '' stored as such"
+
+# ---- close rules and open_end literals ------------------------------------
+# day_before over dates, across two runs (closing a version in the table
+# and closing one inside the run); open end a date literal.
+csv=$(file dayb.csv <<'EOF'
+id,v,lmd
+1,a,2024-01-01
+2,a,2024-01-15
+EOF
+)
+j=$(mkjob dayb "$csv" d_dayb <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+dimension:
+  close: day_before
+  open_end: "2099-12-31"
+EOF
+)
+run_ok "$j" "day_before: first run"
+file dayb.csv >/dev/null <<'EOF'
+id,v,lmd
+1,b,2024-02-01
+1,c,2024-03-01
+2,b,2024-03-01
+2,c,2024-03-02
+EOF
+run_ok "$j" "day_before: second run"
+is "$(counts)" "read=4 skipped=0 inserted=4 expired=2 updated=0 deleted=0 unchanged=0" "day_before: counts"
+is "$(sqln 'select id, v, lmd, valid_from, valid_to, is_current from d_dayb order by id, valid_from')" \
+"1|a|2024-01-01|2024-01-01|2024-01-31|0
+1|b|2024-02-01|2024-02-01|2024-02-29|0
+1|c|2024-03-01|2024-03-01|2099-12-31|1
+2|a|2024-01-15|2024-01-15|2024-02-29|0
+2|b|2024-03-01|2024-03-01|2024-03-01|0
+2|c|2024-03-02|2024-03-02|2099-12-31|1" \
+  "day_before: valid_to is the day before the next start (leap day, one-day version); open end 2099-12-31"
+
+# second_before over timestamps; open end a timestamp literal
+csv=$(file secb.csv <<'EOF'
+id,v,lmd
+1,a,2024-01-01 10:00:00
+1,b,2024-01-02 08:30:00
+1,c,2024-01-03 00:00:00
+EOF
+)
+j=$(mkjob secb "$csv" d_secb <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+dimension:
+  close: second_before
+  open_end: "9999-12-31 23:59:59"
+EOF
+)
+run_ok "$j" "second_before"
+is "$(sqln 'select v, valid_from, valid_to, is_current from d_secb order by valid_from')" \
+"a|2024-01-01 10:00:00|2024-01-02 08:29:59|0
+b|2024-01-02 08:30:00|2024-01-02 23:59:59|0
+c|2024-01-03 00:00:00|9999-12-31 23:59:59|1" "second_before: valid_to one second before the next start"
+file secb.csv >/dev/null <<'EOF'
+id,v,lmd
+1,d,2024-01-05 12:00:00
+EOF
+run_ok "$j" "second_before: second run"
+is "$(sqln 'select v, valid_from, valid_to, is_current from d_secb order by valid_from')" \
+"a|2024-01-01 10:00:00|2024-01-02 08:29:59|0
+b|2024-01-02 08:30:00|2024-01-02 23:59:59|0
+c|2024-01-03 00:00:00|2024-01-05 11:59:59|0
+d|2024-01-05 12:00:00|9999-12-31 23:59:59|1" "second_before: the open-ended version closed by the next run"
+
+# at_next (the default), explicitly
+csv=$(file atn.csv <<'EOF'
+id,v,lmd
+1,a,2024-01-01 10:00:00
+1,b,2024-01-02 08:30:15
+EOF
+)
+j=$(mkjob atn "$csv" d_atn <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+dimension:
+  close: at_next
+EOF
+)
+run_ok "$j" "at_next"
+is "$(sqln 'select v, valid_from, valid_to from d_atn order by valid_from')" \
+"a|2024-01-01 10:00:00|2024-01-02 08:30:15
+b|2024-01-02 08:30:15|<null>" "at_next: valid_to equals the next valid_from"
+
+# ---- surrogate keys: sequence across runs ---------------------------------
+csv=$(file seq.csv <<'EOF'
+id,v,lmd
+1,a,2024-01-01 00:00:00
+2,a,2024-01-01 00:00:00
+3,a,2024-01-01 00:00:00
+EOF
+)
+j=$(mkjob seq "$csv" d_seq <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+dimension:
+  surrogate_key: sk
+EOF
+)
+run_ok "$j" "sequence: first run"
+# A key inserted by hand far above the others: the next run continues from max.
+sql "insert into d_seq (sk, id, v, lmd, valid_from, valid_to, is_current, is_deleted) values (10, '9', 'z', '2023-01-01 00:00:00', '2023-01-01 00:00:00', null, 1, 0)"
+file seq.csv >/dev/null <<'EOF'
+id,v,lmd
+2,b,2024-02-01 00:00:00
+4,a,2024-02-01 00:00:00
+EOF
+run_ok "$j" "sequence: second run"
+is "$(sqln 'select sk, id, v, is_current from d_seq order by sk')" \
+"1|1|a|1
+2|2|a|0
+3|3|a|1
+10|9|z|1
+11|2|b|1
+12|4|a|1" "sequence: new versions numbered from max(sk)+1"
+
+# ---- surrogate keys: sha256 hash ------------------------------------------
+csv=$(file hash.csv <<'EOF'
+k1,k2,v,lmd
+A,x,1,2024-01-01 00:00:00
+A,x,2,2024-02-01 00:00:00
+B,,1,2024-01-01 00:00:00
+EOF
+)
+hashjob() {
+  mkjob "$1" "$csv" d_hash <<'EOF'
+load:
+  mode: scd2
+  key: [k1, k2]
+  lmd: lmd
+dimension:
+  surrogate_key: hk
+  surrogate_strategy: hash
+EOF
+}
+j=$(hashjob hash)
+run_ok "$j" "hash: first run"
+# The expected digests, computed here from the documented encoding:
+# per value 0x00 for NULL, else 0x01, length (8 bytes LE), bytes; key
+# values in key order, then valid_from's canonical text.
+expect_hash() {
+  python3 - "$@" <<'EOF'
+import hashlib, struct, sys
+def enc(v):
+    if v is None:
+        return b"\x00"
+    b = v.encode()
+    return b"\x01" + struct.pack("<Q", len(b)) + b
+args = sys.argv[1:]
+vals = [None if a == "<null>" else a for a in args]
+print(hashlib.sha256(b"".join(enc(v) for v in vals)).hexdigest())
+EOF
+}
+h1=$(expect_hash A x "2024-01-01 00:00:00")
+h2=$(expect_hash A x "2024-02-01 00:00:00")
+h3=$(expect_hash B "<null>" "2024-01-01 00:00:00")
+is "$(sqln 'select hk, k1, k2, v, valid_from from d_hash order by k1, valid_from')" \
+"$h1|A|x|1|2024-01-01 00:00:00
+$h2|A|x|2|2024-02-01 00:00:00
+$h3|B|<null>|1|2024-01-01 00:00:00" "hash: sha256 hex of the key values and valid_from"
+is "$(sql "select count(*), count(distinct hk), min(length(hk)), max(length(hk)), sum(hk glob '*[^0-9a-f]*') from d_hash")" \
+  "3|3|64|64|0" "hash: 64 lowercase hex characters, distinct per version"
+before=$(tdump d_hash)
+run_ok "$j" "hash: rerun"
+is "$(tdump d_hash)" "$before" "hash: the rerun leaves every key as it was"
+# The same input into a fresh warehouse gives the same keys.
+WH_SAVE=$WH
+WH="$WORK/fresh.db"
+WH_CONN="Driver=SQLite3;Database=$WH"
+j=$(hashjob hash2)
+run_ok "$j" "hash: rebuild elsewhere"
+is "$(sql 'select hk from d_hash order by hk')" "$(sql 'select hk from d_hash order by hk' "$WH_SAVE")" \
+  "hash: a rebuild from the same input gives the same keys"
+WH=$WH_SAVE
+WH_CONN="Driver=SQLite3;Database=$WH"
+
+# ---- bookkeeping columns left out -----------------------------------------
+# surrogate_key: null, current: null, deleted: null, open end NULL: the
+# current predicate is valid_to IS NULL.
+csv=$(file bare.csv <<'EOF'
+id,v,lmd
+1,a,2024-01-01 00:00:00
+2,a,2024-01-01 00:00:00
+EOF
+)
+j=$(mkjob bare "$csv" d_bare <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+dimension:
+  surrogate_key: null
+  current: null
+  deleted: null
+EOF
+)
+run_ok "$j" "bare: first run"
+is "$(cols d_bare)" "id,v,lmd,valid_from,valid_to" "bare: no surrogate, current or deleted column"
+file bare.csv >/dev/null <<'EOF'
+id,v,lmd
+1,b,2024-02-01 00:00:00
+2,a,2024-02-01 00:00:00
+EOF
+run_ok "$j" "bare: second run"
+is "$(counts)" "read=2 skipped=0 inserted=1 expired=1 updated=0 deleted=0 unchanged=1" "bare: counts"
+file bare.csv >/dev/null <<'EOF'
+id,v,lmd
+1,c,2024-03-01 00:00:00
+EOF
+run_ok "$j" "bare: third run"
+is "$(sqln 'select id, v, valid_from, valid_to from d_bare order by id, valid_from')" \
+"1|a|2024-01-01 00:00:00|2024-02-01 00:00:00
+1|b|2024-02-01 00:00:00|2024-03-01 00:00:00
+1|c|2024-03-01 00:00:00|<null>
+2|a|2024-01-01 00:00:00|<null>" "bare: only the open version (valid_to IS NULL) is closed each time"
+
+# surrogate_key: null alone, deleted: null alone
+for col in surrogate_key deleted; do
+  file one_$col.csv >/dev/null <<'EOF'
+id,v,lmd
+1,a,2024-01-01 00:00:00
+2,a,2024-01-01 00:00:00
+EOF
+  j=$(mkjob one_$col "$WORK/one_$col.csv" d_one_$col <<EOF
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+dimension:
+  $col: null
+EOF
+  )
+  run_ok "$j" "$col null: first run"
+  file one_$col.csv >/dev/null <<'EOF'
+id,v,lmd
+1,b,2024-02-01 00:00:00
+EOF
+  run_ok "$j" "$col null: second run"
+  is "$(counts)" "read=1 skipped=0 inserted=1 expired=1 updated=0 deleted=0 unchanged=0" "$col null: counts"
+  if [ $col = surrogate_key ]; then
+    is "$(cols d_one_$col)" "id,v,lmd,valid_from,valid_to,is_current,is_deleted" "surrogate_key null: no surrogate column"
+    is "$(sqln "select id, v, valid_from, valid_to, is_current, is_deleted from d_one_$col order by id, valid_from")" \
+"1|a|2024-01-01 00:00:00|2024-02-01 00:00:00|0|0
+1|b|2024-02-01 00:00:00|<null>|1|0
+2|a|2024-01-01 00:00:00|<null>|1|0" "surrogate_key null: exact table"
+  else
+    is "$(cols d_one_$col)" "dim_id,id,v,lmd,valid_from,valid_to,is_current" "deleted null: no deleted column"
+    is "$(sqln "select dim_id, id, v, valid_from, valid_to, is_current from d_one_$col order by id, valid_from")" \
+"1|1|a|2024-01-01 00:00:00|2024-02-01 00:00:00|0
+3|1|b|2024-02-01 00:00:00|<null>|1
+2|2|a|2024-01-01 00:00:00|<null>|1" "deleted null: exact table"
+  fi
+done
+
+# current: null with a literal open end: the current predicate is
+# valid_to = the open end.
+csv=$(file bare2.csv <<'EOF'
+id,v,lmd
+1,a,2024-01-01 00:00:00
+EOF
+)
+j=$(mkjob bare2 "$csv" d_bare2 <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+dimension:
+  current: null
+  open_end: "9999-12-31 23:59:59"
+EOF
+)
+run_ok "$j" "current null + open end: first run"
+is "$(cols d_bare2)" "dim_id,id,v,lmd,valid_from,valid_to,is_deleted" "current null: no current column"
+file bare2.csv >/dev/null <<'EOF'
+id,v,lmd
+1,b,2024-02-01 00:00:00
+EOF
+run_ok "$j" "current null + open end: second run"
+file bare2.csv >/dev/null <<'EOF'
+id,v,lmd
+1,b,2024-03-01 00:00:00
+1,c,2024-04-01 00:00:00
+EOF
+run_ok "$j" "current null + open end: third run"
+is "$(counts)" "read=2 skipped=0 inserted=1 expired=1 updated=0 deleted=0 unchanged=1" \
+  "current null + open end: the version with valid_to = open end is the one compared"
+is "$(sqln 'select dim_id, v, valid_from, valid_to, is_deleted from d_bare2 order by valid_from')" \
+"1|a|2024-01-01 00:00:00|2024-02-01 00:00:00|0
+2|b|2024-02-01 00:00:00|2024-04-01 00:00:00|0
+3|c|2024-04-01 00:00:00|9999-12-31 23:59:59|0" "current null + open end: exact table"
+
+# ---- valid_from is the lmd column -----------------------------------------
+csv=$(file vflmd.csv <<'EOF'
+id,v,changed_at
+1,a,2024-01-01 00:00:00
+EOF
+)
+j=$(mkjob vflmd "$csv" d_vflmd <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: changed_at
+dimension:
+  valid_from: changed_at
+EOF
+)
+run_ok "$j" "valid_from = lmd: first run"
+is "$(cols d_vflmd)" "dim_id,id,v,changed_at,valid_to,is_current,is_deleted" \
+  "valid_from = lmd: no separate valid_from column"
+file vflmd.csv >/dev/null <<'EOF'
+id,v,changed_at
+1,b,2024-02-01 00:00:00
+1,b,2024-02-15 00:00:00
+EOF
+run_ok "$j" "valid_from = lmd: second run"
+is "$(counts)" "read=2 skipped=0 inserted=1 expired=1 updated=0 deleted=0 unchanged=1" "valid_from = lmd: counts"
+is "$(sqln 'select dim_id, v, changed_at, valid_to, is_current from d_vflmd order by changed_at')" \
+"1|a|2024-01-01 00:00:00|2024-02-01 00:00:00|0
+2|b|2024-02-01 00:00:00|<null>|1" "valid_from = lmd: the lmd column starts each version"
+dw asof "$j" --at "2024-01-15"
+is "$OUT" "dim_id,id,v,changed_at,valid_to
+1,1,a,2024-01-01 00:00:00,2024-02-01 00:00:00" "valid_from = lmd: asof reads it"
+
+# ---- plan and plan --sql ---------------------------------------------------
+csv=$(file plan.csv <<'EOF'
+id,v,lmd
+1,a,2024-01-01 00:00:00
+2,a,2024-01-01 00:00:00
+3,a,2024-01-01 00:00:00
+EOF
+)
+j=$(mkjob plan "$csv" d_plan <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+run_ok "$j" "plan: first run"
+file plan.csv >/dev/null <<'EOF'
+id,v,lmd
+1,a,2024-01-01 00:00:00
+2,b,2024-02-01 00:00:00
+3,a,2024-02-01 00:00:00
+4,O'Neil,2024-02-01 00:00:00
+EOF
+before=$(wh_dump)
+dw plan "$j"
+is "$RC" 0 "plan: exit 0"
+plan_counts=$(counts)
+is "$plan_counts" "read=4 skipped=1 inserted=2 expired=1 updated=0 deleted=0 unchanged=1" "plan: the counts"
+is "$(wh_dump)" "$before" "plan: the warehouse (tables and job state) is unchanged"
+dw plan --sql "$j"
+is "$RC" 0 "plan --sql: exit 0"
+like "$OUT" 'UPDATE "d_plan" SET "valid_to" = ?, "is_current" = 0, "is_deleted" = ? WHERE "id" IS ? AND "is_current" = 1;' \
+  "plan --sql: the expire UPDATE"
+like "$OUT" "  -- ('2024-02-01 00:00:00', '0', '2')" "plan --sql: its parameters"
+like "$OUT" 'INSERT INTO "d_plan" ("dim_id", "id", "v", "lmd", "valid_from", "valid_to", "is_current", "is_deleted") VALUES (?, ?, ?, ?, ?, ?, ?, ?);' \
+  "plan --sql: the INSERT"
+like "$OUT" "  -- ('4', '2', 'b', '2024-02-01 00:00:00', '2024-02-01 00:00:00', NULL, '1', '0')" \
+  "plan --sql: the inserted version's parameters, NULL unquoted"
+like "$OUT" "  -- ('5', '4', 'O''Neil', '2024-02-01 00:00:00', '2024-02-01 00:00:00', NULL, '1', '0')" \
+  "plan --sql: quotes doubled inside parameters"
+is "$(wh_dump)" "$before" "plan --sql: nothing written"
+run_ok "$j" "plan: then the run"
+is "$(counts)" "$plan_counts" "plan: the run reports what the plan did"
+is "$(sqln 'select dim_id, id, v, valid_to, is_current from d_plan order by dim_id')" \
+"1|1|a|<null>|1
+2|2|a|2024-02-01 00:00:00|0
+3|3|a|<null>|1
+4|2|b|<null>|1
+5|4|O'Neil|<null>|1" "plan: the run wrote what the plan showed"
+
+# ---- (10) asof -------------------------------------------------------------
+csv=$(file asof.csv <<'EOF'
+id,v,op,lmd
+1,a,I,2024-01-01 00:00:00
+1,b,U,2024-02-01 00:00:00
+2,x,I,2024-01-15 00:00:00
+2,x,D,2024-03-01 00:00:00
+2,y,I,2024-04-01 00:00:00
+EOF
+)
+j=$(mkjob asof "$csv" d_asof <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+  deletes: {column: op, values: [D]}
+EOF
+)
+run_ok "$j" "asof: load"
+dw asof "$j" --at "2023-12-31 23:59:59"
+is "$RC" 0 "asof before the first version: exit 0"
+is "$OUT" "dim_id,id,v,op,lmd,valid_from,valid_to" "asof before the first version: header only (no flag columns)"
+dw asof "$j" --at "2024-01-20"
+is "$OUT" "dim_id,id,v,op,lmd,valid_from,valid_to
+1,1,a,I,2024-01-01 00:00:00,2024-01-01 00:00:00,2024-02-01 00:00:00
+3,2,x,I,2024-01-15 00:00:00,2024-01-15 00:00:00,2024-03-01 00:00:00" "asof between versions: the versions valid then"
+dw asof "$j" --at "2024-02-01 00:00:00"
+is "$OUT" "dim_id,id,v,op,lmd,valid_from,valid_to
+2,1,b,U,2024-02-01 00:00:00,2024-02-01 00:00:00,
+3,2,x,I,2024-01-15 00:00:00,2024-01-15 00:00:00,2024-03-01 00:00:00" \
+  "asof at a version's start: the new version (valid_to exclusive), open end empty"
+dw asof "$j" --at "2024-03-01 00:00:01"
+is "$OUT" "dim_id,id,v,op,lmd,valid_from,valid_to
+2,1,b,U,2024-02-01 00:00:00,2024-02-01 00:00:00," "asof after a deletion: the deleted key is gone"
+# (5) the deleted key came back
+dw asof "$j" --at "2024-04-01"
+is "$OUT" "dim_id,id,v,op,lmd,valid_from,valid_to
+2,1,b,U,2024-02-01 00:00:00,2024-02-01 00:00:00,
+4,2,y,I,2024-04-01 00:00:00,2024-04-01 00:00:00," "asof after a revival: the key's new version"
+is "$(sqln "select dim_id, v, valid_from, valid_to, is_current, is_deleted from d_asof where id = '2' order by valid_from")" \
+"3|x|2024-01-15 00:00:00|2024-03-01 00:00:00|0|1
+4|y|2024-04-01 00:00:00|<null>|1|0" "revival in one run: the deleted version closed and flagged, the new one current"
+
+# ---- late rows --------------------------------------------------------------
+csv=$(file late.csv <<'EOF'
+id,v,lmd
+1,a,2024-01-10 00:00:00
+EOF
+)
+j=$(mkjob late "$csv" d_late <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+run_ok "$j" "late: first run"
+before=$(tdump d_late)
+# A second job on the same table (a backfill) has no checkpoint yet, so
+# its rows are all past it; one of them is older than the current version.
+csv=$(file late2.csv <<'EOF'
+id,v,lmd
+2,n,2024-01-20 00:00:00
+1,b,2024-01-05 00:00:00
+EOF
+)
+j2=$(mkjob late2 "$csv" d_late <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+dw run "$j2"
+is "$RC" 1 "late row: exit 1"
+like "$ERR" "late2.csv:3: key (id='1') has lmd 2024-01-05 00:00:00, before the key's current version (valid from 2024-01-10 00:00:00)" \
+  "late row: the message names the row, the key and both times"
+is "$(tdump d_late)" "$before" "late row: nothing written"
+file late2.csv >/dev/null <<'EOF'
+id,v,lmd
+1,c,2024-01-10 00:00:00
+EOF
+dw run "$j2"
+is "$RC" 1 "same lmd as the current version, other values: exit 1"
+like "$ERR" "the same as the key's current version" "same lmd as the current version: said so"
+is "$(tdump d_late)" "$before" "same lmd as the current version: nothing written"
+
+done_testing
