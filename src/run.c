@@ -33,6 +33,7 @@ static double now_s(void)
 
 typedef struct prep {
   const dwl_spec *spec;
+  const target *t;     /* decides the canonical form of the lmd */
   const dwl_column *cols;
   size_t ncols;
   ssize_t lmd;
@@ -109,11 +110,13 @@ static int prep_row(prep *p, const dwl_value *in, uint64_t origin, dwl_ts *lmd, 
       if (rc != 0)
         return bad_value(p, origin, i, v,
                          p->spec->lmd_format ? "does not match load.lmd_format" : "is not an ISO 8601 timestamp", err);
+      if (p->t->vdate && lmd->us % DWL_US_PER_DAY != 0)
+        return bad_value(p, origin, i, v, "has a time of day, but the column is declared a date", err);
       dwl_buf *b = &p->scratch[i];
       buf_reset(b);
       if (buf_grow(b, 32) != 0)
         return err_set(err, DWL_EXIT_FAILED, "out of memory");
-      b->len = ts_format(lmd, b->data);
+      b->len = target_ts_text(p->t, lmd, b->data);
       p->row[i].data = b->data;
       p->row[i].len = b->len;
       continue;
@@ -339,9 +342,14 @@ static int open_source(run_ctx *r, dwl_error *err)
     return -1;
   if (prep_init(&r->p, spec, r->src, err) != 0 || target_layout(r->t, r->src->cols, r->src->ncols, err) != 0)
     return -1;
+  r->p.t = r->t;
   if (spec->mode == MODE_SCD2 || spec->mode == MODE_UPSERT) {
     r->have_engine = 1;
-    if (scd_init(&r->e, spec, r->src->cols, r->src->ncols, r->started, err) != 0)
+    /* Deletions by absence happen "today" in a dimension of dates. */
+    dwl_ts at = r->started;
+    if (r->t->vdate)
+      at.us -= ((at.us % DWL_US_PER_DAY) + DWL_US_PER_DAY) % DWL_US_PER_DAY;
+    if (scd_init(&r->e, spec, r->src->cols, r->src->ncols, at, err) != 0)
       return -1;
     r->e.origin_name = r->p.origin_name;
   }
@@ -384,7 +392,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   if (spec->lmd) {
     dwl_ts cp = r.have_max && (!r.have_cp || r.max.us > r.cp.us) ? r.max : r.cp;
     if (r.have_max || r.have_cp)
-      ts_format(&cp, sum->checkpoint);
+      target_ts_text(r.t, &cp, sum->checkpoint);
   }
   sum->seconds = now_s() - t0;
   if (rc == 0 && !o->plan) {
@@ -409,7 +417,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     /* A failed run reports the checkpoint still stored. */
     sum->checkpoint[0] = '\0';
     if (r.have_cp)
-      ts_format(&r.cp, sum->checkpoint);
+      target_ts_text(r.t, &r.cp, sum->checkpoint);
   }
   sum->seconds = now_s() - t0;
   run_free(&r);

@@ -153,7 +153,7 @@ int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_fro
   m->fp2 = fp_tuple(row, e->cols.t2, e->cols.nt2);
   m->fp1 = fp_tuple(row, e->cols.t1, e->cols.nt1);
   m->valid_from = valid_from ? valid_from->us : 0;
-  m->flags = (uint8_t)((tombstone ? KM_TOMBSTONE : KM_LIVE) | (valid_from && valid_from->date_only ? KM_DATE_ONLY : 0));
+  m->flags = (uint8_t)(tombstone ? KM_TOMBSTONE : KM_LIVE);
   return 0;
 }
 

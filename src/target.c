@@ -131,8 +131,19 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
   if (s->lmd)
     t->lmd = scd_col_index(src, nsrc, s->lmd);
   int scd2 = s->mode == MODE_SCD2;
+  /* The lmd column's declared type decides how every point in time of the
+   * dimension is stored, so all warehouses hold the same values. */
+  t->vdate = t->lmd >= 0 && src[t->lmd].type == DWL_TYPE_DATE;
+  int vtype = t->vdate ? DWL_TYPE_DATE : DWL_TYPE_TIMESTAMP;
+  if (scd2 && t->vdate && s->close == CLOSE_SECOND_BEFORE) {
+    int line = 0, col = 0;
+    spec_key_pos(s, "dimension.close", &line, &col);
+    return err_set(err, DWL_EXIT_USAGE,
+                   "%s:%d:%d: dimension.close: second_before needs timestamps, but the lmd column '%s' is a date",
+                   s->path, line, col, src[t->lmd].name);
+  }
   dwl_column flag = {.type = DWL_TYPE_BOOLEAN, .nullable = 0};
-  dwl_column tstamp = {.type = DWL_TYPE_TIMESTAMP, .nullable = 1};
+  dwl_column tstamp = {.type = vtype, .nullable = 1};
   if (scd2 && s->surrogate_key) {
     dwl_column sk = {.type = s->sk_strategy == SK_HASH ? DWL_TYPE_TEXT : DWL_TYPE_INTEGER, .nullable = 0};
     if (add_col(t, s->surrogate_key, TC_SK, 0, sk, err) != 0)
@@ -141,7 +152,7 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
   for (size_t i = 0; i < nsrc; i++) {
     dwl_column decl = src[i];
     if ((ssize_t)i == t->lmd)
-      decl.type = DWL_TYPE_TIMESTAMP;  /* written as canonical timestamps */
+      decl.type = vtype;  /* written in canonical form */
     if (add_col(t, src[i].name, TC_SRC, i, decl, err) != 0)
       return -1;
   }
@@ -163,8 +174,17 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
   buf_init(&p, 0);
   if (s->open_end) {
     dwl_ts oe;
-    if (ts_parse(s->open_end, strlen(s->open_end), &oe) == 0)
-      ts_format(&oe, t->open_end);
+    if (ts_parse(s->open_end, strlen(s->open_end), &oe) == 0) {
+      if (t->vdate && oe.us % DWL_US_PER_DAY != 0) {
+        int line = 0, col = 0;
+        spec_key_pos(s, "dimension.open_end", &line, &col);
+        buf_free(&p);
+        return err_set(err, DWL_EXIT_USAGE,
+                       "%s:%d:%d: dimension.open_end: '%s' has a time of day, but the lmd column '%s' is a date",
+                       s->path, line, col, s->open_end, src[t->lmd].name);
+      }
+      target_ts_text(t, &oe, t->open_end);
+    }
   }
   if (s->current)
     buf_printf(&p, "%s = %s", t->cols[t->ix[TC_CURRENT]].q, t->d->true_lit);
@@ -174,6 +194,13 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
     buf_printf(&p, "%s IS NULL", t->cols[t->ix[TC_VALID_TO]].q);
   t->cur_pred = buf_steal(&p);
   return t->cur_pred ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+}
+
+size_t target_ts_text(const target *t, const dwl_ts *ts, char out[32])
+{
+  dwl_ts v = *ts;
+  v.date_only = t->vdate;
+  return ts_format(&v, out);
 }
 
 size_t target_cur_params(const target *t, dwl_value *out)
@@ -375,7 +402,7 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
         dwl_ts ts;
         bad = ts_parse(r[i].data, r[i].len, &ts) != 0 || buf_grow(&norm[i], 32) != 0;
         if (!bad) {
-          norm[i].len = ts_format(&ts, norm[i].data);
+          norm[i].len = target_ts_text(t, &ts, norm[i].data);
           row[map[i]].data = norm[i].data;
           row[map[i]].len = norm[i].len;
         }

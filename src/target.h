@@ -41,6 +41,7 @@ typedef struct target {
   ssize_t lmd;           /* source index of the lmd column, -1 none */
   int exists;
   int created;
+  int vdate;             /* validity (and lmd) columns are DATE, not TIMESTAMP */
   char *cur_pred;        /* SQL predicate for current versions (scd2) */
   char open_end[32];     /* canonical open end, "" when NULL */
 } target;
@@ -67,6 +68,10 @@ int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, targe
 /* Deleted versions that are not current (scd2, expire style); the
  * callback's timestamp is the version's valid_to. */
 int target_scan_deleted(target *t, const size_t *cols, size_t ncols, target_row_fn fn, void *ud, dwl_error *err);
+
+/* Canonical text of a validity or lmd value in this table: a date when the
+ * lmd column is declared date, else a full timestamp.  Returns the length. */
+size_t target_ts_text(const target *t, const dwl_ts *ts, char out[32]);
 
 /* Parameters of cur_pred (0 or 1 values: the open end). */
 size_t target_cur_params(const target *t, dwl_value *out);

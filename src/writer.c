@@ -395,12 +395,12 @@ static int sink_insert(void *ud, const scd_version *v, dwl_error *err)
   }
   if (t->spec->mode != MODE_SCD2)
     return queue_row(w, err);
-  ts_format(&v->valid_from, w->vf);
+  target_ts_text(t, &v->valid_from, w->vf);
   set_text(&w->row[t->ix[TC_VALID_FROM]], w->vf);
   if (v->open) {
     set_text(&w->row[t->ix[TC_VALID_TO]], t->open_end[0] ? t->open_end : NULL);
   } else {
-    ts_format(&v->valid_to, w->vt);
+    target_ts_text(t, &v->valid_to, w->vt);
     set_text(&w->row[t->ix[TC_VALID_TO]], w->vt);
   }
   if (t->ix[TC_CURRENT] >= 0)
@@ -434,7 +434,7 @@ static int sink_expire(void *ud, const dwl_value *keyrow, const dwl_ts *valid_to
   writer *w = ud;
   const target *t = w->t;
   size_t n = 0;
-  ts_format(valid_to, w->vt);
+  target_ts_text(t, valid_to, w->vt);
   set_text(&w->params[n++], w->vt);
   if (t->ix[TC_DELETED] >= 0)
     set_text(&w->params[n++], deleted ? t->d->true_val : t->d->false_val);

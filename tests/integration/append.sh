@@ -142,7 +142,7 @@ EOF
 )
 D=$(append_job dates dates "$F1")
 dw run "$D"
-is "$(field checkpoint)" "2023-11-22" "dates: a date-only checkpoint stays a date"
+is "$(field checkpoint)" "2023-11-22 00:00:00" "dates: an undeclared lmd column holds timestamps: a date is its midnight"
 F2=$(file dates_2.csv <<'EOF'
 id,lmd
 3,2023-11-22 00:00:00
@@ -156,5 +156,41 @@ dw run "$D"
 is "$(rows 'SELECT id FROM dates ORDER BY CAST(id AS INTEGER)')" "1 2 4 5" \
   "dates: midnight of the checkpoint's day is not past it, a second later is"
 is "$(field checkpoint)" "2023-11-22 10:00:00.250000" "dates: fractional seconds kept in the checkpoint"
+
+# An lmd column declared a date keeps dates: in the table, in the checkpoint,
+# and a value with a time of day is refused.
+F1=$(file days_1.csv <<'EOF'
+id,lmd
+1,2023-11-22
+2,21-11-2023
+EOF
+)
+job days <<EOF >/dev/null
+version: 1
+job: days
+source:
+  plugin: csv
+  path: $F1
+  types: {lmd: date}
+target:
+  connection: "$WH_CONN"
+  table: days
+load:
+  mode: append
+  lmd: lmd
+EOF
+dw run "$WORK/days.yaml"
+is "$RC" 1 "declared dates: a value that is not ISO 8601 fails the run"
+like "$ERR" "days_1.csv:3" "declared dates: the message names the row"
+printf 'id,lmd\n1,2023-11-22\n2,2023-11-21\n' >"$F1"
+dw run "$WORK/days.yaml"
+is "$(field checkpoint)" "2023-11-22" "declared dates: the checkpoint is a date"
+is "$(sql 'SELECT lmd FROM days ORDER BY id')" "2023-11-22
+2023-11-21" "declared dates: the table holds dates"
+printf 'id,lmd\n3,2023-11-23 10:00:00\n' >"$F1"
+dw run "$WORK/days.yaml"
+is "$RC" 1 "declared dates: a time of day fails the run"
+like "$ERR" "has a time of day" "declared dates: the message says why"
+is "$(sql 'SELECT count(*) FROM days')" 2 "declared dates: the failed run wrote nothing"
 
 done_testing

@@ -320,15 +320,16 @@ is "$(sqln 'select quote(x), valid_from, valid_to, is_current from d_nul order b
 NULL|2024-01-04 00:00:00|<null>|1" "NULL vs empty: three versions, NULL and '' stored as such"
 
 # ---- close rules and open_end literals ------------------------------------
-# day_before over dates, across two runs (closing a version in the table
-# and closing one inside the run); open end a date literal.
+# day_before over dates (the lmd column declared a date), across two runs
+# (closing a version in the table and closing one inside the run); open end
+# a date literal.
 csv=$(file dayb.csv <<'EOF'
 id,v,lmd
 1,a,2024-01-01
 2,a,2024-01-15
 EOF
 )
-j=$(mkjob dayb "$csv" d_dayb <<'EOF'
+j=$(mkjob dayb "$csv" d_dayb "  types: {lmd: date}" <<'EOF'
 load:
   mode: scd2
   key: [id]
