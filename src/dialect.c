@@ -68,6 +68,132 @@ static int sqlite_lock_conflict(const char *sqlstate, long native)
   return native == 5 || native == 6;
 }
 
+/* ---- PostgreSQL through psqlODBC ---------------------------------------- */
+
+static const char *pg_type_sql(const dwl_column *col, char *buf, size_t n)
+{
+  switch (col->type) {
+  case DWL_TYPE_INTEGER:
+    snprintf(buf, n, "BIGINT");
+    break;
+  case DWL_TYPE_NUMERIC:
+    if (col->precision > 0)
+      snprintf(buf, n, "NUMERIC(%d,%d)", col->precision, col->scale);
+    else
+      snprintf(buf, n, "NUMERIC");
+    break;
+  case DWL_TYPE_REAL:
+    snprintf(buf, n, "DOUBLE PRECISION");
+    break;
+  case DWL_TYPE_BOOLEAN:
+    snprintf(buf, n, "BOOLEAN");
+    break;
+  case DWL_TYPE_DATE:
+    snprintf(buf, n, "DATE");
+    break;
+  case DWL_TYPE_TIMESTAMP:
+    snprintf(buf, n, "TIMESTAMP(6)");
+    break;
+  default:
+    if (col->precision > 0 && col->precision <= 10485760)
+      snprintf(buf, n, "VARCHAR(%d)", col->precision);
+    else
+      snprintf(buf, n, "TEXT");
+    break;
+  }
+  return buf;
+}
+
+/* psqlODBC sends a parameter with the type its SQL type names; text bound
+ * as VARCHAR into a BIGINT column would be a type error, so say what the
+ * column is. */
+static SQLSMALLINT pg_param_type(int dwl_type)
+{
+  switch (dwl_type) {
+  case DWL_TYPE_INTEGER:
+    return SQL_BIGINT;
+  case DWL_TYPE_NUMERIC:
+    return SQL_NUMERIC;
+  case DWL_TYPE_REAL:
+    return SQL_DOUBLE;
+  case DWL_TYPE_BOOLEAN:
+    return SQL_BIT;
+  case DWL_TYPE_DATE:
+    return SQL_TYPE_DATE;
+  case DWL_TYPE_TIMESTAMP:
+    return SQL_TYPE_TIMESTAMP;
+  default:
+    return SQL_VARCHAR;
+  }
+}
+
+/* 55P03 lock_not_available: lock_timeout expired or NOWAIT refused. */
+static int pg_lock_conflict(const char *sqlstate, long native)
+{
+  (void)native;
+  return strcmp(sqlstate, "55P03") == 0;
+}
+
+/* UseDeclareFetch: results come through a cursor in batches of Fetch rows
+ * instead of being read whole into memory. */
+static void pg_conn_extra(const char *connstr, dwl_buf *out)
+{
+  if (!strcasestr(connstr, "usedeclarefetch="))
+    buf_printf(out, "%sUseDeclareFetch=1", out->len ? ";" : "");
+  if (!strcasestr(connstr, "fetch="))
+    buf_printf(out, "%sFetch=10000", out->len ? ";" : "");
+}
+
+/* ---- MariaDB through MariaDB Connector/ODBC ------------------------------ */
+
+static const char *maria_type_sql(const dwl_column *col, char *buf, size_t n)
+{
+  switch (col->type) {
+  case DWL_TYPE_INTEGER:
+    snprintf(buf, n, "BIGINT");
+    break;
+  case DWL_TYPE_NUMERIC:
+    if (col->precision > 0)
+      snprintf(buf, n, "DECIMAL(%d,%d)", col->precision, col->scale);
+    else
+      snprintf(buf, n, "DECIMAL(65,30)");
+    break;
+  case DWL_TYPE_REAL:
+    snprintf(buf, n, "DOUBLE");
+    break;
+  case DWL_TYPE_BOOLEAN:
+    snprintf(buf, n, "BOOLEAN");
+    break;
+  case DWL_TYPE_DATE:
+    snprintf(buf, n, "DATE");
+    break;
+  case DWL_TYPE_TIMESTAMP:
+    snprintf(buf, n, "DATETIME(6)");
+    break;
+  default:
+    if (col->precision > 0 && col->precision <= 16383)
+      snprintf(buf, n, "VARCHAR(%d)", col->precision);
+    else
+      snprintf(buf, n, "LONGTEXT");
+    break;
+  }
+  return buf;
+}
+
+/* MariaDB converts bound text to the column's type itself. */
+static SQLSMALLINT maria_param_type(int dwl_type)
+{
+  (void)dwl_type;
+  return SQL_VARCHAR;
+}
+
+/* 1205 ER_LOCK_WAIT_TIMEOUT, 3572 ER_LOCK_NOWAIT. */
+static int maria_lock_conflict(const char *sqlstate, long native)
+{
+  (void)sqlstate;
+  return native == 1205 || native == 3572;
+}
+
 static const dialect dialects[] = {
   {
     .name = "sqlite",
@@ -89,6 +215,55 @@ static const dialect dialects[] = {
     .lock_conflict = sqlite_lock_conflict,
     .conn_extra = sqlite_conn_extra,
     .scan_separately = 1,
+    .partial_index = 1,
+  },
+  {
+    .name = "postgresql",
+    .dbms_prefix = "PostgreSQL",
+    .qopen = '"',
+    .qclose = '"',
+    .true_lit = "TRUE",
+    .false_lit = "FALSE",
+    .true_val = "1",
+    .false_val = "0",
+    .transactional_ddl = 1,
+    .max_params = 30000,
+    .null_safe_eq = " IS NOT DISTINCT FROM ?",
+    .flag_type = "BOOLEAN",
+    .sk_int_type = "BIGINT",
+    .sk_hash_type = "CHAR(64)",
+    .type_sql = pg_type_sql,
+    .param_type = pg_param_type,
+    .lock_conflict = pg_lock_conflict,
+    .conn_extra = pg_conn_extra,
+    .partial_index = 1,
+    .lock_wait_sql = "SET lock_timeout = '1s'",
+    .lock_done_sql = "SET lock_timeout = 0",
+  },
+  {
+    .name = "mariadb",
+    .dbms_prefix = "MariaDB",
+    .qopen = '`',
+    .qclose = '`',
+    .true_lit = "1",
+    .false_lit = "0",
+    .true_val = "1",
+    .false_val = "0",
+    .transactional_ddl = 0,
+    .max_params = 60000,
+    .null_safe_eq = " <=> ?",
+    .flag_type = "BOOLEAN",
+    .sk_int_type = "BIGINT",
+    .sk_hash_type = "CHAR(64)",
+    .type_sql = maria_type_sql,
+    .param_type = maria_param_type,
+    .lock_conflict = maria_lock_conflict,
+    .index_text_prefix = 255,
+    /* Each statement sees what is committed when it starts: a table created
+     * on another connection during the run is usable at once. */
+    .session_sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+    .lock_wait_sql = "SET SESSION innodb_lock_wait_timeout = 1",
+    .lock_done_sql = "SET SESSION innodb_lock_wait_timeout = 50",
   },
 };
 
@@ -97,7 +272,7 @@ const dialect *dialect_for_dbms(const char *dbms, dwl_error *err)
   for (size_t i = 0; i < sizeof dialects / sizeof dialects[0]; i++)
     if (strncasecmp(dbms, dialects[i].dbms_prefix, strlen(dialects[i].dbms_prefix)) == 0)
       return &dialects[i];
-  err_set(err, DWL_EXIT_FAILED, "unsupported warehouse '%s' (dwload speaks: SQLite)", dbms);
+  err_set(err, DWL_EXIT_FAILED, "unsupported warehouse '%s' (dwload speaks: SQLite, PostgreSQL, MariaDB)", dbms);
   return NULL;
 }
 

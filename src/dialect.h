@@ -6,6 +6,7 @@
 #define DWL_DIALECT_H
 
 #include <sql.h>
+#include <sqlext.h>
 #include <stddef.h>
 
 #include "buf.h"
@@ -36,6 +37,11 @@ typedef struct dialect {
    * streams results only outside a transaction, and the run's lock keeps
    * the committed state the state the run is changing. */
   int scan_separately;
+  int partial_index;            /* CREATE INDEX ... WHERE is supported */
+  int index_text_prefix;        /* TEXT columns need an index prefix length (0: no) */
+  const char *session_sql;      /* run once per connection, or NULL */
+  const char *lock_wait_sql;    /* before taking the job lock: wait briefly */
+  const char *lock_done_sql;    /* once the lock is held: wait normally again */
 } dialect;
 
 /* The dialect for a DBMS name, or NULL (with err) when unsupported. */

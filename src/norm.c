@@ -350,3 +350,50 @@ int norm_parse_type(const char *name, int *type, int *precision, int *scale)
   }
   return -1;
 }
+
+int norm_value_col(const dwl_column *col, const char *in, size_t len, dwl_buf *scratch, const char **out,
+                   size_t *outlen, const char **why)
+{
+  if (norm_value(col->type, in, len, scratch, out, outlen, why) != 0)
+    return -1;
+  if (col->type != DWL_TYPE_NUMERIC || col->precision <= 0)
+    return 0;
+  /* The canonical text is [-]int[.frac] with no trailing fraction zeros. */
+  const char *s = *out, *dot = memchr(s, '.', *outlen);
+  size_t ilen = (size_t)((dot ? dot : s + *outlen) - s) - (s[0] == '-' ? 1u : 0u);
+  size_t flen = dot ? *outlen - (size_t)(dot - s) - 1 : 0;
+  int scale = col->scale > 0 ? col->scale : 0;
+  if (flen > (size_t)scale) {
+    *why = "has more decimals than the column's scale";
+    return -1;
+  }
+  int idigits = !(ilen == 1 && s[s[0] == '-' ? 1 : 0] == '0');
+  if (idigits && ilen > (size_t)(col->precision - scale)) {
+    *why = "has more digits than the column's precision";
+    return -1;
+  }
+  if (flen == (size_t)scale)
+    return 0;
+  /* scratch may hold *out already: build the padded text after a copy. */
+  char tmp[96];
+  if (*outlen + (size_t)scale + 2 > sizeof tmp) {
+    *why = "is too long for a numeric";
+    return -1;
+  }
+  memcpy(tmp, s, *outlen);
+  size_t n = *outlen;
+  if (!dot)
+    tmp[n++] = '.';
+  while (flen < (size_t)scale) {
+    tmp[n++] = '0';
+    flen++;
+  }
+  buf_reset(scratch);
+  if (buf_add(scratch, tmp, n) != 0) {
+    *why = "no room for the value";
+    return -1;
+  }
+  *out = scratch->data;
+  *outlen = n;
+  return 0;
+}

@@ -32,6 +32,14 @@
 int norm_value(int type, const char *in, size_t len, dwl_buf *scratch,
                const char **out, size_t *outlen, const char **why);
 
+/* norm_value for a column: NUMERIC with a known precision and scale is
+ * then written with exactly `scale` decimals ("2.8" -> "2.80" for
+ * numeric(7,2)), the way PostgreSQL and MariaDB print it, and a value with
+ * more decimals or more integer digits than the type holds is refused
+ * rather than rounded. */
+int norm_value_col(const dwl_column *col, const char *in, size_t len, dwl_buf *scratch, const char **out,
+                   size_t *outlen, const char **why);
+
 /* Parses a type name from a spec ("integer", "numeric(12,2)", "text",
  * "real", "boolean", "date", "timestamp"; case-insensitive; also "int",
  * "bigint", "decimal(p,s)", "double", "float", "bool", "varchar(n)",

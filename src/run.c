@@ -124,7 +124,7 @@ static int prep_row(prep *p, const dwl_value *in, uint64_t origin, dwl_ts *lmd, 
     if (p->cols[i].type == DWL_TYPE_TEXT)
       continue;
     const char *why;
-    if (norm_value(p->cols[i].type, v->data, v->len, &p->scratch[i], &p->row[i].data, &p->row[i].len, &why) != 0)
+    if (norm_value_col(&p->cols[i], v->data, v->len, &p->scratch[i], &p->row[i].data, &p->row[i].len, &why) != 0)
       return bad_value(p, origin, i, v, why, err);
   }
   return 0;

@@ -137,12 +137,26 @@ int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err
   snprintf(pid, sizeof pid, "%ld", (long)getpid());
   dwl_value p[4];
   int conflict;
+  /* Waiting for a lock is how a second run finds the first: only briefly. */
+  if (t->d->lock_wait_sql && odbc_exec(t->c, t->d->lock_wait_sql, NULL, NULL, 0, err) != 0)
+    return -1;
+  job_state st;
+  if (state_read(t, job, &st, err) != 0)
+    return -1;
   text(&p[0], job);
-  text(&p[1], job);
-  if (state_exec(t, "INSERT INTO " DWL_STATE_TABLE " (job) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM " DWL_STATE_TABLE
-                    " WHERE job = ?)",
-                 p, 2, &conflict, err) != 0)
-    return conflict ? (err_init(err), locked(t, job, err)) : -1;
+  if (!st.found) {
+    dwl_error dup;
+    err_init(&dup);
+    /* A run starting at the same moment may insert the row first. */
+    if (state_exec(t, "INSERT INTO " DWL_STATE_TABLE " (job) VALUES (?)", p, 1, &conflict, &dup) != 0) {
+      if (conflict)
+        return locked(t, job, err);
+      if (state_read(t, job, &st, err) != 0)
+        return -1;
+      if (!st.found)
+        return err_set(err, dup.code, "%s", dup.msg);
+    }
+  }
   /* Committed at once, so a run that finds the lock taken can say by whom. */
   text(&p[0], since);
   text(&p[1], host);
@@ -159,6 +173,10 @@ int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err
                  err) != 0) {
     odbc_rollback(t->c);
     return conflict ? (err_init(err), locked(t, job, err)) : -1;
+  }
+  if (t->d->lock_done_sql && odbc_exec(t->c, t->d->lock_done_sql, NULL, NULL, 0, err) != 0) {
+    odbc_rollback(t->c);
+    return -1;
   }
   return 0;
 }

@@ -24,6 +24,19 @@ static char *conn_with_extra(const char *cs, const char *extra)
   return out;
 }
 
+/* A connection as the run's others: same attributes, same session setup. */
+static int open_conn(target *t, const char *connstr, odbc_conn **out, dwl_error *err)
+{
+  if (odbc_connect(connstr, out, err) != 0)
+    return -1;
+  if (t->d && t->d->session_sql && odbc_exec(*out, t->d->session_sql, NULL, NULL, 0, err) != 0) {
+    odbc_close(*out);
+    *out = NULL;
+    return -1;
+  }
+  return 0;
+}
+
 int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
 {
   *out = NULL;
@@ -51,10 +64,10 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
     err_set(err, DWL_EXIT_FAILED, "out of memory");
     goto fail;
   }
-  if (strcmp(t->connstr, spec->target_connection) != 0) {
+  if (strcmp(t->connstr, spec->target_connection) != 0 || t->d->session_sql) {
     odbc_close(t->c);
     t->c = NULL;
-    if (odbc_connect(t->connstr, &t->c, err) != 0)
+    if (open_conn(t, t->connstr, &t->c, err) != 0)
       goto fail;
   }
   if (dialect_split_table(spec->target_table, &t->schema, &t->table) != 0) {
@@ -257,6 +270,20 @@ static int check_columns(target *t, dwl_error *err)
   return rc;
 }
 
+/* DDL that would commit the run's transaction (MariaDB) runs on a
+ * connection of its own; the lock stays held on the run's. */
+static int exec_ddl(target *t, const char *sql, dwl_error *err)
+{
+  if (t->d->transactional_ddl || !t->c->in_txn)
+    return odbc_exec(t->c, sql, NULL, NULL, 0, err);
+  odbc_conn *ddl;
+  if (open_conn(t, t->connstr, &ddl, err) != 0)
+    return -1;
+  int rc = odbc_exec(ddl, sql, NULL, NULL, 0, err);
+  odbc_close(ddl);
+  return rc;
+}
+
 static int create_table(target *t, dwl_error *err)
 {
   dwl_buf sql;
@@ -276,7 +303,7 @@ static int create_table(target *t, dwl_error *err)
                c->role == TC_CURRENT || c->role == TC_DELETED ? " NOT NULL" : "");
   }
   buf_adds(&sql, ")");
-  int rc = odbc_exec(t->c, sql.data, NULL, NULL, 0, err);
+  int rc = exec_ddl(t, sql.data, err);
   buf_free(&sql);
   if (rc != 0)
     return -1;
@@ -299,12 +326,20 @@ static int create_table(target *t, dwl_error *err)
       err_set(err, DWL_EXIT_USAGE, "%s: load.key: column '%s' is not in the source", s->path, s->key.v[i]);
       goto fail;
     }
-    buf_printf(&idx, "%s%s", i ? ", " : "", t->cols[(size_t)ci + (t->ix[TC_SK] >= 0 ? 1 : 0)].q);
+    const tcol *kc = &t->cols[(size_t)ci + (t->ix[TC_SK] >= 0 ? 1 : 0)];
+    buf_printf(&idx, "%s%s", i ? ", " : "", kc->q);
+    if (t->d->index_text_prefix && kc->decl.type == DWL_TYPE_TEXT && kc->decl.precision <= 0)
+      buf_printf(&idx, "(%d)", t->d->index_text_prefix);
   }
-  buf_adds(&idx, ")");
-  if (s->mode == MODE_SCD2 && s->current)
-    buf_printf(&idx, " WHERE %s", t->cur_pred);
-  rc = odbc_exec(t->c, idx.data, NULL, NULL, 0, err);
+  /* Current versions only: a partial index where the warehouse has them,
+   * else the current flag as the last index column. */
+  if (s->mode == MODE_SCD2 && s->current && t->d->partial_index)
+    buf_printf(&idx, ") WHERE %s", t->cur_pred);
+  else if (s->mode == MODE_SCD2 && s->current)
+    buf_printf(&idx, ", %s)", t->cols[t->ix[TC_CURRENT]].q);
+  else
+    buf_adds(&idx, ")");
+  rc = exec_ddl(t, idx.data, err);
   buf_free(&idx);
   buf_free(&iname);
   return rc;
@@ -379,7 +414,7 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
    * another connection. */
   odbc_conn *conn = t->c;
   if (t->d->scan_separately && t->c->in_txn && !t->created) {
-    if (!t->reader && odbc_connect(t->connstr, &t->reader, err) != 0)
+    if (!t->reader && open_conn(t, t->connstr, &t->reader, err) != 0)
       goto out;
     conn = t->reader;
   }
@@ -407,7 +442,7 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
           row[map[i]].len = norm[i].len;
         }
       } else {
-        bad = norm_value(c->type, r[i].data, r[i].len, &norm[i], &row[map[i]].data, &row[map[i]].len, &why) != 0;
+        bad = norm_value_col(c, r[i].data, r[i].len, &norm[i], &row[map[i]].data, &row[map[i]].len, &why) != 0;
       }
       if (bad) {
         err_set(err, DWL_EXIT_FAILED, "table %s: column %s holds '%.*s': %s", t->spec->target_table, c->name,

@@ -821,6 +821,68 @@ START_TEST(test_type_rejects)
 }
 END_TEST
 
+/* numeric(p,s) with a known scale: padded to the scale, refused beyond it */
+static void col_ok(int p, int sc, const char *in, const char *want)
+{
+  dwl_column c = {.name = "n", .type = DWL_TYPE_NUMERIC, .precision = p, .scale = sc};
+  dwl_buf b;
+  buf_init(&b, 0);
+  const char *out, *why = NULL;
+  size_t n;
+  ck_assert_msg(norm_value_col(&c, in, strlen(in), &b, &out, &n, &why) == 0, "%s refused: %s", in, why);
+  ck_assert_uint_eq(n, strlen(want));
+  ck_assert_msg(memcmp(out, want, n) == 0, "%s -> %.*s, want %s", in, (int)n, out, want);
+  buf_free(&b);
+}
+
+static void col_bad(int p, int sc, const char *in, const char *why_part)
+{
+  dwl_column c = {.name = "n", .type = DWL_TYPE_NUMERIC, .precision = p, .scale = sc};
+  dwl_buf b;
+  buf_init(&b, 0);
+  const char *out, *why = NULL;
+  size_t n;
+  ck_assert_msg(norm_value_col(&c, in, strlen(in), &b, &out, &n, &why) == -1, "%s accepted", in);
+  ck_assert_ptr_nonnull(strstr(why, why_part));
+  buf_free(&b);
+}
+
+START_TEST(test_numeric_scale_padded)
+{
+  col_ok(7, 2, "2.8", "2.80");
+  col_ok(7, 2, "12", "12.00");
+  col_ok(7, 2, "0", "0.00");
+  col_ok(7, 2, "-0.5", "-0.50");
+  col_ok(7, 2, "-00012.300", "-12.30");
+  col_ok(7, 2, "12345.6", "12345.60");
+  col_ok(7, 2, "1.25", "1.25");
+  col_ok(5, 0, "123", "123");
+}
+END_TEST
+
+START_TEST(test_numeric_scale_refused)
+{
+  col_bad(7, 2, "1.234", "more decimals");
+  col_bad(7, 2, "123456", "precision");
+  col_bad(5, 0, "1.5", "more decimals");
+  col_bad(7, 2, "abc", "not a decimal");
+}
+END_TEST
+
+START_TEST(test_numeric_unknown_precision_unchanged)
+{
+  dwl_column c = {.name = "n", .type = DWL_TYPE_NUMERIC};
+  dwl_buf b;
+  buf_init(&b, 0);
+  const char *out, *why;
+  size_t n;
+  ck_assert_int_eq(norm_value_col(&c, "2.80", 4, &b, &out, &n, &why), 0);
+  ck_assert_uint_eq(n, 3);
+  ck_assert(memcmp(out, "2.8", 3) == 0);
+  buf_free(&b);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
   Suite *s = suite_create("ts");
@@ -878,6 +940,12 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_norm_timestamp);
   tcase_add_test(tc, test_norm_scratch_reuse);
   tcase_add_test(tc, test_norm_scratch_cap);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("norm_value_col");
+  tcase_add_test(tc, test_numeric_scale_padded);
+  tcase_add_test(tc, test_numeric_scale_refused);
+  tcase_add_test(tc, test_numeric_unknown_precision_unchanged);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("norm_parse_type");
