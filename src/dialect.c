@@ -237,6 +237,7 @@ static const dialect dialects[] = {
     .lock_conflict = pg_lock_conflict,
     .conn_extra = pg_conn_extra,
     .partial_index = 1,
+    .update_style = UPD_FROM,
     .lock_wait_sql = "SET lock_timeout = '1s'",
     .lock_done_sql = "SET lock_timeout = 0",
   },
@@ -259,6 +260,7 @@ static const dialect dialects[] = {
     .param_type = maria_param_type,
     .lock_conflict = maria_lock_conflict,
     .index_text_prefix = 255,
+    .update_style = UPD_JOIN,
     /* Each statement sees what is committed when it starts: a table created
      * on another connection during the run is usable at once. */
     .session_sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",

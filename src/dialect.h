@@ -13,6 +13,12 @@
 #include "dwload/plugin.h"
 #include "err.h"
 
+enum dialect_update {
+  UPD_PER_ROW = 0,  /* one prepared statement per key (SQLite: cheap, in-process) */
+  UPD_FROM,         /* UPDATE t SET .. FROM stage WHERE ..; DELETE .. USING (PostgreSQL) */
+  UPD_JOIN          /* UPDATE t JOIN stage ON .. SET ..; DELETE t FROM t JOIN .. (MariaDB) */
+};
+
 typedef struct dialect {
   const char *name;             /* "sqlite" */
   const char *dbms_prefix;      /* SQL_DBMS_NAME starts with this */
@@ -38,6 +44,7 @@ typedef struct dialect {
    * the committed state the state the run is changing. */
   int scan_separately;
   int partial_index;            /* CREATE INDEX ... WHERE is supported */
+  int update_style;             /* enum dialect_update: how a staged set updates a table */
   int index_text_prefix;        /* TEXT columns need an index prefix length (0: no) */
   const char *session_sql;      /* run once per connection, or NULL */
   const char *lock_wait_sql;    /* before taking the job lock: wait briefly */

@@ -378,8 +378,14 @@ int odbc_table_exists(odbc_conn *c, const char *schema, const char *table, dwl_e
   odbc_stmt *s;
   if (ostmt_new(c, &s, err) != 0)
     return -1;
-  SQLRETURN rc = SQLTables(s->h, NULL, 0, (SQLCHAR *)schema, schema ? SQL_NTS : 0, (SQLCHAR *)table, SQL_NTS,
-                           (SQLCHAR *)"TABLE", SQL_NTS);
+  /* Without a catalog some drivers (MariaDB) list every database's tables:
+   * look in the connection's own. */
+  SQLCHAR cat[256] = "";
+  SQLINTEGER catlen = 0;
+  if (!SQL_SUCCEEDED(SQLGetConnectAttr(c->dbc, SQL_ATTR_CURRENT_CATALOG, cat, sizeof cat, &catlen)) || catlen <= 0)
+    cat[0] = '\0';
+  SQLRETURN rc = SQLTables(s->h, cat[0] ? cat : NULL, cat[0] ? SQL_NTS : 0, (SQLCHAR *)schema, schema ? SQL_NTS : 0,
+                           (SQLCHAR *)table, SQL_NTS, (SQLCHAR *)"TABLE", SQL_NTS);
   if (!SQL_SUCCEEDED(rc)) {
     odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, "cannot list tables");
     ostmt_free(s);

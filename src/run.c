@@ -229,11 +229,15 @@ static int on_gone(void *ud, const dwl_value *row, const dwl_ts *valid_to, int d
 static int on_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, int deleted, dwl_error *err)
 {
   run_ctx *r = ud;
-  (void)vf;
   (void)deleted;
   if (!scd_marked(&r->e, row))
     return 0;
-  return rowset_add(&r->doomed, row, 0) ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  rs_row *d = rowset_add(&r->doomed, row, 0);
+  if (!d)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (vf)
+    d->lmd = *vf;  /* the current version's valid_from (scd2) */
+  return 0;
 }
 
 static int run_engine(run_ctx *r, dwl_error *err)
@@ -275,7 +279,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
     if (target_scan(r->t, NULL, 0, 1, on_doomed, r, err) != 0)
       return -1;
     for (size_t i = 0; i < r->doomed.n; i++)
-      if (scd_delete_absent(&r->e, r->doomed.rows[i].vals, &sink, &counts, err) < 0)
+      if (scd_delete_absent(&r->e, r->doomed.rows[i].vals, &r->doomed.rows[i].lmd, &sink, &counts, err) < 0)
         return -1;
   }
   r->sum->inserted += counts.inserted;

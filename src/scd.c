@@ -317,7 +317,7 @@ static int close_head(walk *w, const rs_row *r, dwl_ts at, int deleted, dwl_erro
   switch (w->kind) {
   case H_DB_LIVE:
   case H_DB_TOMB:
-    return w->sink->expire(w->sink->ud, r->vals, &vt, deleted || w->kind == H_DB_TOMB, err);
+    return w->sink->expire(w->sink->ud, r->vals, &w->vf, &vt, deleted || w->kind == H_DB_TOMB, err);
   case H_PEND:
   case H_PEND_TOMB:
     return emit_pending(w, 0, at, deleted || w->kind == H_PEND_TOMB, err);
@@ -384,7 +384,7 @@ static int walk_row(walk *w, const rs_row *r, dwl_error *err)
     w->t1_only++;  /* one update of every version, after the walk */
     return 0;
   }
-  if (w->sink->type1(w->sink->ud, r->vals, 0, err) != 0)
+  if (w->sink->type1(w->sink->ud, r->vals, &w->vf, 0, err) != 0)
     return -1;
   w->counts->updated++;
   return 0;
@@ -496,7 +496,7 @@ static int process_scd2(scd_engine *e, rs_row *const *rows, size_t n, const scd_
       return -1;
   }
   if (w.scope_all && cur && (cur->flags & (KM_LIVE | KM_TOMBSTONE)) && w.last && !fp_eq(w.last->fp1, cur->fp1)) {
-    if (sink->type1(sink->ud, w.last->vals, 1, err) != 0)
+    if (sink->type1(sink->ud, w.last->vals, NULL, 1, err) != 0)
       return -1;
     counts->updated++;
     counts->unchanged += w.t1_only > 0 ? w.t1_only - 1 : 0;
@@ -615,8 +615,8 @@ int scd_marked(scd_engine *e, const dwl_value *row)
   return m && (m->flags & KM_DELETE);
 }
 
-int scd_delete_absent(scd_engine *e, const dwl_value *row, const scd_sink *sink, scd_counts *counts,
-                      dwl_error *err)
+int scd_delete_absent(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, const scd_sink *sink,
+                      scd_counts *counts, dwl_error *err)
 {
   km_entry *m = keymap_get(&e->km, fp_tuple(row, e->cols.key, e->cols.nkey));
   if (!m || !(m->flags & KM_DELETE))
@@ -627,7 +627,7 @@ int scd_delete_absent(scd_engine *e, const dwl_value *row, const scd_sink *sink,
     return sink->remove(sink->ud, row, err) != 0 ? -1 : 1;
   int tomb = e->spec->delete_style == DELSTYLE_TOMBSTONE;
   dwl_ts vt = scd_close_at(e->spec, e->run_ts);
-  if (sink->expire(sink->ud, row, &vt, !tomb, err) != 0)
+  if (sink->expire(sink->ud, row, valid_from, &vt, !tomb, err) != 0)
     return -1;
   if (tomb) {
     scd_version v = {

@@ -43,11 +43,14 @@ typedef struct scd_version {
 typedef struct scd_sink {
   void *ud;
   int (*insert)(void *ud, const scd_version *v, dwl_error *err);
-  /* Close the current version of the key found in `keyrow` (source layout). */
-  int (*expire)(void *ud, const dwl_value *keyrow, const dwl_ts *valid_to, int deleted, dwl_error *err);
-  /* Overwrite type 1 columns from `row` on the key's current version, or
-   * on every version when all_versions. */
-  int (*type1)(void *ud, const dwl_value *row, int all_versions, dwl_error *err);
+  /* Close the current version of the key found in `keyrow` (source
+   * layout), the one that started at `valid_from`. */
+  int (*expire)(void *ud, const dwl_value *keyrow, const dwl_ts *valid_from, const dwl_ts *valid_to, int deleted,
+                dwl_error *err);
+  /* Overwrite type 1 columns from `row` on the key's current version (the
+   * one that started at `valid_from`), or on every version when
+   * all_versions (valid_from is then NULL). */
+  int (*type1)(void *ud, const dwl_value *row, const dwl_ts *valid_from, int all_versions, dwl_error *err);
   /* upsert: overwrite every non-key column of the key's row. */
   int (*update)(void *ud, const dwl_value *row, dwl_error *err);
   /* upsert: remove the key's row. */
@@ -104,8 +107,8 @@ size_t scd_mark_absent(scd_engine *e);
 /* For a current row of the target (source layout, every column): if its key
  * is marked for deletion, emits the delete (expire, tombstone, or upsert
  * remove) and returns 1; else 0; -1 on error. */
-int scd_delete_absent(scd_engine *e, const dwl_value *row, const scd_sink *sink, scd_counts *counts,
-                      dwl_error *err);
+int scd_delete_absent(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, const scd_sink *sink,
+                      scd_counts *counts, dwl_error *err);
 
 /* Is the key of `row` (source layout) marked for deletion by absence? */
 int scd_marked(scd_engine *e, const dwl_value *row);

@@ -1,4 +1,13 @@
-/* Target writer: rows and engine operations to bound SQL statements. */
+/* Target writer: rows and engine operations to bound SQL statements.
+ *
+ * Inserts go out as multi-row INSERT ... VALUES statements.  Expires, type 1
+ * updates, upsert updates and removals go one of two ways, by dialect:
+ * per key through a prepared statement (SQLite, in-process and indexed), or
+ * staged into temporary tables with the same batched inserts and applied
+ * by one UPDATE ... FROM / UPDATE ... JOIN per kind at the end (PostgreSQL,
+ * MariaDB), never one round trip per row.  Staged operations name the
+ * version they change by key and valid_from, so inserts of new versions may
+ * reach the table before them. */
 #include "writer.h"
 
 #include <inttypes.h>
@@ -19,22 +28,45 @@ typedef struct pval {
   int is_null;
 } pval;
 
+/* Multi-row inserts into one table, buffered. */
+typedef struct ins_batch {
+  const char *table_q;
+  char **cols;             /* quoted column names (borrowed) */
+  size_t ncols;
+  SQLSMALLINT *ptypes;     /* ncols * rows_per */
+  size_t rows_per;
+  pval *pend;              /* rows_per * ncols pending values */
+  size_t npend;
+  dwl_buf arena;           /* their bytes */
+  odbc_stmt *full;         /* prepared for rows_per rows */
+  long long rows;          /* rows sent so far */
+} ins_batch;
+
+/* A staged kind of operation: its temporary table and the statement that
+ * applies it. */
+typedef struct stage {
+  int used;
+  char name[32];
+  char **cols;             /* quoted stage column names */
+  size_t ncols;
+  dwl_column *decl;        /* their types */
+  ins_batch b;
+  char *apply_sql;
+} stage;
+
 struct writer {
   target *t;
   const scd_cols *cols;
   int plan;
   FILE *sqlout;
-  size_t batch_rows;
-  pval *pend;              /* batch_rows * ncols pending insert values */
-  size_t npend;            /* rows pending */
-  dwl_buf arena;           /* their bytes */
+  ins_batch main;
+  char **main_cols;
   dwl_value *params;       /* scratch for binding */
-  SQLSMALLINT *ptypes;     /* parameter SQL types of one full insert batch */
-  odbc_stmt *ins_full;     /* prepared for batch_rows rows */
+  dwl_value *row;          /* one row being built */
   odbc_stmt *slots[NSLOTS];
   char *slot_sql[NSLOTS];
   SQLSMALLINT *slot_types[NSLOTS];
-  dwl_value *row;          /* one table row being built */
+  stage stages[NSLOTS];
   int64_t next_sk;
   long long nstmts;
   char vf[32], vt[32], sk[68];
@@ -47,24 +79,13 @@ static SQLSMALLINT col_ptype(const writer *w, size_t tc)
   return w->t->d->param_type(ty);
 }
 
-/* "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)" for `rows` rows. */
-static char *insert_sql(const writer *w, size_t rows)
+/* Target column of source column `src`. */
+static size_t tcol_of(const writer *w, size_t src)
 {
-  const target *t = w->t;
-  dwl_buf b;
-  buf_init(&b, 0);
-  buf_printf(&b, "INSERT INTO %s (", t->table_q);
-  for (size_t i = 0; i < t->ncols; i++)
-    buf_printf(&b, "%s%s", i ? ", " : "", t->cols[i].q);
-  buf_adds(&b, ") VALUES ");
-  for (size_t r = 0; r < rows; r++) {
-    buf_adds(&b, r ? ", (" : "(");
-    for (size_t i = 0; i < t->ncols; i++)
-      buf_adds(&b, i ? ", ?" : "?");
-    buf_addc(&b, ')');
-  }
-  return buf_steal(&b);
+  return src + (w->t->ix[TC_SK] >= 0 ? 1 : 0);
 }
+
+/* ---- printing (plan --sql) ------------------------------------------------ */
 
 static void print_value(FILE *f, const dwl_value *v)
 {
@@ -92,34 +113,150 @@ static void print_params(FILE *f, const dwl_value *p, size_t n)
   fputs(")\n", f);
 }
 
-/* Runs (or in plan mode prints) one statement of a slot. */
-static int run_slot(writer *w, int slot, const dwl_value *params, size_t n, dwl_error *err)
+/* Runs (or in plan mode prints) one statement; `s` caches its preparation
+ * when not NULL. */
+static int run_sql(writer *w, odbc_stmt **s, const char *sql, const dwl_value *params, const SQLSMALLINT *types,
+                   size_t n, dwl_error *err)
 {
   w->nstmts++;
   if (w->plan) {
     if (w->sqlout) {
-      fprintf(w->sqlout, "%s;\n", w->slot_sql[slot]);
-      print_params(w->sqlout, params, n);
+      fprintf(w->sqlout, "%s;\n", sql);
+      if (n)
+        print_params(w->sqlout, params, n);
     }
     return 0;
   }
-  if (!w->slots[slot] && ostmt_prepare(w->t->c, w->slot_sql[slot], &w->slots[slot], err) != 0)
-    return -1;
-  if (ostmt_execute(w->slots[slot], params, w->slot_types[slot], n, err) != 0) {
-    err_prefix(err, "writing %s", w->t->spec->target_table);
-    return -1;
+  int rc;
+  if (s) {
+    if (!*s && ostmt_prepare(w->t->c, sql, s, err) != 0)
+      return -1;
+    rc = ostmt_execute(*s, params, types, n, err);
+  } else {
+    rc = odbc_exec(w->t->c, sql, params, types, n, err);
   }
+  if (rc != 0)
+    err_prefix(err, "writing %s", w->t->spec->target_table);
+  return rc;
+}
+
+/* ---- batched inserts -------------------------------------------------------- */
+
+static int batch_init(writer *w, ins_batch *b, const char *table_q, char **cols, const SQLSMALLINT *types,
+                      size_t ncols, dwl_error *err)
+{
+  memset(b, 0, sizeof *b);
+  b->table_q = table_q;
+  b->cols = cols;
+  b->ncols = ncols;
+  buf_init(&b->arena, 0);
+  b->rows_per = WRITER_BATCH_ROWS;
+  if (b->rows_per * ncols > w->t->d->max_params)
+    b->rows_per = w->t->d->max_params / ncols;
+  if (b->rows_per == 0)
+    b->rows_per = 1;
+  b->pend = calloc(b->rows_per * ncols, sizeof *b->pend);
+  b->ptypes = calloc(b->rows_per * ncols, sizeof *b->ptypes);
+  if (!b->pend || !b->ptypes)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; i < b->rows_per * ncols; i++)
+    b->ptypes[i] = types[i % ncols];
   return 0;
 }
+
+static void batch_free(ins_batch *b)
+{
+  ostmt_free(b->full);
+  buf_free(&b->arena);
+  free(b->pend);
+  free(b->ptypes);
+  memset(b, 0, sizeof *b);
+}
+
+/* "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)" for `rows` rows. */
+static char *insert_sql(const ins_batch *b, size_t rows)
+{
+  dwl_buf s;
+  buf_init(&s, 0);
+  buf_printf(&s, "INSERT INTO %s (", b->table_q);
+  for (size_t i = 0; i < b->ncols; i++)
+    buf_printf(&s, "%s%s", i ? ", " : "", b->cols[i]);
+  buf_adds(&s, ") VALUES ");
+  for (size_t r = 0; r < rows; r++) {
+    buf_adds(&s, r ? ", (" : "(");
+    for (size_t i = 0; i < b->ncols; i++)
+      buf_adds(&s, i ? ", ?" : "?");
+    buf_addc(&s, ')');
+  }
+  return buf_steal(&s);
+}
+
+static int batch_flush(writer *w, ins_batch *b, dwl_error *err)
+{
+  if (b->npend == 0)
+    return 0;
+  size_t nc = b->ncols, n = b->npend * nc;
+  for (size_t i = 0; i < n; i++) {
+    w->params[i].is_null = b->pend[i].is_null;
+    w->params[i].len = b->pend[i].len;
+    w->params[i].data = b->pend[i].is_null ? NULL : b->arena.data + b->pend[i].off;
+  }
+  int rc = 0;
+  w->nstmts++;
+  if (w->plan) {
+    /* One line of parameters per row; dwload sends them rows_per at a time. */
+    if (w->sqlout) {
+      char *sql = insert_sql(b, 1);
+      fprintf(w->sqlout, "%s;\n", sql ? sql : "INSERT");
+      free(sql);
+      for (size_t r = 0; r < b->npend; r++)
+        print_params(w->sqlout, &w->params[r * nc], nc);
+    }
+  } else if (b->npend == b->rows_per) {
+    if (!b->full) {
+      char *sql = insert_sql(b, b->rows_per);
+      rc = sql ? ostmt_prepare(w->t->c, sql, &b->full, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+      free(sql);
+    }
+    if (rc == 0)
+      rc = ostmt_execute(b->full, w->params, b->ptypes, n, err);
+  } else {
+    /* The last, partial batch: prepared once, used once. */
+    char *sql = insert_sql(b, b->npend);
+    rc = sql ? odbc_exec(w->t->c, sql, w->params, b->ptypes, n, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+    free(sql);
+  }
+  if (rc != 0)
+    err_prefix(err, "inserting into %s", w->t->spec->target_table);
+  b->rows += (long long)b->npend;
+  b->npend = 0;
+  buf_reset(&b->arena);
+  return rc;
+}
+
+static int batch_add(writer *w, ins_batch *b, const dwl_value *row, dwl_error *err)
+{
+  pval *p = &b->pend[b->npend * b->ncols];
+  for (size_t i = 0; i < b->ncols; i++) {
+    p[i].is_null = row[i].is_null;
+    p[i].len = row[i].is_null ? 0 : row[i].len;
+    p[i].off = b->arena.len;
+    if (!p[i].is_null && buf_add(&b->arena, row[i].data, row[i].len) != 0)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory buffering inserts");
+  }
+  b->npend++;
+  return b->npend == b->rows_per ? batch_flush(w, b, err) : 0;
+}
+
+/* ---- per-key statements (SQLite) ------------------------------------------- */
 
 /* Adds " WHERE k1 IS ? AND k2 IS ?" and the key columns' types. */
 static void where_key(const writer *w, dwl_buf *b, SQLSMALLINT *types, size_t *nt)
 {
   const target *t = w->t;
-  size_t off = t->ix[TC_SK] >= 0 ? 1 : 0;
   buf_adds(b, " WHERE ");
   for (size_t i = 0; i < w->cols->nkey; i++) {
-    size_t tc = w->cols->key[i] + off;
+    size_t tc = tcol_of(w, w->cols->key[i]);
     if (i)
       buf_adds(b, " AND ");
     buf_printf(b, "%s%s", t->cols[tc].q, t->d->null_safe_eq);
@@ -130,11 +267,17 @@ static void where_key(const writer *w, dwl_buf *b, SQLSMALLINT *types, size_t *n
 /* SET list "a = ?, b = ?" over source columns idx[]. */
 static void set_list(const writer *w, dwl_buf *b, const size_t *idx, size_t n, SQLSMALLINT *types, size_t *nt)
 {
-  size_t off = w->t->ix[TC_SK] >= 0 ? 1 : 0;
   for (size_t i = 0; i < n; i++) {
-    buf_printf(b, "%s%s = ?", i ? ", " : "", w->t->cols[idx[i] + off].q);
-    types[(*nt)++] = col_ptype(w, idx[i] + off);
+    size_t tc = tcol_of(w, idx[i]);
+    buf_printf(b, "%s%s = ?", i ? ", " : "", w->t->cols[tc].q);
+    types[(*nt)++] = col_ptype(w, tc);
   }
+}
+
+static void cur_param_type(const writer *w, SQLSMALLINT *types, size_t *nt)
+{
+  if (!w->t->spec->current && w->t->open_end[0])
+    types[(*nt)++] = col_ptype(w, (size_t)w->t->ix[TC_VALID_TO]);
 }
 
 static int build_slots(writer *w, dwl_error *err)
@@ -151,11 +294,11 @@ static int build_slots(writer *w, dwl_error *err)
   size_t nt;
   SQLSMALLINT *ty;
 
+  /* expire: close the key's current version */
+  buf_init(&b, 0);
+  nt = 0;
+  ty = w->slot_types[SLOT_EXPIRE];
   if (t->spec->mode == MODE_SCD2) {
-    /* expire: close the key's current version */
-    buf_init(&b, 0);
-    nt = 0;
-    ty = w->slot_types[SLOT_EXPIRE];
     buf_printf(&b, "UPDATE %s SET %s = ?", t->table_q, t->cols[t->ix[TC_VALID_TO]].q);
     ty[nt++] = col_ptype(w, (size_t)t->ix[TC_VALID_TO]);
     if (t->ix[TC_CURRENT] >= 0)
@@ -166,44 +309,292 @@ static int build_slots(writer *w, dwl_error *err)
     }
     where_key(w, &b, ty, &nt);
     buf_printf(&b, " AND %s", t->cur_pred);
-    if (!t->spec->current && t->open_end[0])
-      ty[nt++] = SQL_VARCHAR;
-    w->slot_sql[SLOT_EXPIRE] = buf_steal(&b);
+    cur_param_type(w, ty, &nt);
+  }
+  w->slot_sql[SLOT_EXPIRE] = buf_steal(&b);
 
-    for (int all = 0; all <= 1; all++) {
-      int s = all ? SLOT_T1_ALL : SLOT_T1_CUR;
-      buf_init(&b, 0);
-      nt = 0;
-      ty = w->slot_types[s];
-      buf_printf(&b, "UPDATE %s SET ", t->table_q);
-      set_list(w, &b, c->t1, c->nt1, ty, &nt);
-      where_key(w, &b, ty, &nt);
-      if (!all) {
-        buf_printf(&b, " AND %s", t->cur_pred);
-        if (!t->spec->current && t->open_end[0])
-          ty[nt++] = SQL_VARCHAR;
-      }
-      w->slot_sql[s] = buf_steal(&b);
-    }
-  } else {
+  for (int all = 0; all <= 1; all++) {
+    int s = all ? SLOT_T1_ALL : SLOT_T1_CUR;
     buf_init(&b, 0);
     nt = 0;
-    ty = w->slot_types[SLOT_UPDATE];
+    ty = w->slot_types[s];
     buf_printf(&b, "UPDATE %s SET ", t->table_q);
-    set_list(w, &b, c->t2, c->nt2, ty, &nt);
+    set_list(w, &b, c->t1, c->nt1, ty, &nt);
     where_key(w, &b, ty, &nt);
-    w->slot_sql[SLOT_UPDATE] = buf_steal(&b);
+    if (!all && t->spec->mode == MODE_SCD2) {
+      buf_printf(&b, " AND %s", t->cur_pred);
+      cur_param_type(w, ty, &nt);
+    }
+    w->slot_sql[s] = buf_steal(&b);
   }
+
+  buf_init(&b, 0);
+  nt = 0;
+  ty = w->slot_types[SLOT_UPDATE];
+  buf_printf(&b, "UPDATE %s SET ", t->table_q);
+  set_list(w, &b, c->t2, c->nt2, ty, &nt);
+  where_key(w, &b, ty, &nt);
+  w->slot_sql[SLOT_UPDATE] = buf_steal(&b);
+
   buf_init(&b, 0);
   nt = 0;
   buf_printf(&b, "DELETE FROM %s", t->table_q);
   where_key(w, &b, w->slot_types[SLOT_REMOVE], &nt);
   w->slot_sql[SLOT_REMOVE] = buf_steal(&b);
   for (int s = 0; s < NSLOTS; s++)
-    if (t->spec->mode == MODE_SCD2 ? s != SLOT_UPDATE && !w->slot_sql[s] : (s == SLOT_UPDATE || s == SLOT_REMOVE) && !w->slot_sql[s])
+    if (!w->slot_sql[s])
       return err_set(err, DWL_EXIT_FAILED, "out of memory");
   return 0;
 }
+
+static int run_slot(writer *w, int slot, const dwl_value *params, size_t n, dwl_error *err)
+{
+  return run_sql(w, &w->slots[slot], w->slot_sql[slot], params, w->slot_types[slot], n, err);
+}
+
+/* ---- staged operations (PostgreSQL, MariaDB) ------------------------------ */
+
+enum { SC_VF = -1, SC_VT = -2, SC_DEL = -3 };
+
+/* Quoted name of a stage column: source columns keep their names; the
+ * bookkeeping values get names of their own. */
+static char *stage_col_name(const writer *w, long what, dwl_error *err)
+{
+  const char *name = what == SC_VF ? "dwl_valid_from"
+                     : what == SC_VT ? "dwl_valid_to"
+                     : what == SC_DEL ? "dwl_deleted"
+                                      : w->t->cols[tcol_of(w, (size_t)what)].name;
+  dwl_buf q;
+  buf_init(&q, 0);
+  if (dialect_quote(w->t->d, name, &q, "stage column", err) != 0) {
+    buf_free(&q);
+    return NULL;
+  }
+  return buf_steal(&q);
+}
+
+/* Stage columns: the key, then `extra` (source indexes or SC_* values). */
+static int stage_init(writer *w, int kind, const char *name, const long *extra, size_t nextra, dwl_error *err)
+{
+  stage *s = &w->stages[kind];
+  const target *t = w->t;
+  size_t n = w->cols->nkey + nextra;
+  snprintf(s->name, sizeof s->name, "%s", name);
+  s->cols = calloc(n, sizeof *s->cols);
+  s->decl = calloc(n, sizeof *s->decl);
+  SQLSMALLINT *types = calloc(n, sizeof *types);
+  if (!s->cols || !s->decl || !types) {
+    free(types);
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  s->ncols = n;
+  for (size_t i = 0; i < n; i++) {
+    long what = i < w->cols->nkey ? (long)w->cols->key[i] : extra[i - w->cols->nkey];
+    size_t tc = what == SC_VF ? (size_t)t->ix[TC_VALID_FROM]
+                : what == SC_VT ? (size_t)t->ix[TC_VALID_TO]
+                : what == SC_DEL ? (size_t)t->ix[TC_DELETED]
+                                 : tcol_of(w, (size_t)what);
+    s->cols[i] = stage_col_name(w, what, err);
+    if (!s->cols[i]) {
+      free(types);
+      return -1;
+    }
+    s->decl[i] = t->cols[tc].decl;
+    if (t->cols[tc].role == TC_CURRENT || t->cols[tc].role == TC_DELETED)
+      s->decl[i].type = DWL_TYPE_BOOLEAN;
+    types[i] = col_ptype(w, tc);
+  }
+  int rc = batch_init(w, &s->b, s->name, s->cols, types, n, err);
+  free(types);
+  return rc;
+}
+
+/* "d.k1 = s.k1 AND d.k2 = s.k2" (keys with a NULL never reach a stage). */
+static void join_keys(const writer *w, const stage *s, dwl_buf *b)
+{
+  for (size_t i = 0; i < w->cols->nkey; i++)
+    buf_printf(b, "%sd.%s = s.%s", i ? " AND " : "", w->t->cols[tcol_of(w, w->cols->key[i])].q, s->cols[i]);
+}
+
+/* The statement applying a stage: SET pairs are (target column, stage
+ * column); with_vf adds the version's valid_from to the join. */
+static char *apply_sql(const writer *w, int kind, const char *const *tset, const char *const *sset, size_t nset,
+                       const char *extra_set, int with_vf)
+{
+  const target *t = w->t;
+  const stage *s = &w->stages[kind];
+  int join = t->d->update_style == UPD_JOIN;
+  dwl_buf b;
+  buf_init(&b, 0);
+  if (kind == SLOT_REMOVE) {
+    if (join)
+      buf_printf(&b, "DELETE d FROM %s AS d JOIN %s AS s ON ", t->table_q, s->name);
+    else
+      buf_printf(&b, "DELETE FROM %s AS d USING %s AS s WHERE ", t->table_q, s->name);
+    join_keys(w, s, &b);
+    return buf_steal(&b);
+  }
+  if (join) {
+    buf_printf(&b, "UPDATE %s AS d JOIN %s AS s ON ", t->table_q, s->name);
+    join_keys(w, s, &b);
+    if (with_vf)
+      buf_printf(&b, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey]);
+    buf_adds(&b, " SET ");
+    for (size_t i = 0; i < nset; i++)
+      buf_printf(&b, "%sd.%s = s.%s", i ? ", " : "", tset[i], sset[i]);
+    if (extra_set)
+      buf_printf(&b, ", d.%s", extra_set);
+  } else {
+    buf_printf(&b, "UPDATE %s AS d SET ", t->table_q);
+    for (size_t i = 0; i < nset; i++)
+      buf_printf(&b, "%s%s = s.%s", i ? ", " : "", tset[i], sset[i]);
+    if (extra_set)
+      buf_printf(&b, ", %s", extra_set);
+    buf_printf(&b, " FROM %s AS s WHERE ", s->name);
+    join_keys(w, s, &b);
+    if (with_vf)
+      buf_printf(&b, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey]);
+  }
+  return buf_steal(&b);
+}
+
+/* SET pairs for source columns idx[], whose stage columns start at `off`. */
+static char *apply_set(const writer *w, int kind, const size_t *idx, size_t n, size_t off, const char *extra,
+                       int with_vf)
+{
+  const char **tset = calloc(n ? n : 1, sizeof *tset), **sset = calloc(n ? n : 1, sizeof *sset);
+  char *sql = NULL;
+  if (tset && sset) {
+    for (size_t i = 0; i < n; i++) {
+      tset[i] = w->t->cols[tcol_of(w, idx[i])].q;
+      sset[i] = w->stages[kind].cols[off + i];
+    }
+    sql = apply_sql(w, kind, tset, sset, n, extra, with_vf);
+  }
+  free(tset);
+  free(sset);
+  return sql;
+}
+
+static int build_stages(writer *w, dwl_error *err)
+{
+  const target *t = w->t;
+  const scd_cols *c = w->cols;
+  size_t nk = c->nkey;
+  long *extra = calloc(t->ncols + 4, sizeof *extra);
+  if (!extra)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  int rc = 0;
+  size_t ne;
+  if (t->spec->mode == MODE_SCD2) {
+    /* expire: key, valid_from, valid_to [, deleted] */
+    ne = 0;
+    extra[ne++] = SC_VF;
+    extra[ne++] = SC_VT;
+    if (t->ix[TC_DELETED] >= 0)
+      extra[ne++] = SC_DEL;
+    rc = stage_init(w, SLOT_EXPIRE, "dwl_stage_expire", extra, ne, err);
+    if (rc == 0) {
+      stage *s = &w->stages[SLOT_EXPIRE];
+      const char *tset[2] = {t->cols[t->ix[TC_VALID_TO]].q, NULL};
+      const char *sset[2] = {s->cols[nk + 1], NULL};
+      size_t nset = 1;
+      if (t->ix[TC_DELETED] >= 0) {
+        tset[nset] = t->cols[t->ix[TC_DELETED]].q;
+        sset[nset++] = s->cols[nk + 2];
+      }
+      char cur[300] = "";
+      if (t->ix[TC_CURRENT] >= 0)
+        snprintf(cur, sizeof cur, "%s = %s", t->cols[t->ix[TC_CURRENT]].q, t->d->false_lit);
+      s->apply_sql = apply_sql(w, SLOT_EXPIRE, tset, sset, nset, cur[0] ? cur : NULL, 1);
+    }
+    /* type 1, current version: key, valid_from, t1...; every version: key, t1... */
+    if (rc == 0 && c->nt1) {
+      ne = 0;
+      extra[ne++] = SC_VF;
+      for (size_t i = 0; i < c->nt1; i++)
+        extra[ne++] = (long)c->t1[i];
+      rc = stage_init(w, SLOT_T1_CUR, "dwl_stage_type1", extra, ne, err);
+      if (rc == 0)
+        w->stages[SLOT_T1_CUR].apply_sql = apply_set(w, SLOT_T1_CUR, c->t1, c->nt1, nk + 1, NULL, 1);
+      if (rc == 0)
+        rc = stage_init(w, SLOT_T1_ALL, "dwl_stage_type1_all", extra + 1, ne - 1, err);
+      if (rc == 0)
+        w->stages[SLOT_T1_ALL].apply_sql = apply_set(w, SLOT_T1_ALL, c->t1, c->nt1, nk, NULL, 0);
+    }
+  } else {
+    ne = 0;
+    for (size_t i = 0; i < c->nt2; i++)
+      extra[ne++] = (long)c->t2[i];
+    rc = stage_init(w, SLOT_UPDATE, "dwl_stage_update", extra, ne, err);
+    if (rc == 0)
+      w->stages[SLOT_UPDATE].apply_sql = apply_set(w, SLOT_UPDATE, c->t2, c->nt2, nk, NULL, 0);
+  }
+  if (rc == 0)
+    rc = stage_init(w, SLOT_REMOVE, "dwl_stage_remove", extra, 0, err);
+  if (rc == 0)
+    w->stages[SLOT_REMOVE].apply_sql = apply_sql(w, SLOT_REMOVE, NULL, NULL, 0, NULL, 0);
+  free(extra);
+  for (int k = 0; rc == 0 && k < NSLOTS; k++)
+    if (w->stages[k].ncols && !w->stages[k].apply_sql)
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  return rc;
+}
+
+static int stage_create(writer *w, stage *s, dwl_error *err)
+{
+  dwl_buf b;
+  buf_init(&b, 0);
+  buf_printf(&b, "CREATE TEMPORARY TABLE %s (", s->name);
+  for (size_t i = 0; i < s->ncols; i++) {
+    char ty[64];
+    const char *type = s->decl[i].type == DWL_TYPE_BOOLEAN ? w->t->d->flag_type
+                                                            : w->t->d->type_sql(&s->decl[i], ty, sizeof ty);
+    buf_printf(&b, "%s%s %s", i ? ", " : "", s->cols[i], type);
+  }
+  buf_addc(&b, ')');
+  int rc = b.data ? run_sql(w, NULL, b.data, NULL, NULL, 0, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  buf_free(&b);
+  return rc;
+}
+
+/* Queues one staged operation; the temporary table is made on first use. */
+static int stage_add(writer *w, int kind, const dwl_value *vals, dwl_error *err)
+{
+  stage *s = &w->stages[kind];
+  if (!s->used) {
+    if (stage_create(w, s, err) != 0)
+      return -1;
+    s->used = 1;
+  }
+  return batch_add(w, &s->b, vals, err);
+}
+
+static int staged(const writer *w, const dwl_value *keyrow)
+{
+  if (w->t->d->update_style == UPD_PER_ROW)
+    return 0;
+  /* Equality joins find keys through the index; a NULL key part needs the
+   * NULL-safe per-key statement instead. */
+  for (size_t i = 0; i < w->cols->nkey; i++)
+    if (keyrow[w->cols->key[i]].is_null)
+      return 0;
+  return 1;
+}
+
+static int stages_apply(writer *w, dwl_error *err)
+{
+  for (int k = 0; k < NSLOTS; k++) {
+    stage *s = &w->stages[k];
+    if (!s->used)
+      continue;
+    if (batch_flush(w, &s->b, err) != 0 || run_sql(w, NULL, s->apply_sql, NULL, NULL, 0, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* ---- setup ------------------------------------------------------------------ */
 
 static int load_max_sk(writer *w, dwl_error *err)
 {
@@ -243,24 +634,36 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
   w->cols = cols;
   w->plan = plan;
   w->sqlout = sqlout;
-  buf_init(&w->arena, 0);
-  w->batch_rows = WRITER_BATCH_ROWS;
-  if (w->batch_rows * t->ncols > t->d->max_params)
-    w->batch_rows = t->d->max_params / t->ncols;
-  if (w->batch_rows == 0)
-    w->batch_rows = 1;
-  size_t np = w->batch_rows * t->ncols;
-  w->pend = calloc(np, sizeof *w->pend);
-  w->params = calloc(np + t->ncols + 8, sizeof *w->params);
-  w->ptypes = calloc(np, sizeof *w->ptypes);
+  w->main_cols = calloc(t->ncols, sizeof *w->main_cols);
+  SQLSMALLINT *types = calloc(t->ncols, sizeof *types);
   w->row = calloc(t->ncols, sizeof *w->row);
-  if (!w->pend || !w->params || !w->ptypes || !w->row) {
-    writer_free(w);
-    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  int rc = w->main_cols && types && w->row ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; rc == 0 && i < t->ncols; i++) {
+    w->main_cols[i] = t->cols[i].q;
+    types[i] = col_ptype(w, i);
   }
-  for (size_t i = 0; i < np; i++)
-    w->ptypes[i] = col_ptype(w, i % t->ncols);
-  if ((cols && build_slots(w, err) != 0) || load_max_sk(w, err) != 0) {
+  if (rc == 0)
+    rc = batch_init(w, &w->main, t->table_q, w->main_cols, types, t->ncols, err);
+  free(types);
+  if (rc == 0 && cols) {
+    rc = build_slots(w, err);
+    if (rc == 0 && t->d->update_style != UPD_PER_ROW)
+      rc = build_stages(w, err);
+  }
+  /* Scratch for binding: a full batch of the widest table, or one row of a
+   * per-key statement. */
+  if (rc == 0) {
+    size_t most = w->main.rows_per * t->ncols;
+    for (int k = 0; k < NSLOTS; k++)
+      if (w->stages[k].b.rows_per * w->stages[k].ncols > most)
+        most = w->stages[k].b.rows_per * w->stages[k].ncols;
+    w->params = calloc(most + t->ncols + (cols ? cols->nkey : 0) + 8, sizeof *w->params);
+    if (!w->params)
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  if (rc == 0)
+    rc = load_max_sk(w, err);
+  if (rc != 0) {
     writer_free(w);
     return -1;
   }
@@ -272,16 +675,21 @@ void writer_free(writer *w)
 {
   if (!w)
     return;
-  ostmt_free(w->ins_full);
+  batch_free(&w->main);
   for (int s = 0; s < NSLOTS; s++) {
     ostmt_free(w->slots[s]);
     free(w->slot_sql[s]);
     free(w->slot_types[s]);
+    stage *st = &w->stages[s];
+    batch_free(&st->b);
+    for (size_t i = 0; st->cols && i < st->ncols; i++)
+      free(st->cols[i]);
+    free(st->cols);
+    free(st->decl);
+    free(st->apply_sql);
   }
-  buf_free(&w->arena);
-  free(w->pend);
+  free(w->main_cols);
   free(w->params);
-  free(w->ptypes);
   free(w->row);
   free(w);
 }
@@ -293,80 +701,26 @@ long long writer_statements(const writer *w)
 
 int writer_flush(writer *w, dwl_error *err)
 {
-  if (w->npend == 0)
-    return 0;
-  size_t nc = w->t->ncols, n = w->npend * nc;
-  for (size_t i = 0; i < n; i++) {
-    w->params[i].is_null = w->pend[i].is_null;
-    w->params[i].len = w->pend[i].len;
-    w->params[i].data = w->pend[i].is_null ? NULL : w->arena.data + w->pend[i].off;
-  }
-  int rc = 0;
-  w->nstmts++;
-  if (w->plan) {
-    if (w->sqlout) {
-      char *sql = insert_sql(w, 1);
-      fprintf(w->sqlout, "%s;\n", sql ? sql : "INSERT");
-      free(sql);
-      for (size_t r = 0; r < w->npend; r++)
-        print_params(w->sqlout, &w->params[r * nc], nc);
-    }
-  } else if (w->npend == w->batch_rows) {
-    if (!w->ins_full) {
-      char *sql = insert_sql(w, w->batch_rows);
-      rc = sql ? ostmt_prepare(w->t->c, sql, &w->ins_full, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
-      free(sql);
-    }
-    if (rc == 0)
-      rc = ostmt_execute(w->ins_full, w->params, w->ptypes, n, err);
-  } else {
-    /* The last, partial batch of a run: prepared once, used once. */
-    char *sql = insert_sql(w, w->npend);
-    rc = sql ? odbc_exec(w->t->c, sql, w->params, w->ptypes, n, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
-    free(sql);
-  }
-  if (rc != 0)
-    err_prefix(err, "inserting into %s", w->t->spec->target_table);
-  w->npend = 0;
-  buf_reset(&w->arena);
-  return rc;
-}
-
-/* Queues w->row (t->ncols values) for insertion. */
-static int queue_row(writer *w, dwl_error *err)
-{
-  size_t nc = w->t->ncols;
-  pval *p = &w->pend[w->npend * nc];
-  for (size_t i = 0; i < nc; i++) {
-    p[i].is_null = w->row[i].is_null;
-    p[i].len = w->row[i].is_null ? 0 : w->row[i].len;
-    p[i].off = w->arena.len;
-    if (!p[i].is_null && buf_add(&w->arena, w->row[i].data, w->row[i].len) != 0)
-      return err_set(err, DWL_EXIT_FAILED, "out of memory buffering inserts");
-  }
-  w->npend++;
-  return w->npend == w->batch_rows ? writer_flush(w, err) : 0;
+  if (batch_flush(w, &w->main, err) != 0)
+    return -1;
+  return stages_apply(w, err);
 }
 
 int writer_insert_source(writer *w, const dwl_value *row, dwl_error *err)
 {
   for (size_t i = 0; i < w->t->ncols; i++)
     w->row[i] = row[w->t->cols[i].src];
-  return queue_row(w, err);
+  return batch_add(w, &w->main, w->row, err);
 }
 
 int writer_delete_all(writer *w, dwl_error *err)
 {
   char sql[600];
   snprintf(sql, sizeof sql, "DELETE FROM %s", w->t->table_q);
-  w->nstmts++;
-  if (w->plan) {
-    if (w->sqlout)
-      fprintf(w->sqlout, "%s;\n", sql);
-    return 0;
-  }
-  return odbc_exec(w->t->c, sql, NULL, NULL, 0, err);
+  return run_sql(w, NULL, sql, NULL, NULL, 0, err);
 }
+
+/* ---- the engine's sink ---------------------------------------------------------- */
 
 static void set_text(dwl_value *v, const char *s)
 {
@@ -394,7 +748,7 @@ static int sink_insert(void *ud, const scd_version *v, dwl_error *err)
       w->row[i] = (in_list(c->t1, c->nt1, tc->src) ? v->t1vals : v->vals)[tc->src];
   }
   if (t->spec->mode != MODE_SCD2)
-    return queue_row(w, err);
+    return batch_add(w, &w->main, w->row, err);
   target_ts_text(t, &v->valid_from, w->vf);
   set_text(&w->row[t->ix[TC_VALID_FROM]], w->vf);
   if (v->open) {
@@ -414,12 +768,12 @@ static int sink_insert(void *ud, const scd_version *v, dwl_error *err)
       char extra[48];
       int n = snprintf(extra, sizeof extra, "%s%s", w->vf, v->tombstone ? "|tombstone" : "");
       fp_sha256_hex(v->vals, c->key, c->nkey, extra, (size_t)n, w->sk);
-    }
-    else
+    } else {
       snprintf(w->sk, sizeof w->sk, "%" PRId64, w->next_sk++);
+    }
     set_text(&w->row[t->ix[TC_SK]], w->sk);
   }
-  return queue_row(w, err);
+  return batch_add(w, &w->main, w->row, err);
 }
 
 static size_t key_params(const writer *w, const dwl_value *row, dwl_value *p)
@@ -429,12 +783,22 @@ static size_t key_params(const writer *w, const dwl_value *row, dwl_value *p)
   return w->cols->nkey;
 }
 
-static int sink_expire(void *ud, const dwl_value *keyrow, const dwl_ts *valid_to, int deleted, dwl_error *err)
+static int sink_expire(void *ud, const dwl_value *keyrow, const dwl_ts *valid_from, const dwl_ts *valid_to,
+                       int deleted, dwl_error *err)
 {
   writer *w = ud;
   const target *t = w->t;
   size_t n = 0;
   target_ts_text(t, valid_to, w->vt);
+  if (staged(w, keyrow)) {
+    n = key_params(w, keyrow, w->params);
+    target_ts_text(t, valid_from, w->vf);
+    set_text(&w->params[n++], w->vf);
+    set_text(&w->params[n++], w->vt);
+    if (t->ix[TC_DELETED] >= 0)
+      set_text(&w->params[n++], deleted ? t->d->true_val : t->d->false_val);
+    return stage_add(w, SLOT_EXPIRE, w->params, err);
+  }
   set_text(&w->params[n++], w->vt);
   if (t->ix[TC_DELETED] >= 0)
     set_text(&w->params[n++], deleted ? t->d->true_val : t->d->false_val);
@@ -443,9 +807,21 @@ static int sink_expire(void *ud, const dwl_value *keyrow, const dwl_ts *valid_to
   return run_slot(w, SLOT_EXPIRE, w->params, n, err);
 }
 
-static int sink_set(writer *w, int slot, const size_t *idx, size_t nidx, const dwl_value *row, dwl_error *err)
+/* Type 1 or upsert update: values of idx[] from `row`. */
+static int sink_set(writer *w, int slot, const size_t *idx, size_t nidx, const dwl_value *row,
+                    const dwl_ts *valid_from, dwl_error *err)
 {
   size_t n = 0;
+  if (staged(w, row)) {
+    n = key_params(w, row, w->params);
+    if (slot == SLOT_T1_CUR) {
+      target_ts_text(w->t, valid_from, w->vf);
+      set_text(&w->params[n++], w->vf);
+    }
+    for (size_t i = 0; i < nidx; i++)
+      w->params[n++] = row[idx[i]];
+    return stage_add(w, slot, w->params, err);
+  }
   for (size_t i = 0; i < nidx; i++)
     w->params[n++] = row[idx[i]];
   n += key_params(w, row, &w->params[n]);
@@ -454,22 +830,24 @@ static int sink_set(writer *w, int slot, const size_t *idx, size_t nidx, const d
   return run_slot(w, slot, w->params, n, err);
 }
 
-static int sink_type1(void *ud, const dwl_value *row, int all, dwl_error *err)
+static int sink_type1(void *ud, const dwl_value *row, const dwl_ts *valid_from, int all, dwl_error *err)
 {
   writer *w = ud;
-  return sink_set(w, all ? SLOT_T1_ALL : SLOT_T1_CUR, w->cols->t1, w->cols->nt1, row, err);
+  return sink_set(w, all ? SLOT_T1_ALL : SLOT_T1_CUR, w->cols->t1, w->cols->nt1, row, valid_from, err);
 }
 
 static int sink_update(void *ud, const dwl_value *row, dwl_error *err)
 {
   writer *w = ud;
-  return sink_set(w, SLOT_UPDATE, w->cols->t2, w->cols->nt2, row, err);
+  return sink_set(w, SLOT_UPDATE, w->cols->t2, w->cols->nt2, row, NULL, err);
 }
 
 static int sink_remove(void *ud, const dwl_value *keyrow, dwl_error *err)
 {
   writer *w = ud;
   size_t n = key_params(w, keyrow, w->params);
+  if (staged(w, keyrow))
+    return stage_add(w, SLOT_REMOVE, w->params, err);
   return run_slot(w, SLOT_REMOVE, w->params, n, err);
 }
 

@@ -194,9 +194,11 @@ static int cap_insert(void *ud, const scd_version *v, dwl_error *err)
   return 0;
 }
 
-static int cap_expire(void *ud, const dwl_value *keyrow, const dwl_ts *valid_to, int deleted, dwl_error *err)
+static int cap_expire(void *ud, const dwl_value *keyrow, const dwl_ts *valid_from, const dwl_ts *valid_to,
+                      int deleted, dwl_error *err)
 {
   (void)err;
+  (void)valid_from;
   capture *c = ud;
   char k[128], vt[32];
   keyof(k, sizeof k, keyrow, &c->e->cols);
@@ -205,9 +207,10 @@ static int cap_expire(void *ud, const dwl_value *keyrow, const dwl_ts *valid_to,
   return 0;
 }
 
-static int cap_type1(void *ud, const dwl_value *row, int all, dwl_error *err)
+static int cap_type1(void *ud, const dwl_value *row, const dwl_ts *valid_from, int all, dwl_error *err)
 {
   (void)err;
+  (void)valid_from;
   capture *c = ud;
   char vals[256];
   join(vals, sizeof vals, row, NULL, &c->e->cols, c->e->ncols);
@@ -793,7 +796,8 @@ static int delete_absent(const char *const *row)
   dwl_value v[8];
   to_values(row, v);
   err_init(&F.err);
-  return scd_delete_absent(&F.e, v, &SINK, &F.counts, &F.err);
+  dwl_ts vf = {0, 0};
+  return scd_delete_absent(&F.e, v, &vf, &SINK, &F.counts, &F.err);
 }
 
 START_TEST(absent_expire)
