@@ -240,10 +240,13 @@ static int on_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, int delet
   return 0;
 }
 
-static int run_engine(run_ctx *r, dwl_error *err)
+/* Reads the current versions (and, for expire-style deletes, the last
+ * deleted versions) that change detection needs: every one (full), or only
+ * those of the delta's keys (keyed). */
+static int read_current(run_ctx *r, int keyed, dwl_error *err)
 {
   const scd_cols *c = &r->e.cols;
-  /* The first pass reads only what change detection needs. */
+  /* Only what change detection needs is read. */
   size_t nscan = 0;
   size_t *scan = calloc(c->nkey + c->nt2 + c->nt1 + 1, sizeof *scan);
   if (!scan)
@@ -254,27 +257,84 @@ static int run_engine(run_ctx *r, dwl_error *err)
   nscan += c->nt2;
   memcpy(scan + nscan, c->t1, c->nt1 * sizeof *scan);
   nscan += c->nt1;
-  double t0 = now_s();
-  int rc = target_scan(r->t, scan, nscan, 0, on_current, r, err);
   /* Keys deleted without a tombstone have no current version; their last
    * deleted version tells when a revival may start. */
-  if (rc == 0 && r->spec->deletes != DEL_NONE && r->spec->delete_style == DELSTYLE_EXPIRE)
-    rc = target_scan_deleted(r->t, c->key, c->nkey, on_gone, r, err);
+  int gone = r->spec->deletes != DEL_NONE && r->spec->delete_style == DELSTYLE_EXPIRE;
+  double t0 = now_s();
+  int rc = 0;
+  if (!keyed) {
+    rc = target_scan(r->t, scan, nscan, 0, on_current, r, err);
+    if (rc == 0 && gone)
+      rc = target_scan_deleted(r->t, c->key, c->nkey, on_gone, r, err);
+  } else {
+    target_keys k = {.key = c->key, .nkey = c->nkey};
+    long staged = writer_stage_keys(r->w, &r->e.delta, &k.stage, &k.stage_cols, err);
+    rc = staged < 0 ? -1 : 0;
+    if (rc == 0 && staged > 0) {
+      rc = target_scan_keys(r->t, scan, nscan, 0, &k, on_current, r, err);
+      if (rc == 0 && gone)
+        rc = target_scan_keys(r->t, c->key, c->nkey, 1, &k, on_gone, r, err);
+    }
+    /* Keys with a NULL part are not in the stage (equality never matches
+     * NULL): one NULL-safe lookup each; such keys are rare. */
+    k.stage = NULL;
+    for (size_t i = 0; rc == 0 && i < r->e.delta.n; i++) {
+      const rs_row *d = &r->e.delta.rows[i];
+      int has_null = 0;
+      for (size_t j = 0; j < c->nkey; j++)
+        has_null |= d->vals[c->key[j]].is_null;
+      if (!has_null || keymap_get(&r->e.km, d->key))
+        continue;
+      k.keyrow = d->vals;
+      rc = target_scan_keys(r->t, scan, nscan, 0, &k, on_current, r, err);
+      if (rc == 0 && gone)
+        rc = target_scan_keys(r->t, c->key, c->nkey, 1, &k, on_gone, r, err);
+    }
+  }
   free(scan);
   if (rc != 0)
     return -1;
-  log_msg(LOG_INFO, "read %zu current versions in %.2fs (%zu KiB of fingerprints)", r->e.km.count, now_s() - t0,
-          keymap_bytes(&r->e.km) / 1024);
+  log_msg(LOG_INFO, "read %zu current versions (%s) in %.2fs (%zu KiB of fingerprints)", r->e.km.count,
+          keyed ? "the delta's keys" : "all", now_s() - t0, keymap_bytes(&r->e.km) / 1024);
+  return 0;
+}
 
+/* Keyed lookups pay off while the delta is small against the dimension;
+ * one tenth is where staging keys and joining stops beating one scan. */
+#define KEYED_LOOKUP_RATIO 10
+
+static int run_engine(run_ctx *r, dwl_error *err)
+{
+  const dwl_spec *spec = r->spec;
+  /* Judging absence needs every current key, before the source is read
+   * (rows not past the checkpoint only mark their key present).  Otherwise
+   * the delta comes first, and its size decides how to read the current
+   * versions.  plan stays with the scan: it creates nothing, not even the
+   * temporary key table, unless lookup: keys asks for it. */
+  int source_first = spec->deletes != DEL_ABSENT && spec->lookup != LOOKUP_SCAN &&
+                     (!r->o->plan || spec->lookup == LOOKUP_KEYS);
+  if (!source_first && read_current(r, 0, err) != 0)
+    return -1;
   if (read_source(r, take_engine, err) != 0)
     return -1;
   log_msg(LOG_INFO, "read %lld source rows, %zu past the checkpoint", r->sum->read, r->e.delta.n);
+  if (source_first) {
+    int keyed = spec->lookup == LOOKUP_KEYS;
+    if (!keyed && r->e.delta.n > 0) {
+      long long rows = target_count(r->t, err);
+      if (rows < 0)
+        return -1;
+      keyed = (long long)r->e.delta.n * KEYED_LOOKUP_RATIO < rows;
+    }
+    if (r->e.delta.n > 0 && read_current(r, keyed, err) != 0)
+      return -1;
+  }
 
   scd_counts counts = {0};
   scd_sink sink = writer_sink(r->w);
   if (scd_apply(&r->e, &sink, &counts, err) != 0)
     return -1;
-  if (r->spec->deletes == DEL_ABSENT && scd_mark_absent(&r->e) > 0) {
+  if (spec->deletes == DEL_ABSENT && scd_mark_absent(&r->e) > 0) {
     rowset_init(&r->doomed, r->t->nsrc);
     if (target_scan(r->t, NULL, 0, 1, on_doomed, r, err) != 0)
       return -1;

@@ -555,7 +555,7 @@ static const char *const top_keys[] = {"version", "job", "source", "target", "lo
                                        "dimension", NULL};
 static const char *const target_keys[] = {"connection", "table", NULL};
 static const char *const load_keys[] = {"mode", "lmd", "lmd_format", "key", "type2", "type1",
-                                        "type1_scope", "deletes", "delete_style", NULL};
+                                        "type1_scope", "deletes", "delete_style", "lookup", NULL};
 static const char *const deletes_keys[] = {"column", "values", NULL};
 static const char *const dim_keys[] = {"surrogate_key", "surrogate_strategy", "valid_from",
                                        "valid_to", "current", "deleted", "open_end",
@@ -568,6 +568,7 @@ static const char *const delstyle_names[] = {"expire", "tombstone", NULL};
 static const char *const sk_names[] = {"sequence", "hash", NULL};
 static const char *const close_names[] = {"at_next", "day_before", "second_before", NULL};
 static const char *const deletes_names[] = {"none", "absent", NULL};
+static const char *const lookup_names[] = {"auto", "scan", "keys", NULL};
 
 static int parse_version(pctx *c, const yaml_node_t *v)
 {
@@ -811,7 +812,8 @@ static int parse_load(pctx *c, const yaml_node_t *v)
     case 5: rc = get_list(c, val, dotted, 1, &s->type1); break;
     case 6: rc = get_enum(c, val, dotted, t1scope_names, &s->type1_scope); break;
     case 7: rc = parse_deletes(c, val); break;
-    default: rc = get_enum(c, val, dotted, delstyle_names, &s->delete_style); break;
+    case 8: rc = get_enum(c, val, dotted, delstyle_names, &s->delete_style); break;
+    default: rc = get_enum(c, val, dotted, lookup_names, &s->lookup); break;
     }
     if (rc != 0)
       return -1;
@@ -1052,6 +1054,15 @@ static int check_cross(pctx *c)
     key_pos(c, "load.deletes", NULL, &line, &col);
     return perr(c, line, col, "load.deletes applies only to modes scd2 and upsert (mode is %s)",
                 mode);
+  }
+  if (s->lookup != LOOKUP_AUTO && s->mode != MODE_SCD2 && s->mode != MODE_UPSERT) {
+    key_pos(c, "load.lookup", NULL, &line, &col);
+    return perr(c, line, col, "load.lookup applies only to modes scd2 and upsert (mode is %s)", mode);
+  }
+  /* Judging absence needs every current key, so it cannot look up only some. */
+  if (s->lookup == LOOKUP_KEYS && s->deletes == DEL_ABSENT) {
+    key_pos(c, "load.lookup", NULL, &line, &col);
+    return perr(c, line, col, "load.lookup: keys cannot judge deletes: absent (it needs every current key); use scan");
   }
   /* A tombstone is told from a live version only by the deleted flag. */
   if (s->mode == MODE_SCD2 && s->delete_style == DELSTYLE_TOMBSTONE && !s->deleted) {

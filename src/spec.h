@@ -32,6 +32,7 @@ enum spec_delete_style { DELSTYLE_EXPIRE = 0, DELSTYLE_TOMBSTONE };
 enum spec_sk_strategy { SK_SEQUENCE = 0, SK_HASH };
 enum spec_close { CLOSE_AT_NEXT = 0, CLOSE_DAY_BEFORE, CLOSE_SECOND_BEFORE };
 enum spec_t1_scope { T1_CURRENT = 0, T1_ALL };
+enum spec_lookup { LOOKUP_AUTO = 0, LOOKUP_SCAN, LOOKUP_KEYS };
 
 typedef struct dwl_spec {
   char *path;            /* the job file as given */
@@ -59,6 +60,7 @@ typedef struct dwl_spec {
   char *delete_column;   /* DEL_COLUMN */
   spec_list delete_values;
   int delete_style;      /* enum spec_delete_style */
+  int lookup;            /* enum spec_lookup: how current versions are read */
 
   /* dimension: bookkeeping column names; NULL leaves one out */
   char *surrogate_key;

@@ -369,56 +369,83 @@ int target_prepare_table(target *t, int create, dwl_error *err)
 
 enum { SCAN_CURRENT, SCAN_DELETED };
 
-static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int which, target_row_fn fn, void *ud,
-                dwl_error *err)
+/* Which rows a scan reads beyond its kind: all, those whose key is in a
+ * staged key table, or one key (NULL-safe, for keys with a NULL part). */
+typedef struct scan_filter {
+  const char *stage;            /* staged key table, or NULL */
+  char *const *stage_cols;      /* its quoted key columns */
+  const dwl_value *keyrow;      /* one key, source layout, or NULL */
+  const size_t *key;            /* key column indexes */
+  size_t nkey;
+} scan_filter;
+
+static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int which, const scan_filter *flt,
+                target_row_fn fn, void *ud, dwl_error *err)
 {
   if (!t->exists)
     return 0;
   int scd2 = t->spec->mode == MODE_SCD2;
   size_t nsel = all_cols ? t->nsrc : ncols;
+  size_t off = t->ix[TC_SK] >= 0 ? 1 : 0;
   size_t *map = calloc(nsel ? nsel : 1, sizeof *map);
   dwl_value *row = calloc(t->nsrc ? t->nsrc : 1, sizeof *row);
   dwl_buf *norm = calloc(nsel ? nsel : 1, sizeof *norm);
+  dwl_value *p = calloc((flt ? flt->nkey : 0) + 2, sizeof *p);
+  SQLSMALLINT *pt = calloc((flt ? flt->nkey : 0) + 2, sizeof *pt);
   dwl_buf sql;
   buf_init(&sql, 0);
   odbc_stmt *st = NULL;
   int rc = -1;
-  if (!map || !row || !norm) {
+  if (!map || !row || !norm || !p || !pt) {
     err_set(err, DWL_EXIT_FAILED, "out of memory");
     goto out;
   }
   for (size_t i = 0; i < nsel; i++)
     buf_init(&norm[i], 0);
+  /* The table is "d" throughout, so a staged key table may join it. */
   buf_adds(&sql, "SELECT ");
   for (size_t i = 0; i < nsel; i++) {
     map[i] = all_cols ? i : cols[i];
-    size_t tc = map[i] + (t->ix[TC_SK] >= 0 ? 1 : 0);
-    buf_printf(&sql, "%s%s", i ? ", " : "", t->cols[tc].q);
+    buf_printf(&sql, "%sd.%s", i ? ", " : "", t->cols[map[i] + off].q);
   }
-  if (scd2 && which == SCAN_DELETED) {
-    buf_printf(&sql, "%s%s, %s FROM %s WHERE %s = %s AND NOT (%s)", nsel ? ", " : "",
-               t->cols[t->ix[TC_VALID_TO]].q, t->d->true_lit, t->table_q, t->cols[t->ix[TC_DELETED]].q,
-               t->d->true_lit, t->cur_pred);
-  } else if (scd2) {
-    buf_printf(&sql, "%s%s", nsel ? ", " : "", t->cols[t->ix[TC_VALID_FROM]].q);
-    buf_printf(&sql, ", %s", t->ix[TC_DELETED] >= 0 ? t->cols[t->ix[TC_DELETED]].q : t->d->false_lit);
-    buf_printf(&sql, " FROM %s WHERE %s", t->table_q, t->cur_pred);
-  } else {
-    if (nsel == 0)
-      buf_adds(&sql, "1");
-    buf_printf(&sql, " FROM %s", t->table_q);
+  if (scd2 && which == SCAN_DELETED)
+    buf_printf(&sql, "%sd.%s, %s", nsel ? ", " : "", t->cols[t->ix[TC_VALID_TO]].q, t->d->true_lit);
+  else if (scd2)
+    buf_printf(&sql, "%sd.%s, %s%s", nsel ? ", " : "", t->cols[t->ix[TC_VALID_FROM]].q,
+               t->ix[TC_DELETED] >= 0 ? "d." : "",
+               t->ix[TC_DELETED] >= 0 ? t->cols[t->ix[TC_DELETED]].q : t->d->false_lit);
+  else if (nsel == 0)
+    buf_adds(&sql, "1");
+  buf_printf(&sql, " FROM %s AS d", t->table_q);
+  if (flt && flt->stage) {
+    buf_printf(&sql, " JOIN %s AS s ON ", flt->stage);
+    for (size_t i = 0; i < flt->nkey; i++)
+      buf_printf(&sql, "%sd.%s = s.%s", i ? " AND " : "", t->cols[flt->key[i] + off].q, flt->stage_cols[i]);
   }
-  dwl_value p[1];
-  size_t np = scd2 ? target_cur_params(t, p) : 0;
+  buf_adds(&sql, " WHERE 1 = 1");
+  size_t np = 0;
+  if (flt && flt->keyrow) {
+    for (size_t i = 0; i < flt->nkey; i++) {
+      buf_printf(&sql, " AND d.%s%s", t->cols[flt->key[i] + off].q, t->d->null_safe_eq);
+      p[np] = flt->keyrow[flt->key[i]];
+      pt[np++] = t->d->param_type(t->cols[flt->key[i] + off].decl.type);
+    }
+  }
+  if (scd2 && which == SCAN_DELETED)
+    buf_printf(&sql, " AND d.%s = %s AND NOT (%s)", t->cols[t->ix[TC_DELETED]].q, t->d->true_lit, t->cur_pred);
+  else if (scd2)
+    buf_printf(&sql, " AND %s", t->cur_pred);
+  if (scd2 && target_cur_params(t, &p[np]))
+    pt[np++] = SQL_VARCHAR;
   /* A table created by this run's transaction is empty and invisible to
-   * another connection. */
+   * another connection; a staged key table lives on the run's own. */
   odbc_conn *conn = t->c;
-  if (t->d->scan_separately && t->c->in_txn && !t->created) {
+  if (t->d->scan_separately && t->c->in_txn && !t->created && !(flt && flt->stage)) {
     if (!t->reader && open_conn(t, t->connstr, &t->reader, err) != 0)
       goto out;
     conn = t->reader;
   }
-  if (ostmt_prepare(conn, sql.data, &st, err) != 0 || ostmt_execute(st, p, NULL, np, err) != 0)
+  if (ostmt_prepare(conn, sql.data, &st, err) != 0 || ostmt_execute(st, p, pt, np, err) != 0)
     goto out;
   for (size_t i = 0; i < t->nsrc; i++)
     row[i].is_null = 1;
@@ -473,6 +500,8 @@ out:
   /* Readers must be gone before the commit needs its exclusive lock. */
   odbc_close(t->reader);
   t->reader = NULL;
+  free(p);
+  free(pt);
   buf_free(&sql);
   for (size_t i = 0; norm && i < nsel; i++)
     buf_free(&norm[i]);
@@ -485,12 +514,44 @@ out:
 int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
                 dwl_error *err)
 {
-  return scan(t, cols, ncols, all_cols, SCAN_CURRENT, fn, ud, err);
+  return scan(t, cols, ncols, all_cols, SCAN_CURRENT, NULL, fn, ud, err);
 }
 
 int target_scan_deleted(target *t, const size_t *cols, size_t ncols, target_row_fn fn, void *ud, dwl_error *err)
 {
   if (t->spec->mode != MODE_SCD2 || t->ix[TC_DELETED] < 0)
     return 0;
-  return scan(t, cols, ncols, 0, SCAN_DELETED, fn, ud, err);
+  return scan(t, cols, ncols, 0, SCAN_DELETED, NULL, fn, ud, err);
+}
+
+int target_scan_keys(target *t, const size_t *cols, size_t ncols, int deleted, const target_keys *keys,
+                     target_row_fn fn, void *ud, dwl_error *err)
+{
+  if (deleted && (t->spec->mode != MODE_SCD2 || t->ix[TC_DELETED] < 0))
+    return 0;
+  scan_filter f = {
+    .stage = keys->stage,
+    .stage_cols = keys->stage_cols,
+    .keyrow = keys->keyrow,
+    .key = keys->key,
+    .nkey = keys->nkey,
+  };
+  return scan(t, cols, ncols, 0, deleted ? SCAN_DELETED : SCAN_CURRENT, &f, fn, ud, err);
+}
+
+long long target_count(target *t, dwl_error *err)
+{
+  if (!t->exists)
+    return 0;
+  char sql[600];
+  snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", t->table_q);
+  odbc_stmt *st;
+  if (ostmt_prepare(t->c, sql, &st, err) != 0)
+    return -1;
+  const dwl_value *r;
+  long long n = -1;
+  if (ostmt_execute(st, NULL, NULL, 0, err) == 0 && ostmt_fetch(st, &r, err) == 1)
+    n = r[0].is_null ? 0 : strtoll(r[0].data, NULL, 10);
+  ostmt_free(st);
+  return n;
 }

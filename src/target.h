@@ -69,6 +69,25 @@ int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, targe
  * callback's timestamp is the version's valid_to. */
 int target_scan_deleted(target *t, const size_t *cols, size_t ncols, target_row_fn fn, void *ud, dwl_error *err);
 
+/* The keys a keyed scan reads: a staged key table joined on the key
+ * columns, or one key compared NULL-safely. */
+typedef struct target_keys {
+  const char *stage;            /* temporary table of keys, or NULL */
+  char *const *stage_cols;      /* its quoted key column names */
+  const dwl_value *keyrow;      /* or: one key, in source layout */
+  const size_t *key;            /* source indexes of the key columns */
+  size_t nkey;
+} target_keys;
+
+/* Like target_scan (deleted = 0) or target_scan_deleted (deleted = 1), for
+ * the given keys only: the cost follows the delta, not the dimension. */
+int target_scan_keys(target *t, const size_t *cols, size_t ncols, int deleted, const target_keys *keys,
+                     target_row_fn fn, void *ud, dwl_error *err);
+
+/* Rows in the table (0 when it does not exist), to choose between a full
+ * scan and a keyed lookup. */
+long long target_count(target *t, dwl_error *err);
+
 /* Canonical text of a validity or lmd value in this table: a date when the
  * lmd column is declared date, else a full timestamp.  Returns the length. */
 size_t target_ts_text(const target *t, const dwl_ts *ts, char out[32]);

@@ -16,12 +16,15 @@
 
 #include "buf.h"
 #include "fingerprint.h"
+#include "keymap.h"
 
 /* Rows per INSERT statement: hundreds amortise the per-statement cost of
  * the driver round trip; the dialect caps parameters per statement. */
 #define WRITER_BATCH_ROWS 500
 
 enum { SLOT_EXPIRE, SLOT_T1_CUR, SLOT_T1_ALL, SLOT_UPDATE, SLOT_REMOVE, NSLOTS };
+/* Stages: one per slot, plus the keys of a keyed lookup. */
+enum { STAGE_KEYS = NSLOTS, NSTAGES };
 
 typedef struct pval {
   size_t off, len;
@@ -66,7 +69,7 @@ struct writer {
   odbc_stmt *slots[NSLOTS];
   char *slot_sql[NSLOTS];
   SQLSMALLINT *slot_types[NSLOTS];
-  stage stages[NSLOTS];
+  stage stages[NSTAGES];
   int64_t next_sk;
   long long nstmts;
   char vf[32], vt[32], sk[68];
@@ -352,6 +355,8 @@ static int run_slot(writer *w, int slot, const dwl_value *params, size_t n, dwl_
   return run_sql(w, &w->slots[slot], w->slot_sql[slot], params, w->slot_types[slot], n, err);
 }
 
+static size_t key_params(const writer *w, const dwl_value *row, dwl_value *p);
+
 /* ---- staged operations (PostgreSQL, MariaDB) ------------------------------ */
 
 enum { SC_VF = -1, SC_VT = -2, SC_DEL = -3 };
@@ -533,6 +538,8 @@ static int build_stages(writer *w, dwl_error *err)
   if (rc == 0)
     rc = stage_init(w, SLOT_REMOVE, "dwl_stage_remove", extra, 0, err);
   if (rc == 0)
+    rc = stage_init(w, STAGE_KEYS, "dwl_stage_keys", extra, 0, err);
+  if (rc == 0)
     w->stages[SLOT_REMOVE].apply_sql = apply_sql(w, SLOT_REMOVE, NULL, NULL, 0, NULL, 0);
   free(extra);
   for (int k = 0; rc == 0 && k < NSLOTS; k++)
@@ -570,16 +577,19 @@ static int stage_add(writer *w, int kind, const dwl_value *vals, dwl_error *err)
   return batch_add(w, &s->b, vals, err);
 }
 
-static int staged(const writer *w, const dwl_value *keyrow)
+/* Equality joins find keys through the index; a NULL key part needs a
+ * NULL-safe per-key statement instead. */
+static int staged_key(const writer *w, const dwl_value *keyrow)
 {
-  if (w->t->d->update_style == UPD_PER_ROW)
-    return 0;
-  /* Equality joins find keys through the index; a NULL key part needs the
-   * NULL-safe per-key statement instead. */
   for (size_t i = 0; i < w->cols->nkey; i++)
     if (keyrow[w->cols->key[i]].is_null)
       return 0;
   return 1;
+}
+
+static int staged(const writer *w, const dwl_value *keyrow)
+{
+  return w->t->d->update_style != UPD_PER_ROW && staged_key(w, keyrow);
 }
 
 static int stages_apply(writer *w, dwl_error *err)
@@ -649,12 +659,14 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
     rc = build_slots(w, err);
     if (rc == 0 && t->d->update_style != UPD_PER_ROW)
       rc = build_stages(w, err);
+    else if (rc == 0)
+      rc = stage_init(w, STAGE_KEYS, "dwl_stage_keys", NULL, 0, err);
   }
   /* Scratch for binding: a full batch of the widest table, or one row of a
    * per-key statement. */
   if (rc == 0) {
     size_t most = w->main.rows_per * t->ncols;
-    for (int k = 0; k < NSLOTS; k++)
+    for (int k = 0; k < NSTAGES; k++)
       if (w->stages[k].b.rows_per * w->stages[k].ncols > most)
         most = w->stages[k].b.rows_per * w->stages[k].ncols;
     w->params = calloc(most + t->ncols + (cols ? cols->nkey : 0) + 8, sizeof *w->params);
@@ -676,10 +688,12 @@ void writer_free(writer *w)
   if (!w)
     return;
   batch_free(&w->main);
-  for (int s = 0; s < NSLOTS; s++) {
-    ostmt_free(w->slots[s]);
-    free(w->slot_sql[s]);
-    free(w->slot_types[s]);
+  for (int s = 0; s < NSTAGES; s++) {
+    if (s < NSLOTS) {
+      ostmt_free(w->slots[s]);
+      free(w->slot_sql[s]);
+      free(w->slot_types[s]);
+    }
     stage *st = &w->stages[s];
     batch_free(&st->b);
     for (size_t i = 0; st->cols && i < st->ncols; i++)
@@ -718,6 +732,42 @@ int writer_delete_all(writer *w, dwl_error *err)
   char sql[600];
   snprintf(sql, sizeof sql, "DELETE FROM %s", w->t->table_q);
   return run_sql(w, NULL, sql, NULL, NULL, 0, err);
+}
+
+long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *const **cols, dwl_error *err)
+{
+  stage *s = &w->stages[STAGE_KEYS];
+  keymap seen;
+  if (keymap_init(&seen, rows->n) != 0)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  long n = 0;
+  int rc = 0;
+  /* Staged even in plan mode: the lookup reads through it, and a temporary
+   * table is no write to the warehouse. */
+  int plan = w->plan;
+  w->plan = 0;
+  for (size_t i = 0; rc == 0 && i < rows->n; i++) {
+    const rs_row *r = &rows->rows[i];
+    if (!staged_key(w, r->vals))
+      continue;
+    int created;
+    if (!keymap_put(&seen, r->key, &created)) {
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+      break;
+    }
+    if (!created)
+      continue;
+    key_params(w, r->vals, w->row);
+    rc = stage_add(w, STAGE_KEYS, w->row, err);
+    n++;
+  }
+  if (rc == 0 && s->used)
+    rc = batch_flush(w, &s->b, err);
+  w->plan = plan;
+  keymap_free(&seen);
+  *table = s->name;
+  *cols = s->cols;
+  return rc == 0 ? n : -1;
 }
 
 /* ---- the engine's sink ---------------------------------------------------------- */

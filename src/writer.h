@@ -24,6 +24,11 @@ int writer_insert_source(writer *w, const dwl_value *row, dwl_error *err);
 int writer_delete_all(writer *w, dwl_error *err);
 /* Sends buffered inserts. */
 int writer_flush(writer *w, dwl_error *err);
+/* Stages the distinct keys of `rows` that have no NULL part in a temporary
+ * table for a keyed lookup; sets *table to its name and *cols to its
+ * quoted column names (owned by the writer).  Returns the number of keys
+ * staged, or -1.  Rows whose key has a NULL part are left to the caller. */
+long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *const **cols, dwl_error *err);
 /* The engine's sink, bound to this writer. */
 scd_sink writer_sink(writer *w);
 long long writer_statements(const writer *w);
