@@ -507,6 +507,26 @@ START_TEST(test_scd2_requires_key_and_lmd)
 }
 END_TEST
 
+START_TEST(test_lookup)
+{
+  dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n");
+  ck_assert_int_eq(s->lookup, LOOKUP_AUTO);
+  spec_free(s);
+  s = load_ok(BASE "load:\n  mode: upsert\n  key: [id]\n  lookup: keys\n");
+  ck_assert_int_eq(s->lookup, LOOKUP_KEYS);
+  spec_free(s);
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  lookup: scan\n  deletes: absent\n");
+  ck_assert_int_eq(s->lookup, LOOKUP_SCAN);
+  spec_free(s);
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  lookup: key\n", 12, 11,
+               "did you mean 'keys'");
+  expect_error(BASE "load:\n  mode: append\n  lookup: scan\n", 10, 3,
+               "load.lookup applies only to modes scd2 and upsert");
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  deletes: absent\n  lookup: keys\n", 13, 3,
+               "needs every current key");
+}
+END_TEST
+
 START_TEST(test_lmd_format_requires_lmd)
 {
   expect_error(BASE "load:\n  mode: append\n  lmd_format: yyyy\n", 10, 3,
@@ -834,6 +854,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_missing_required);
   tcase_add_test(tc, test_scd2_requires_key_and_lmd);
   tcase_add_test(tc, test_lmd_format_requires_lmd);
+  tcase_add_test(tc, test_lookup);
   tcase_add_test(tc, test_scd2_only_keys);
   tcase_add_test(tc, test_overlapping_lists);
   tcase_add_test(tc, test_lmd_in_lists);
