@@ -58,6 +58,7 @@ int asof_job(const dwl_spec *spec, const char *at_text, FILE *out, dwl_error *er
   int rc = -1;
   odbc_stmt *st = NULL;
   char (*names)[256] = NULL;
+  SQLSMALLINT *types = NULL;
   dwl_buf sql;
   buf_init(&sql, 0);
   int ex = odbc_table_exists(t->c, t->schema, t->table, err);
@@ -67,11 +68,16 @@ int asof_job(const dwl_spec *spec, const char *at_text, FILE *out, dwl_error *er
     goto out;
   }
   buf_printf(&sql, "SELECT * FROM %s ORDER BY ", t->table_q);
+  /* NULL key parts first on every warehouse (PostgreSQL sorts them last). */
   for (size_t i = 0; i < spec->key.n; i++) {
-    if (i)
-      buf_adds(&sql, ", ");
-    if (dialect_quote(t->d, spec->key.v[i], &sql, "load.key", err) != 0)
+    dwl_buf k;
+    buf_init(&k, 0);
+    if (dialect_quote(t->d, spec->key.v[i], &k, "load.key", err) != 0) {
+      buf_free(&k);
       goto out;
+    }
+    buf_printf(&sql, "%sCASE WHEN %s IS NULL THEN 0 ELSE 1 END, %s", i ? ", " : "", k.data, k.data);
+    buf_free(&k);
   }
   buf_adds(&sql, ", ");
   if (dialect_quote(t->d, spec->valid_from, &sql, "dimension.valid_from", err) != 0)
@@ -81,14 +87,15 @@ int asof_job(const dwl_spec *spec, const char *at_text, FILE *out, dwl_error *er
   SQLSMALLINT n = 0;
   SQLNumResultCols(st->h, &n);
   names = calloc(n ? (size_t)n : 1, sizeof *names);
-  if (!names) {
+  types = calloc(n ? (size_t)n : 1, sizeof *types);
+  if (!names || !types) {
     err_set(err, DWL_EXIT_FAILED, "out of memory");
     goto out;
   }
   for (SQLSMALLINT i = 0; i < n; i++) {
-    SQLSMALLINT ty, dig, nul;
+    SQLSMALLINT dig, nul;
     SQLULEN sz;
-    ostmt_describe(st, (size_t)i, names[i], sizeof names[i], &ty, &sz, &dig, &nul);
+    ostmt_describe(st, (size_t)i, names[i], sizeof names[i], &types[i], &sz, &dig, &nul);
   }
   ssize_t vf = find_col(names, (size_t)n, spec->valid_from), vt = find_col(names, (size_t)n, spec->valid_to);
   ssize_t cur = find_col(names, (size_t)n, spec->current), del = find_col(names, (size_t)n, spec->deleted);
@@ -134,14 +141,26 @@ int asof_job(const dwl_spec *spec, const char *at_text, FILE *out, dwl_error *er
         continue;
       if (!first)
         fputc(',', out);
-      asof_csv_field(out, row[i].data, row[i].len, row[i].is_null);
       first = 0;
+      /* Points in time in their canonical text: drivers differ (MariaDB
+       * prints DATETIME(6) with six zero decimals). */
+      dwl_ts ts;
+      char text[32];
+      if (!row[i].is_null && (types[i] == SQL_TYPE_TIMESTAMP || types[i] == SQL_TYPE_DATE) &&
+          ts_parse(row[i].data, row[i].len, &ts) == 0) {
+        ts.date_only = types[i] == SQL_TYPE_DATE;
+        size_t len = ts_format(&ts, text);
+        asof_csv_field(out, text, len, 0);
+        continue;
+      }
+      asof_csv_field(out, row[i].data, row[i].len, row[i].is_null);
     }
     fputc('\n', out);
   }
   rc = f < 0 ? -1 : 0;
 out:
   free(names);
+  free(types);
   buf_free(&sql);
   ostmt_free(st);
   target_free(t);

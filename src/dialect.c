@@ -171,10 +171,12 @@ static const char *maria_type_sql(const dwl_column *col, char *buf, size_t n)
     snprintf(buf, n, "DATETIME(6)");
     break;
   default:
+    /* The default collations ignore case and trailing spaces: 'a', 'A' and
+     * 'a ' would be one key.  Keys and change detection need exact text. */
     if (col->precision > 0 && col->precision <= 16383)
-      snprintf(buf, n, "VARCHAR(%d)", col->precision);
+      snprintf(buf, n, "VARCHAR(%d) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin", col->precision);
     else
-      snprintf(buf, n, "LONGTEXT");
+      snprintf(buf, n, "LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin");
     break;
   }
   return buf;

@@ -34,7 +34,7 @@ int state_ensure(target *t, dwl_error *err)
   int ex = odbc_table_exists(t->c, NULL, DWL_STATE_TABLE, err);
   if (ex != 0)
     return ex < 0 ? -1 : 0;
-  char key[64], txt[64], big[64], real[64], sql[2048];
+  char key[128], txt[128], big[128], real[128], sql[4096];
   dwl_column ck = {.type = DWL_TYPE_TEXT, .precision = 128};
   dwl_column ct = {.type = DWL_TYPE_TEXT, .precision = 1000};
   dwl_column cb = {.type = DWL_TYPE_INTEGER};

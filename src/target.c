@@ -291,7 +291,7 @@ static int create_table(target *t, dwl_error *err)
   buf_printf(&sql, "CREATE TABLE %s (", t->table_q);
   for (size_t i = 0; i < t->ncols; i++) {
     const tcol *c = &t->cols[i];
-    char ty[64];
+    char ty[128];
     const char *type;
     if (c->role == TC_SK)
       type = c->decl.type == DWL_TYPE_INTEGER ? t->d->sk_int_type : t->d->sk_hash_type;

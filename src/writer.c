@@ -55,6 +55,7 @@ typedef struct stage {
   dwl_column *decl;        /* their types */
   ins_batch b;
   char *apply_sql;
+  long long applied;       /* rows of b already applied */
 } stage;
 
 struct writer {
@@ -237,6 +238,8 @@ static int batch_flush(writer *w, ins_batch *b, dwl_error *err)
   return rc;
 }
 
+static int stages_apply(writer *w, dwl_error *err);
+
 static int batch_add(writer *w, ins_batch *b, const dwl_value *row, dwl_error *err)
 {
   pval *p = &b->pend[b->npend * b->ncols];
@@ -248,7 +251,15 @@ static int batch_add(writer *w, ins_batch *b, const dwl_value *row, dwl_error *e
       return err_set(err, DWL_EXIT_FAILED, "out of memory buffering inserts");
   }
   b->npend++;
-  return b->npend == b->rows_per ? batch_flush(w, b, err) : 0;
+  if (b->npend < b->rows_per)
+    return 0;
+  /* Operations staged before these rows were queued take effect first, so
+   * the table sees everything in the order the engine emitted it (a
+   * tombstone is closed before a version starting at the same instant is
+   * inserted). */
+  if (b == &w->main && stages_apply(w, err) != 0)
+    return -1;
+  return batch_flush(w, b, err);
 }
 
 /* ---- per-key statements (SQLite) ------------------------------------------- */
@@ -554,7 +565,7 @@ static int stage_create(writer *w, stage *s, dwl_error *err)
   buf_init(&b, 0);
   buf_printf(&b, "CREATE TEMPORARY TABLE %s (", s->name);
   for (size_t i = 0; i < s->ncols; i++) {
-    char ty[64];
+    char ty[128];
     const char *type = s->decl[i].type == DWL_TYPE_BOOLEAN ? w->t->d->flag_type
                                                             : w->t->d->type_sql(&s->decl[i], ty, sizeof ty);
     buf_printf(&b, "%s%s %s", i ? ", " : "", s->cols[i], type);
@@ -596,10 +607,16 @@ static int stages_apply(writer *w, dwl_error *err)
 {
   for (int k = 0; k < NSLOTS; k++) {
     stage *s = &w->stages[k];
-    if (!s->used)
+    if (!s->used || (s->b.npend == 0 && s->b.rows == s->applied))
       continue;
     if (batch_flush(w, &s->b, err) != 0 || run_sql(w, NULL, s->apply_sql, NULL, NULL, 0, err) != 0)
       return -1;
+    /* Emptied, so the next application only carries what came since. */
+    char sql[80];
+    snprintf(sql, sizeof sql, "DELETE FROM %s", s->name);
+    if (run_sql(w, NULL, sql, NULL, NULL, 0, err) != 0)
+      return -1;
+    s->applied = s->b.rows;
   }
   return 0;
 }
@@ -715,9 +732,9 @@ long long writer_statements(const writer *w)
 
 int writer_flush(writer *w, dwl_error *err)
 {
-  if (batch_flush(w, &w->main, err) != 0)
+  if (stages_apply(w, err) != 0)
     return -1;
-  return stages_apply(w, err);
+  return batch_flush(w, &w->main, err);
 }
 
 int writer_insert_source(writer *w, const dwl_value *row, dwl_error *err)
