@@ -8,8 +8,12 @@
 # Both work from the top of the source tree; DWLOAD_CONFIGURE_FLAGS is
 # passed to ./configure when it runs.
 
+# The second line: the warehouses of the integration tests (tests/servers.sh
+# starts throwaway PostgreSQL and MariaDB servers), their clients and ODBC
+# drivers.  util-linux (setsid, runuser) is essential on Debian.
 DWLOAD_PACKAGES="build-essential autoconf automake libtool pkg-config unixodbc unixodbc-dev
-libsqliteodbc sqlite3 libyaml-dev libcurl4-openssl-dev libjansson-dev libxxhash-dev libssl-dev
+libsqliteodbc sqlite3 postgresql odbc-postgresql mariadb-server mariadb-client odbc-mariadb
+libyaml-dev libcurl4-openssl-dev libjansson-dev libxxhash-dev libssl-dev
 libcsv-dev check python3"
 
 # deps_missing: prints the packages of DWLOAD_PACKAGES not installed

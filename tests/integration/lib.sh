@@ -1,26 +1,261 @@
 # Shared helpers for the integration tests: TAP output, running the real
-# dwload binary, and reading the real SQLite warehouse file back with the
-# sqlite3 shell.  Each test script sources this, calls the helpers, and
-# ends with done_testing.
+# dwload binary, and reading the real warehouse back with its own command
+# line client (sqlite3, psql, mariadb).  Each test script sources this,
+# calls the helpers, and ends with done_testing.
 #
 # Environment (set by `make check`, or by hand):
 #   DWLOAD      the dwload binary under test
 #   TOP_SRCDIR  the source tree (test data lives under tests/data)
+#   WAREHOUSE   sqlite (the default), postgresql or mariadb
+#   DWL_PG_HOST, DWL_PG_PORT, DWL_PG_USER, DWL_PG_PASSWORD
+#   DWL_MARIADB_HOST, DWL_MARIADB_PORT, DWL_MARIADB_USER, DWL_MARIADB_PASSWORD
+#               the server of WAREHOUSE=postgresql / mariadb (tests/servers.sh
+#               starts both; scripts/test does that).  Without them the
+#               script is skipped.  Each script gets a database of its own,
+#               dwl_<script>_<pid>, dropped when it ends.
+#
+# The warehouse, for the tests:
+#   WH, WH_CONN     the SQLite file / the database's name, and the ODBC
+#                   connection string for the job files
+#   sql Q [DB]      the rows of Q, fields '|'-separated, NULL as empty
+#   sqln Q [DB]     the same with NULL as <null>
+#   tdump T [ORDER] the rows of table T, by ORDER (default: every column)
+#   wh_dump         a fingerprint of every table's columns and rows
+#   wh_tables, wh_columns T, wh_has_table T
+#   is_warehouse W..., skip_unless_warehouse W REASON, skip_tests N REASON
+#
+# Output is the same on every warehouse for the same data: psql's t and f
+# are printed 1 and 0 (a text value that is exactly t or f too, alas);
+# MariaDB's times of day with six digits of fraction (DATETIME(6)) as
+# PostgreSQL prints them, 10:00:00.500000 as 10:00:00.5 and 10:00:00.000000
+# as 10:00:00 (anywhere in a value); and MariaDB's session (this one only,
+# not dwload's) takes || as concatenation and "x" as a name, as SQLite and
+# PostgreSQL do (PIPES_AS_CONCAT, ANSI_QUOTES).  Both servers compare text
+# by bytes as SQLite does, and use UTC.
 set -u
 
 : "${DWLOAD:?DWLOAD must name the dwload binary}"
 : "${TOP_SRCDIR:?TOP_SRCDIR must name the source tree}"
 DATA="$TOP_SRCDIR/tests/data"
 
+WAREHOUSE=${WAREHOUSE:-sqlite}
+case $WAREHOUSE in
+  sqlite) ;;
+  postgresql)
+    if [ -z "${DWL_PG_HOST:-}" ] || [ -z "${DWL_PG_PORT:-}" ] ||
+       [ -z "${DWL_PG_USER:-}" ] || [ -z "${DWL_PG_PASSWORD:-}" ]; then
+      echo "1..0 # SKIP no postgresql server (run scripts/test)"
+      exit 0
+    fi ;;
+  mariadb)
+    if [ -z "${DWL_MARIADB_HOST:-}" ] || [ -z "${DWL_MARIADB_PORT:-}" ] ||
+       [ -z "${DWL_MARIADB_USER:-}" ] || [ -z "${DWL_MARIADB_PASSWORD:-}" ]; then
+      echo "1..0 # SKIP no mariadb server (run scripts/test)"
+      exit 0
+    fi ;;
+  *)
+    echo "Bail out! WAREHOUSE=$WAREHOUSE: not sqlite, postgresql or mariadb"
+    exit 1 ;;
+esac
+
 T_N=0
 T_FAILED=0
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/dwl_it.XXXXXX") || exit 1
-# Kept on failure so the files can be inspected.
-trap 'if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
+WH_DB=""
 
-# The SQLite warehouse of a test, through libsqliteodbc.
-WH="$WORK/warehouse.db"
-WH_CONN="Driver=SQLite3;Database=$WH"
+# _wh_drop_db: drops the test's database (at exit)
+_wh_drop_db() {
+  [ -n "$WH_DB" ] || return 0
+  if [ -n "${KEEP_WORK:-}" ]; then
+    echo "# database kept: $WH_DB"
+  elif [ "$WAREHOUSE" = postgresql ]; then
+    _wh_psql postgres -c "DROP DATABASE IF EXISTS \"$WH_DB\" WITH (FORCE)" >/dev/null ||
+      echo "# could not drop database $WH_DB"
+  else
+    _wh_mariadb "" -e "SET SESSION lock_wait_timeout = 10; DROP DATABASE IF EXISTS \"$WH_DB\"" >/dev/null ||
+      echo "# could not drop database $WH_DB"
+  fi
+  WH_DB=""
+}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/dwl_it.XXXXXX") || exit 1
+# Kept on failure so the files can be inspected; the database is dropped
+# (unless KEEP_WORK is set).
+trap '_wh_drop_db; if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
+# Killed (make check interrupted): still clean up.
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Field and record separators of psql's output, which no test value holds.
+_US=$(printf '\037')
+_RS=$(printf '\036')
+
+# psql itself, not Debian's wrapper (a Perl script that costs 15 ms a call)
+_PSQL=psql
+if [ "$WAREHOUSE" = postgresql ]; then
+  for _d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5,5nr); do
+    if [ -x "$_d/psql" ]; then
+      _PSQL="$_d/psql"
+      break
+    fi
+  done
+fi
+
+# _wh_psql DB ARGS...: psql on DB with the password in its environment
+_wh_psql() {
+  _db=$1
+  shift
+  PGPASSWORD=$DWL_PG_PASSWORD PGCONNECT_TIMEOUT=10 "$_PSQL" -X -q -v ON_ERROR_STOP=1 \
+    -h "$DWL_PG_HOST" -p "$DWL_PG_PORT" -U "$DWL_PG_USER" -d "$_db" "$@"
+}
+
+# _wh_mariadb DB ARGS...: the mariadb client on DB (none when empty)
+_wh_mariadb() {
+  _db=$1
+  shift
+  MYSQL_PWD=$DWL_MARIADB_PASSWORD mariadb --no-defaults --protocol=tcp \
+    -h "$DWL_MARIADB_HOST" -P "$DWL_MARIADB_PORT" -u "$DWL_MARIADB_USER" \
+    --connect-timeout=10 --default-character-set=utf8mb4 \
+    --init-command="SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'PIPES_AS_CONCAT', 'ANSI_QUOTES')" \
+    ${_db:+-D "$_db"} "$@"
+}
+
+# _wh_query NULL QUERY DB [raw]: QUERY's rows on the warehouse,
+# '|'-separated, NULL printed as NULL, PostgreSQL's booleans as 1 and 0
+# (unless raw: names of tables and columns); exits non-zero on an SQL error
+# (printed on stderr)
+_wh_query() {
+  case $WAREHOUSE in
+    sqlite)
+      sqlite3 -batch -noheader -nullvalue "$1" "$3" "$2"
+      ;;
+    postgresql)
+      # Records end in RS, fields in US: values may hold '|' and newlines.
+      # The last record is followed by a newline instead.
+      _out=$(mktemp "$WORK/sql.XXXXXX") || return 1
+      _wh_psql "$3" -A -t -F "$_US" -R "$_RS" -P "null=$1" -c "$2" >"$_out"
+      _rc=$?
+      awk -v RS="$_RS" -v FS="$_US" -v OFS='|' -v raw="${4:-}" '
+        function out(r,   i) {
+          $0 = r
+          $1 = $1
+          for (i = 1; i <= NF && raw == ""; i++) {
+            if ($i == "t") $i = 1
+            else if ($i == "f") $i = 0
+          }
+          print
+        }
+        { cur = $0; if (NR > 1) out(prev); prev = cur }
+        END { if (NR) { sub(/\n$/, "", prev); out(prev) } }' "$_out"
+      rm -f "$_out"
+      return $_rc
+      ;;
+    mariadb)
+      # XML tells NULL from the text NULL and keeps tabs and newlines; in it
+      # '<' only starts tags (values are escaped), so records split on it.
+      _out=$(mktemp "$WORK/sql.XXXXXX") || return 1
+      _wh_mariadb "$3" --xml -e "$2" >"$_out"
+      _rc=$?
+      awk -v RS='<' -v nullv="$1" '
+        # A DATETIME(6) prints its six digits of fraction always, a
+        # PostgreSQL timestamp those up to the last non-zero one: as there.
+        function ts(v,   out, seg, frac) {
+          out = ""
+          while (match(v, /[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9][0-9][0-9][0-9][0-9][0-9]/)) {
+            seg = substr(v, RSTART, RLENGTH)
+            if (substr(v, RSTART + RLENGTH, 1) ~ /[0-9]/) {
+              out = out substr(v, 1, RSTART + RLENGTH - 1)
+            } else {
+              frac = substr(seg, 10)
+              sub(/0+$/, "", frac)
+              out = out substr(v, 1, RSTART - 1) substr(seg, 1, 8) (frac == "" ? "" : "." frac)
+            }
+            v = substr(v, RSTART + RLENGTH)
+          }
+          return out v
+        }
+        /^row>/ { row = ""; n = 0; next }
+        /^\/row>/ { print row; next }
+        /^field / {
+          i = index($0, ">")
+          v = substr($0, i + 1)
+          if (substr($0, 1, i) ~ /xsi:nil="true"/) {
+            v = nullv
+          } else {
+            gsub(/&lt;/, "<", v); gsub(/&gt;/, ">", v); gsub(/&quot;/, "\"", v)
+            gsub(/&amp;/, "\\&", v)
+            v = ts(v)
+          }
+          row = (n++ ? row "|" : "") v
+        }' "$_out"
+      rm -f "$_out"
+      return $_rc
+      ;;
+  esac
+}
+
+# The warehouse of a test.  SQLite: a file, through libsqliteodbc.  The
+# servers: a database of the test's own on the server of DWL_*.
+case $WAREHOUSE in
+  sqlite)
+    WH="$WORK/warehouse.db"
+    WH_CONN="Driver=SQLite3;Database=$WH"
+    ;;
+  postgresql|mariadb)
+    WH_DB=$(basename "$0" | sed 's/\..*//' | tr 'A-Z' 'a-z' | tr -c 'a-z0-9_\n' _)
+    WH_DB="dwl_${WH_DB}_$$"
+    if [ "$WAREHOUSE" = postgresql ]; then
+      _err=$(_wh_psql postgres -c "CREATE DATABASE \"$WH_DB\" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'" 2>&1)
+      _rc=$?
+      WH_CONN="Driver=PostgreSQL Unicode;Server=$DWL_PG_HOST;Port=$DWL_PG_PORT;Database=$WH_DB;Uid=$DWL_PG_USER;Pwd=$DWL_PG_PASSWORD"
+    else
+      _err=$(_wh_mariadb "" -e "CREATE DATABASE \"$WH_DB\" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin" 2>&1)
+      _rc=$?
+      WH_CONN="Driver=MariaDB Unicode;Server=$DWL_MARIADB_HOST;Port=$DWL_MARIADB_PORT;Database=$WH_DB;User=$DWL_MARIADB_USER;Password=$DWL_MARIADB_PASSWORD"
+    fi
+    if [ "$_rc" -ne 0 ]; then
+      WH_DB=""
+      echo "Bail out! cannot create the $WAREHOUSE database: $(echo "$_err" | tr '\n' ' ')"
+      exit 1
+    fi
+    WH=$WH_DB
+    # Debian's odbcinst.ini has psqlodbc write a log of every connection
+    # (CommLog=1) into /tmp: the test's go to its work dir instead.
+    if [ "$WAREHOUSE" = postgresql ] &&
+       _drv=$(odbcinst -q -d -n "PostgreSQL Unicode" 2>/dev/null) && [ -n "$_drv" ] &&
+       mkdir "$WORK/odbc" &&
+       printf '%s\nLogdir=%s\n' "$_drv" "$WORK/odbc" >"$WORK/odbc/odbcinst.ini"; then
+      ODBCSYSINI="$WORK/odbc"
+      export ODBCSYSINI
+    fi
+    ;;
+esac
+
+# warehouse: prints the warehouse (sqlite, postgresql or mariadb)
+warehouse() {
+  echo "$WAREHOUSE"
+}
+
+# is_warehouse NAME...: true when the warehouse is one of NAMEs
+is_warehouse() {
+  for _w in "$@"; do
+    [ "$WAREHOUSE" = "$_w" ] && return 0
+  done
+  return 1
+}
+
+# skip_unless_warehouse NAMES REASON: skips the whole script (call it before
+# any test) unless the warehouse is one of NAMES (space-separated)
+skip_unless_warehouse() {
+  # shellcheck disable=SC2086  # the names are words
+  is_warehouse $1 && return 0
+  if [ "$T_N" -eq 0 ]; then
+    echo "1..0 # SKIP $2"
+    exit 0
+  fi
+  echo "# the rest skipped: $2"
+  done_testing
+}
 
 pass() {
   T_N=$((T_N + 1))
@@ -34,6 +269,17 @@ fail() {
   shift
   for line in "$@"; do
     printf '%s\n' "$line" | sed 's/^/#   /'
+  done
+}
+
+# skip_tests COUNT REASON: COUNT tests skipped (a section that does not
+# apply to this warehouse, say)
+skip_tests() {
+  _i=0
+  while [ "$_i" -lt "$1" ]; do
+    T_N=$((T_N + 1))
+    echo "ok $T_N - # SKIP $2"
+    _i=$((_i + 1))
   done
 }
 
@@ -81,9 +327,87 @@ v = json.loads(sys.stdin.read()).get(sys.argv[1], "MISSING")
 print("null" if v is None else v)' "$1"
 }
 
-# sql QUERY [DB]: rows of a query on the warehouse, '|'-separated.
+# sql QUERY [DB]: rows of a query on the warehouse, '|'-separated, NULL as
+# the empty string.  DB: another SQLite file, or database on the server.
 sql() {
-  sqlite3 -batch -noheader "${2:-$WH}" "$1"
+  _wh_query "" "$1" "${2:-$WH}"
+}
+
+# sqln QUERY [DB]: like sql, NULL printed as <null> (so '' and NULL differ)
+sqln() {
+  _wh_query "<null>" "$1" "${2:-$WH}"
+}
+
+# wh_tables: the warehouse's tables, one a line, in byte order
+wh_tables() {
+  case $WAREHOUSE in
+    sqlite)
+      [ -f "$WH" ] || return 0
+      _wh_query "" "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\\'" "$WH" raw
+      ;;
+    postgresql)
+      _wh_query "" "SELECT CASE WHEN table_schema = current_schema() THEN table_name
+                  ELSE table_schema || '.' || table_name END
+           FROM information_schema.tables
+           WHERE table_type = 'BASE TABLE' AND table_schema <> 'information_schema'
+             AND table_schema NOT LIKE 'pg\_%'" "$WH" raw
+      ;;
+    mariadb)
+      _wh_query "" "SELECT table_name FROM information_schema.tables
+           WHERE table_schema = database() AND table_type = 'BASE TABLE'" "$WH" raw
+      ;;
+  esac | LC_ALL=C sort
+}
+
+# wh_columns TABLE: the table's column names in order, one a line
+wh_columns() {
+  case $WAREHOUSE in
+    sqlite)
+      _wh_query "" "SELECT name FROM pragma_table_info('$1') ORDER BY cid" "$WH" raw
+      ;;
+    postgresql)
+      case $1 in
+        *.*) _wc_s="'${1%%.*}'" _wc_t=${1#*.} ;;
+        *) _wc_s="current_schema()" _wc_t=$1 ;;
+      esac
+      _wh_query "" "SELECT column_name FROM information_schema.columns
+           WHERE table_schema = $_wc_s AND table_name = '$_wc_t' ORDER BY ordinal_position" "$WH" raw
+      ;;
+    mariadb)
+      _wh_query "" "SELECT column_name FROM information_schema.columns
+           WHERE table_schema = database() AND table_name = '$1' ORDER BY ordinal_position" "$WH" raw
+      ;;
+  esac
+}
+
+# wh_has_table TABLE: prints 1 when the warehouse has the table, else 0
+wh_has_table() {
+  if wh_tables | grep -qxF "$1"; then echo 1; else echo 0; fi
+}
+
+# _wh_order_all N: an ORDER BY list of N columns, NULLs first as SQLite and
+# MariaDB sort them
+_wh_order_all() {
+  _n=$1
+  _i=1
+  _o=""
+  while [ "$_i" -le "$_n" ]; do
+    _o="$_o${_o:+, }$_i"
+    [ "$WAREHOUSE" != postgresql ] || _o="$_o NULLS FIRST"
+    _i=$((_i + 1))
+  done
+  echo "${_o:-1}"
+}
+
+# _wh_quote NAME: NAME as a quoted SQL name (schema.table: each part)
+_wh_quote() {
+  printf '"%s"' "$1" | sed 's/\./"."/'
+}
+
+# tdump TABLE [ORDER_BY]: the table's rows (NULL as <null>), ordered by
+# ORDER_BY or else by every column: to show a table is unchanged
+tdump() {
+  sqln "SELECT * FROM $(_wh_quote "$1") ORDER BY ${2:-$(_wh_order_all "$(wh_columns "$1" | wc -l)")}"
 }
 
 # job NAME: writes stdin to $WORK/NAME.yaml and prints the path.
@@ -98,13 +422,21 @@ file() {
   echo "$WORK/$1"
 }
 
-# checksum of the warehouse's tables, to show nothing was written
+# wh_dump: a checksum of every table's name, columns and rows, to show
+# nothing was written; "no-warehouse" when there is no table at all (for
+# SQLite: or not even the file)
 wh_dump() {
-  if [ -f "$WH" ]; then
-    sqlite3 -batch "$WH" .dump | md5sum | cut -d' ' -f1
-  else
+  _tables=$(wh_tables)
+  if [ -z "$_tables" ]; then
     echo "no-warehouse"
+    return 0
   fi
+  for _t in $_tables; do
+    _cols=$(wh_columns "$_t")
+    echo "table $_t"
+    echo "columns $(printf '%s\n' "$_cols" | tr '\n' ',')"
+    tdump "$_t" "$(_wh_order_all "$(printf '%s\n' "$_cols" | wc -l)")"
+  done | md5sum | cut -d' ' -f1
 }
 
 done_testing() {
