@@ -5,6 +5,11 @@
 
 SPINE="$DATA/spine"
 
+# cols TABLE: the table's column names in order, comma-separated
+cols() {
+  wh_columns "$1" | paste -sd, -
+}
+
 # append_job NAME TABLE CSV: an append job with lmd over CSV
 append_job() {
   job "$1" <<EOF
@@ -27,9 +32,10 @@ state() {
   sql "SELECT $1 FROM dwload_state WHERE job = '$2'"
 }
 
-# rows QUERY: the rows of a query on one line, separated by spaces
+# rows QUERY: the rows of a query on one line, separated by spaces, the
+# fields of a row joined by ':'
 rows() {
-  sql "$1" | tr '\n' ' ' | sed 's/ $//'
+  sql "$1" | tr '|\n' ': ' | sed 's/ $//'
 }
 
 J=$(append_job sales sales "$SPINE/append_1.csv")
@@ -48,15 +54,15 @@ is "$(field skipped)" 0 "run 1: skipped 0"
 is "$(field checkpoint)" "2023-11-22 10:00:00" "run 1: checkpoint is the greatest lmd"
 like "$ERR" "info:" "run 1: logs go to stderr"
 is "$(sql 'SELECT count(*) FROM sales')" 4 "run 1: table has 4 rows"
-is "$(rows 'SELECT id || ":" || name FROM sales ORDER BY CAST(id AS INTEGER)')" \
+is "$(rows 'SELECT id, name FROM sales ORDER BY id')" \
   "1:Alice 2:Bob 3:Carol 4:Dave" "run 1: table holds the file's rows"
 is "$(state 'checkpoint, last_status, last_mode, rows_read, skipped, inserted' sales)" \
   "2023-11-22 10:00:00|ok|append|4|0|4" "run 1: state row holds checkpoint and counts"
-is "$(state 'running_since IS NULL AND running_pid IS NULL AND last_error IS NULL' sales)" 1 \
+is "$(state 'CASE WHEN running_since IS NULL AND running_pid IS NULL AND last_error IS NULL THEN 1 ELSE 0 END' sales)" 1 \
   "run 1: state row shows no run in progress and no error"
-is "$(state 'last_run_at IS NOT NULL' sales)" 1 "run 1: last_run_at set"
-is "$(sql "SELECT name FROM pragma_table_info('dwload_state')" | tr '\n' ',')" \
-  "job,checkpoint,last_run_at,last_status,last_mode,rows_read,skipped,inserted,expired,updated,deleted,unchanged,rejected,seconds,running_since,running_host,running_pid,last_error," \
+is "$(state 'CASE WHEN last_run_at IS NOT NULL THEN 1 ELSE 0 END' sales)" 1 "run 1: last_run_at set"
+is "$(cols dwload_state)" \
+  "job,checkpoint,last_run_at,last_status,last_mode,rows_read,skipped,inserted,expired,updated,deleted,unchanged,rejected,seconds,running_since,running_host,running_pid,last_error" \
   "dwload_state has the documented columns"
 
 # The summary: one JSON object with exactly these keys in this order.
@@ -81,7 +87,7 @@ is "$(field inserted)" 3 "run 2: inserted only the 3 rows past the checkpoint"
 is "$(field skipped)" 5 "run 2: skipped the 5 rows at or before the checkpoint"
 is "$(field checkpoint)" "2023-11-24 08:00:00" "run 2: checkpoint moves to the greatest lmd"
 is "$(sql 'SELECT count(*) FROM sales')" 7 "run 2: table has 7 rows"
-is "$(rows 'SELECT id FROM sales ORDER BY CAST(id AS INTEGER)')" "1 2 3 4 5 6 7" \
+is "$(rows 'SELECT id FROM sales ORDER BY id')" "1 2 3 4 5 6 7" \
   "run 2: new rows appended, old ones not duplicated"
 is "$(sql "SELECT count(*) FROM sales WHERE id = '9'")" 0 \
   "run 2: a new key with an lmd older than the checkpoint is skipped"
@@ -89,14 +95,14 @@ is "$(state 'checkpoint, rows_read, skipped, inserted' sales)" \
   "2023-11-24 08:00:00|8|5|3" "run 2: state row updated"
 
 # ---- run 3: the same file again adds nothing ------------------------------
-BEFORE=$(sql 'SELECT * FROM sales ORDER BY CAST(id AS INTEGER)')
+BEFORE=$(sql 'SELECT * FROM sales ORDER BY id')
 dw run "$J"
 is "$RC" 0 "rerun exits 0"
 is "$(field inserted)" 0 "rerun: inserted 0"
 is "$(field skipped)" "$(field read)" "rerun: skipped equals read"
 is "$(field read)" 8 "rerun: read 8"
 is "$(field checkpoint)" "2023-11-24 08:00:00" "rerun: checkpoint unchanged"
-is "$(sql 'SELECT * FROM sales ORDER BY CAST(id AS INTEGER)')" "$BEFORE" "rerun: table unchanged"
+is "$(sql 'SELECT * FROM sales ORDER BY id')" "$BEFORE" "rerun: table unchanged"
 is "$(state 'checkpoint, rows_read, skipped, inserted' sales)" \
   "2023-11-24 08:00:00|8|8|0" "rerun: state row records the empty run"
 
@@ -126,7 +132,7 @@ EOF
 T=$(append_job stamps stamps "$F2")
 dw run "$T"
 is "$RC" 0 "timestamps: run exits 0"
-is "$(rows 'SELECT id FROM stamps ORDER BY CAST(id AS INTEGER)')" "1 10 13 15" \
+is "$(rows 'SELECT id FROM stamps ORDER BY id')" "1 10 13 15" \
   "timestamps: only rows past the checkpoint as instants are loaded"
 is "$(field inserted)" 3 "timestamps: inserted 3"
 is "$(field skipped)" 4 "timestamps: skipped 4 (date only, equal instant in another zone, earlier)"
@@ -153,7 +159,7 @@ EOF
 )
 D=$(append_job dates dates "$F2")
 dw run "$D"
-is "$(rows 'SELECT id FROM dates ORDER BY CAST(id AS INTEGER)')" "1 2 4 5" \
+is "$(rows 'SELECT id FROM dates ORDER BY id')" "1 2 4 5" \
   "dates: midnight of the checkpoint's day is not past it, a second later is"
 is "$(field checkpoint)" "2023-11-22 10:00:00.250000" "dates: fractional seconds kept in the checkpoint"
 

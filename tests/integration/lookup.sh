@@ -75,7 +75,7 @@ is "$(sqln "SELECT $cols FROM d_keys ORDER BY id, valid_from")" "$want" "keys: t
 is "$(sqln "SELECT $cols FROM d_auto ORDER BY id, valid_from")" "$want" "auto: the same dimension as a scan"
 is "$(sql "SELECT count(*) FROM d_keys WHERE id = 3 AND region IS NULL")" 2 \
   "keys: the NULL-region key got its new version through the NULL-safe lookup"
-is "$(sql "SELECT count(*) FROM d_keys WHERE is_current = 1")" 300 "keys: one current version per live key"
+is "$(sql "SELECT count(*) FROM d_keys WHERE is_current = TRUE")" 300 "keys: one current version per live key"
 
 # A large delta against the same table: auto goes back to the scan.
 feed 300 3 "2024-01-03 00:00:00"

@@ -22,8 +22,9 @@ ${3:-}
 EOF
 }
 
+# rows: the table's rows on one line, as id:name:lmd separated by spaces
 rows() {
-  sql "SELECT id || ':' || name || ':' || lmd FROM customers ORDER BY CAST(id AS INTEGER)" | tr '\n' ' ' | sed 's/ $//'
+  sql "SELECT id, name, lmd FROM customers ORDER BY id" | tr '|\n' ': ' | sed 's/ $//'
 }
 
 # ---- run 1 ----------------------------------------------------------------
@@ -48,7 +49,7 @@ is "$(rows)" "2:Bobby:2023-01-05 00:00:00 5:Erin:2023-11-25 10:00:00 6:Frank:202
   "run 2: table equals the second file (old rows gone, older lmds loaded)"
 is "$(sql "SELECT checkpoint FROM dwload_state WHERE job = 'cust'")" "$(field checkpoint)" \
   "run 2: stored checkpoint is the one the summary reports"
-is "$(sql "SELECT last_mode || '|' || inserted FROM dwload_state WHERE job = 'cust'")" "replace|3" \
+is "$(sql "SELECT last_mode, inserted FROM dwload_state WHERE job = 'cust'")" "replace|3" \
   "run 2: state row records mode and count"
 
 # ---- run 3: the same file again leaves the same table ---------------------
@@ -65,13 +66,13 @@ id,name,lmd
 8,Hank,2023-12-02 00:00:00,extra
 EOF
 )
-BEFORE=$(sqlite3 -batch "$WH" '.dump customers' | md5sum)
+BEFORE=$(tdump customers id)
 J=$(replace_job cust "$BAD" "  lmd: lmd")
 dw run "$J"
 is "$RC" 1 "replace with a ragged row exits 1"
 like "$ERR" "bad.csv:3" "the error names the file and line"
-is "$(sqlite3 -batch "$WH" '.dump customers' | md5sum)" "$BEFORE" \
-  "failed replace: table byte-for-byte as before (the delete was rolled back)"
+is "$(tdump customers id)" "$BEFORE" \
+  "failed replace: table exactly as before (the delete was rolled back)"
 
 # ---- without lmd, and to an empty source ---------------------------------
 EMPTY=$(file empty.csv <<'EOF'

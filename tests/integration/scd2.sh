@@ -1,7 +1,8 @@
 # SCD type 2 through the real binary: each numbered semantic of the change
 # engine (new keys, chains, collapse, duplicates, fingerprints, bookkeeping
 # variants, close rules, surrogate keys, plan, asof, late rows) checked
-# against the exact table left in the SQLite warehouse.
+# against the exact table left in the warehouse (SQLite, PostgreSQL or
+# MariaDB).
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 # mkjob NAME CSV TABLE [SOURCE-LINES]: a csv -> scd2 job; the load: and
@@ -16,14 +17,10 @@ mkjob() {
   echo "$WORK/$1.yaml"
 }
 
-# sqln QUERY: like sql, NULL printed as <null> (so '' and NULL differ)
-sqln() {
-  sqlite3 -batch -noheader -nullvalue '<null>' "$WH" "$1"
-}
-
-# tdump TABLE: the table's full content (schema and rows) as text
-tdump() {
-  sqlite3 -batch "$WH" ".dump $1"
+# sqltext TEXT: SQL as dwload prints it on this warehouse: the identifiers
+# TEXT writes in double quotes are in backquotes on MariaDB
+sqltext() {
+  if is_warehouse mariadb; then printf '%s' "$1" | tr '"' '`'; else printf '%s' "$1"; fi
 }
 
 # counts: the summary's counts in LAST, on one line
@@ -42,9 +39,9 @@ run_ok() {
   if [ "$RC" != 0 ]; then echo "# stderr: $ERR"; fi
 }
 
-# cols TABLE: the table's column names, comma-separated
+# cols TABLE: the table's column names in order, comma-separated
 cols() {
-  sql "select group_concat(name, ',') from pragma_table_info('$1')"
+  wh_columns "$1" | paste -sd, -
 }
 
 # ---- (1) new keys --------------------------------------------------------
@@ -141,7 +138,7 @@ load:
 EOF
 )
 run_ok "$j" "no-op: first run"
-before=$(tdump d_noop)
+before=$(tdump d_noop dim_id)
 file noop1.csv >/dev/null <<'EOF'
 id,name,city,lmd
 1,Ann,Oslo,2024-01-01 00:00:00
@@ -150,10 +147,10 @@ EOF
 run_ok "$j" "no-op: a row past the checkpoint with the same values"
 is "$(counts)" "read=2 skipped=1 inserted=0 expired=0 updated=0 deleted=0 unchanged=1" "no-op: counted unchanged"
 is "$(field checkpoint)" "2024-02-01 00:00:00" "no-op: the checkpoint still moves on"
-is "$(tdump d_noop)" "$before" "no-op: the table is byte for byte the same"
+is "$(tdump d_noop dim_id)" "$before" "no-op: the table is byte for byte the same"
 run_ok "$j" "rerun of the same file"
 is "$(counts)" "read=2 skipped=2 inserted=0 expired=0 updated=0 deleted=0 unchanged=0" "rerun: every row skipped"
-is "$(tdump d_noop)" "$before" "rerun: the table is byte for byte the same"
+is "$(tdump d_noop dim_id)" "$before" "rerun: the table is byte for byte the same"
 
 # ---- type 1: scope current and scope all; type 1 + type 2 in one row ------
 for scope in current all; do
@@ -239,7 +236,7 @@ is "$(counts)" "read=3 skipped=0 inserted=2 expired=0 updated=0 deleted=0 unchan
 is "$(sqln 'select id, city, valid_from, is_current from d_dup order by id')" \
 "1|Oslo|2024-01-01 00:00:00|1
 2|Rome|2024-01-01 00:00:00|1" "identical duplicates: one version per key"
-before=$(tdump d_dup)
+before=$(tdump d_dup dim_id)
 file dup.csv >/dev/null <<'EOF'
 id,city,lmd
 2,Lima,2024-02-01 00:00:00
@@ -253,7 +250,7 @@ is "$RC" 1 "conflicting duplicates: exit 1"
 like "$ERR" "(id='1')" "conflicting duplicates: the message names the key"
 like "$ERR" "dup.csv:4 and dup.csv:6" "conflicting duplicates: the message names both source rows"
 is "$(field status)" "failed" "conflicting duplicates: summary status failed"
-is "$(tdump d_dup)" "$before" "conflicting duplicates: nothing written (not even the other keys' changes)"
+is "$(tdump d_dup dim_id)" "$before" "conflicting duplicates: nothing written (not even the other keys' changes)"
 dw state "$j"
 like "$OUT" "checkpoint:  2024-01-01 00:00:00" "conflicting duplicates: the checkpoint did not move"
 
@@ -314,10 +311,56 @@ id,x,lmd
 EOF
 run_ok "$j" "NULL vs empty: NULL again"
 is "$(counts)" "read=1 skipped=0 inserted=1 expired=1 updated=0 deleted=0 unchanged=0" "\"\" -> NULL is a change"
-is "$(sqln 'select quote(x), valid_from, valid_to, is_current from d_nul order by valid_from')" \
-"NULL|2024-01-01 00:00:00|2024-01-02 00:00:00|0
-''|2024-01-02 00:00:00|2024-01-04 00:00:00|0
-NULL|2024-01-04 00:00:00|<null>|1" "NULL vs empty: three versions, NULL and '' stored as such"
+is "$(sqln 'select x, valid_from, valid_to, is_current from d_nul order by valid_from')" \
+"<null>|2024-01-01 00:00:00|2024-01-02 00:00:00|0
+|2024-01-02 00:00:00|2024-01-04 00:00:00|0
+<null>|2024-01-04 00:00:00|<null>|1" "NULL vs empty: three versions, NULL and '' stored as such"
+
+# ---- keys compare exactly: case and trailing spaces -------------------------
+# 'a', 'A' and 'a ' are three keys: a change of one leaves the others'
+# versions alone (MariaDB's usual collations compare text ignoring case or
+# trailing spaces).  On MariaDB also in a table made while the database's
+# default collation is MariaDB's own default, utf8mb4_general_ci.
+# keys_exact TABLE JOB MSG
+keys_exact() {
+  file "$2.csv" >/dev/null <<'EOF'
+id,v,lmd
+"a",1,2024-01-01 00:00:00
+"A",1,2024-01-01 00:00:00
+"a ",1,2024-01-01 00:00:00
+EOF
+  j=$(mkjob "$2" "$WORK/$2.csv" "$1" <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+  )
+  run_ok "$j" "$3: first run"
+  is "$(counts)" "read=3 skipped=0 inserted=3 expired=0 updated=0 deleted=0 unchanged=0" "$3: three keys"
+  file "$2.csv" >/dev/null <<'EOF'
+id,v,lmd
+a,2,2024-02-01 00:00:00
+"a ",1,2024-02-01 00:00:00
+EOF
+  run_ok "$j" "$3: key 'a' changed, 'a ' the same"
+  is "$(counts)" "read=2 skipped=0 inserted=1 expired=1 updated=0 deleted=0 unchanged=1" \
+    "$3: one version expired and one inserted, the other key unchanged"
+  # the keys in brackets, to show trailing spaces
+  is "$(sqln "select dim_id, id, v, is_current from $1 order by dim_id" |
+        awk -F'|' 'BEGIN { OFS = "|" } { $2 = "[" $2 "]"; print }')" \
+"1|[a]|1|0
+2|[A]|1|1
+3|[a ]|1|1
+4|[a]|2|1" "$3: only key 'a' has a new version; 'A' and 'a ' keep theirs, current"
+}
+keys_exact d_keys keys "exact keys"
+if is_warehouse mariadb; then
+  coll=$(sql 'select @@collation_database')
+  sql 'alter database collate utf8mb4_general_ci'
+  keys_exact d_keys_ci keys_ci "exact keys, general_ci database"
+  sql "alter database collate $coll"
+fi
 
 # ---- close rules and open_end literals ------------------------------------
 # day_before over dates (the lmd column declared a date), across two runs
@@ -432,7 +475,7 @@ EOF
 )
 run_ok "$j" "sequence: first run"
 # A key inserted by hand far above the others: the next run continues from max.
-sql "insert into d_seq (sk, id, v, lmd, valid_from, valid_to, is_current, is_deleted) values (10, '9', 'z', '2023-01-01 00:00:00', '2023-01-01 00:00:00', null, 1, 0)"
+sql "insert into d_seq (sk, id, v, lmd, valid_from, valid_to, is_current, is_deleted) values (10, '9', 'z', '2023-01-01 00:00:00', '2023-01-01 00:00:00', null, TRUE, FALSE)"
 file seq.csv >/dev/null <<'EOF'
 id,v,lmd
 2,b,2024-02-01 00:00:00
@@ -456,7 +499,7 @@ B,,1,2024-01-01 00:00:00
 EOF
 )
 hashjob() {
-  mkjob "$1" "$csv" d_hash <<'EOF'
+  mkjob "$1" "$csv" "${2:-d_hash}" <<'EOF'
 load:
   mode: scd2
   key: [k1, k2]
@@ -491,21 +534,30 @@ is "$(sqln 'select hk, k1, k2, v, valid_from from d_hash order by k1, valid_from
 "$h1|A|x|1|2024-01-01 00:00:00
 $h2|A|x|2|2024-02-01 00:00:00
 $h3|B|<null>|1|2024-01-01 00:00:00" "hash: sha256 hex of the key values and valid_from"
-is "$(sql "select count(*), count(distinct hk), min(length(hk)), max(length(hk)), sum(hk glob '*[^0-9a-f]*') from d_hash")" \
+is "$(sql "select count(*), count(distinct hk), min(length(hk)), max(length(hk)) from d_hash")|$(sql 'select hk from d_hash' | grep -c '[^0-9a-f]')" \
   "3|3|64|64|0" "hash: 64 lowercase hex characters, distinct per version"
-before=$(tdump d_hash)
+before=$(tdump d_hash hk)
 run_ok "$j" "hash: rerun"
-is "$(tdump d_hash)" "$before" "hash: the rerun leaves every key as it was"
-# The same input into a fresh warehouse gives the same keys.
-WH_SAVE=$WH
-WH="$WORK/fresh.db"
-WH_CONN="Driver=SQLite3;Database=$WH"
-j=$(hashjob hash2)
+is "$(tdump d_hash hk)" "$before" "hash: the rerun leaves every key as it was"
+# The same input into a fresh table (a job of its own, with no checkpoint)
+# gives the same keys.
+j=$(hashjob hash2 d_hash2)
 run_ok "$j" "hash: rebuild elsewhere"
-is "$(sql 'select hk from d_hash order by hk')" "$(sql 'select hk from d_hash order by hk' "$WH_SAVE")" \
+is "$(sql 'select hk from d_hash2 order by hk')" "$(sql 'select hk from d_hash order by hk')" \
   "hash: a rebuild from the same input gives the same keys"
-WH=$WH_SAVE
-WH_CONN="Driver=SQLite3;Database=$WH"
+# On SQLite, also into a fresh warehouse file.
+if is_warehouse sqlite; then
+  WH_SAVE=$WH
+  WH="$WORK/fresh.db"
+  WH_CONN="Driver=SQLite3;Database=$WH"
+  j=$(hashjob hash3 d_hash)
+  run_ok "$j" "hash: rebuild in a fresh warehouse"
+  is "$(sqlite3 -batch -noheader "$WH" 'select hk from d_hash order by hk')" \
+    "$(sqlite3 -batch -noheader "$WH_SAVE" 'select hk from d_hash order by hk')" \
+    "hash: a rebuild in a fresh warehouse gives the same keys"
+  WH=$WH_SAVE
+  WH_CONN="Driver=SQLite3;Database=$WH"
+fi
 
 # ---- bookkeeping columns left out -----------------------------------------
 # surrogate_key: null, current: null, deleted: null, open end NULL: the
@@ -685,10 +737,21 @@ is "$plan_counts" "read=4 skipped=1 inserted=2 expired=1 updated=0 deleted=0 unc
 is "$(wh_dump)" "$before" "plan: the warehouse (tables and job state) is unchanged"
 dw plan --sql "$j"
 is "$RC" 0 "plan --sql: exit 0"
-like "$OUT" 'UPDATE "d_plan" SET "valid_to" = ?, "is_current" = 0, "is_deleted" = ? WHERE "id" IS ? AND "is_current" = 1;' \
-  "plan --sql: the expire UPDATE"
-like "$OUT" "  -- ('2024-02-01 00:00:00', '0', '2')" "plan --sql: its parameters"
-like "$OUT" 'INSERT INTO "d_plan" ("dim_id", "id", "v", "lmd", "valid_from", "valid_to", "is_current", "is_deleted") VALUES (?, ?, ?, ?, ?, ?, ?, ?);' \
+# SQLite expires version by version; PostgreSQL and MariaDB stage the
+# expires (key, valid_from, valid_to, deleted) and apply them in one UPDATE.
+if is_warehouse sqlite; then
+  expire_sql='UPDATE "d_plan" SET "valid_to" = ?, "is_current" = 0, "is_deleted" = ? WHERE "id" IS ? AND "is_current" = 1;'
+  expire_par="  -- ('2024-02-01 00:00:00', '0', '2')"
+elif is_warehouse postgresql; then
+  expire_sql='UPDATE "d_plan" AS d SET "valid_to" = s."dwl_valid_to", "is_deleted" = s."dwl_deleted", "is_current" = FALSE FROM dwl_stage_expire AS s WHERE d."id" = s."id" AND d."valid_from" = s."dwl_valid_from" AND d."is_current" = TRUE;'
+  expire_par="  -- ('2', '2024-01-01 00:00:00', '2024-02-01 00:00:00', '0')"
+else
+  expire_sql='UPDATE "d_plan" AS d JOIN dwl_stage_expire AS s ON d."id" = s."id" AND d."valid_from" = s."dwl_valid_from" AND d."is_current" = 1 SET d."valid_to" = s."dwl_valid_to", d."is_deleted" = s."dwl_deleted", d."is_current" = 0;'
+  expire_par="  -- ('2', '2024-01-01 00:00:00', '2024-02-01 00:00:00', '0')"
+fi
+like "$OUT" "$(sqltext "$expire_sql")" "plan --sql: the expire UPDATE"
+like "$OUT" "$expire_par" "plan --sql: its parameters"
+like "$OUT" "$(sqltext 'INSERT INTO "d_plan" ("dim_id", "id", "v", "lmd", "valid_from", "valid_to", "is_current", "is_deleted") VALUES (?, ?, ?, ?, ?, ?, ?, ?);')" \
   "plan --sql: the INSERT"
 like "$OUT" "  -- ('4', '2', 'b', '2024-02-01 00:00:00', '2024-02-01 00:00:00', NULL, '1', '0')" \
   "plan --sql: the inserted version's parameters, NULL unquoted"
@@ -761,7 +824,7 @@ load:
 EOF
 )
 run_ok "$j" "late: first run"
-before=$(tdump d_late)
+before=$(tdump d_late dim_id)
 # A second job on the same table (a backfill) has no checkpoint yet, so
 # its rows are all past it; one of them is older than the current version.
 csv=$(file late2.csv <<'EOF'
@@ -781,7 +844,7 @@ dw run "$j2"
 is "$RC" 1 "late row: exit 1"
 like "$ERR" "late2.csv:3: key (id='1') has lmd 2024-01-05 00:00:00, before the key's current version (valid from 2024-01-10 00:00:00)" \
   "late row: the message names the row, the key and both times"
-is "$(tdump d_late)" "$before" "late row: nothing written"
+is "$(tdump d_late dim_id)" "$before" "late row: nothing written"
 file late2.csv >/dev/null <<'EOF'
 id,v,lmd
 1,c,2024-01-10 00:00:00
@@ -789,6 +852,6 @@ EOF
 dw run "$j2"
 is "$RC" 1 "same lmd as the current version, other values: exit 1"
 like "$ERR" "the same as the key's current version" "same lmd as the current version: said so"
-is "$(tdump d_late)" "$before" "same lmd as the current version: nothing written"
+is "$(tdump d_late dim_id)" "$before" "same lmd as the current version: nothing written"
 
 done_testing
