@@ -242,6 +242,7 @@ static const dialect dialects[] = {
     .update_style = UPD_FROM,
     .lock_wait_sql = "SET lock_timeout = '1s'",
     .lock_done_sql = "SET lock_timeout = 0",
+    .analyze_sql = "ANALYZE",
   },
   {
     .name = "mariadb",

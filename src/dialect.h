@@ -49,6 +49,7 @@ typedef struct dialect {
   const char *session_sql;      /* run once per connection, or NULL */
   const char *lock_wait_sql;    /* before taking the job lock: wait briefly */
   const char *lock_done_sql;    /* once the lock is held: wait normally again */
+  const char *analyze_sql;      /* statement refreshing statistics, before a table name; or NULL */
 } dialect;
 
 /* The dialect for a DBMS name, or NULL (with err) when unsupported. */

@@ -420,6 +420,27 @@ static int open_source(run_ctx *r, dwl_error *err)
   return 0;
 }
 
+/* Rows this many or more loaded in a run, or a table the run created: the
+ * planner's statistics are refreshed, as after any bulk load, so the next
+ * run's keyed lookups and staged updates probe the key index.  After the
+ * commit, and best effort: the data is already safe. */
+#define ANALYZE_AFTER_ROWS 100000
+
+static void analyze_after_load(run_ctx *r)
+{
+  if (!r->t->d->analyze_sql || (!r->t->created && r->sum->inserted < ANALYZE_AFTER_ROWS))
+    return;
+  char sql[700];
+  snprintf(sql, sizeof sql, "%s %s", r->t->d->analyze_sql, r->t->table_q);
+  dwl_error e2;
+  err_init(&e2);
+  double t0 = now_s();
+  if (odbc_exec(r->t->c, sql, NULL, NULL, 0, &e2) != 0)
+    log_msg(LOG_WARN, "could not refresh the statistics of %s: %s", r->spec->target_table, e2.msg);
+  else
+    log_msg(LOG_INFO, "refreshed the statistics of %s in %.2fs", r->spec->target_table, now_s() - t0);
+}
+
 int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error *err)
 {
   double t0 = now_s();
@@ -464,6 +485,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     rc = state_save(r.t, sum, err);
     if (rc == 0)
       rc = odbc_commit(r.t->c, err);
+    if (rc == 0)
+      analyze_after_load(&r);
   }
   if (rc == 0) {
     sum->ok = 1;

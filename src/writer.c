@@ -73,6 +73,9 @@ struct writer {
   stage stages[NSTAGES];
   int64_t next_sk;
   long long nstmts;
+  int staged_expire;       /* the last expire was staged, not yet applied: */
+  fp128 staged_key;        /* its key */
+  int64_t staged_vf;       /* and the valid_from of the version it closes */
   char vf[32], vt[32], sk[68];
 };
 
@@ -251,15 +254,7 @@ static int batch_add(writer *w, ins_batch *b, const dwl_value *row, dwl_error *e
       return err_set(err, DWL_EXIT_FAILED, "out of memory buffering inserts");
   }
   b->npend++;
-  if (b->npend < b->rows_per)
-    return 0;
-  /* Operations staged before these rows were queued take effect first, so
-   * the table sees everything in the order the engine emitted it (a
-   * tombstone is closed before a version starting at the same instant is
-   * inserted). */
-  if (b == &w->main && stages_apply(w, err) != 0)
-    return -1;
-  return batch_flush(w, b, err);
+  return b->npend == b->rows_per ? batch_flush(w, b, err) : 0;
 }
 
 /* ---- per-key statements (SQLite) ------------------------------------------- */
@@ -450,11 +445,16 @@ static char *apply_sql(const writer *w, int kind, const char *const *tset, const
     join_keys(w, s, &b);
     return buf_steal(&b);
   }
+  /* Operations on a current version repeat the current predicate: it is
+   * what lets the key index (partial, on current versions) serve the join. */
+  char cur[400] = "";
+  if (with_vf && t->ix[TC_CURRENT] >= 0)
+    snprintf(cur, sizeof cur, " AND d.%s = %s", t->cols[t->ix[TC_CURRENT]].q, t->d->true_lit);
   if (join) {
     buf_printf(&b, "UPDATE %s AS d JOIN %s AS s ON ", t->table_q, s->name);
     join_keys(w, s, &b);
     if (with_vf)
-      buf_printf(&b, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey]);
+      buf_printf(&b, " AND d.%s = s.%s%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey], cur);
     buf_adds(&b, " SET ");
     for (size_t i = 0; i < nset; i++)
       buf_printf(&b, "%sd.%s = s.%s", i ? ", " : "", tset[i], sset[i]);
@@ -469,7 +469,7 @@ static char *apply_sql(const writer *w, int kind, const char *const *tset, const
     buf_printf(&b, " FROM %s AS s WHERE ", s->name);
     join_keys(w, s, &b);
     if (with_vf)
-      buf_printf(&b, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey]);
+      buf_printf(&b, " AND d.%s = s.%s%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey], cur);
   }
   return buf_steal(&b);
 }
@@ -603,13 +603,26 @@ static int staged(const writer *w, const dwl_value *keyrow)
   return w->t->d->update_style != UPD_PER_ROW && staged_key(w, keyrow);
 }
 
+/* Applies what is staged.  Staged operations name the version they change
+ * by key and valid_from, so they commute with inserts of later versions and
+ * can wait for the end; see sink_insert for the one exception. */
 static int stages_apply(writer *w, dwl_error *err)
 {
   for (int k = 0; k < NSLOTS; k++) {
     stage *s = &w->stages[k];
     if (!s->used || (s->b.npend == 0 && s->b.rows == s->applied))
       continue;
-    if (batch_flush(w, &s->b, err) != 0 || run_sql(w, NULL, s->apply_sql, NULL, NULL, 0, err) != 0)
+    if (batch_flush(w, &s->b, err) != 0)
+      return -1;
+    /* Fresh statistics let the planner probe the key index per staged row
+     * instead of hashing the whole table. */
+    if (w->t->d->analyze_sql) {
+      char sql[96];
+      snprintf(sql, sizeof sql, "%s %s", w->t->d->analyze_sql, s->name);
+      if (run_sql(w, NULL, sql, NULL, NULL, 0, err) != 0)
+        return -1;
+    }
+    if (run_sql(w, NULL, s->apply_sql, NULL, NULL, 0, err) != 0)
       return -1;
     /* Emptied, so the next application only carries what came since. */
     char sql[80];
@@ -816,6 +829,15 @@ static int sink_insert(void *ud, const scd_version *v, dwl_error *err)
   }
   if (t->spec->mode != MODE_SCD2)
     return batch_add(w, &w->main, w->row, err);
+  /* A key revived at the instant it was deleted gets a version with the
+   * tombstone's valid_from: the staged expire of the tombstone would match
+   * it too, so it must reach the table first (and the insert after). */
+  if (w->staged_expire && v->valid_from.us == w->staged_vf &&
+      fp_eq(fp_tuple(v->vals, c->key, c->nkey), w->staged_key)) {
+    if (stages_apply(w, err) != 0 || batch_flush(w, &w->main, err) != 0)
+      return -1;
+    w->staged_expire = 0;
+  }
   target_ts_text(t, &v->valid_from, w->vf);
   set_text(&w->row[t->ix[TC_VALID_FROM]], w->vf);
   if (v->open) {
@@ -864,6 +886,9 @@ static int sink_expire(void *ud, const dwl_value *keyrow, const dwl_ts *valid_fr
     set_text(&w->params[n++], w->vt);
     if (t->ix[TC_DELETED] >= 0)
       set_text(&w->params[n++], deleted ? t->d->true_val : t->d->false_val);
+    w->staged_expire = 1;
+    w->staged_key = fp_tuple(keyrow, w->cols->key, w->cols->nkey);
+    w->staged_vf = valid_from->us;
     return stage_add(w, SLOT_EXPIRE, w->params, err);
   }
   set_text(&w->params[n++], w->vt);
