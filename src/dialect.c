@@ -8,39 +8,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* SQLite keeps declared types as affinity hints; we still declare real
- * types so the table reads well and migrates cleanly. */
-static const char *sqlite_type_sql(const dwl_column *col, char *buf, size_t n)
-{
-  switch (col->type) {
-  case DWL_TYPE_INTEGER:
-    snprintf(buf, n, "INTEGER");
-    break;
-  case DWL_TYPE_NUMERIC:
-    if (col->precision > 0)
-      snprintf(buf, n, "NUMERIC(%d,%d)", col->precision, col->scale);
-    else
-      snprintf(buf, n, "NUMERIC");
-    break;
-  case DWL_TYPE_REAL:
-    snprintf(buf, n, "REAL");
-    break;
-  case DWL_TYPE_BOOLEAN:
-    snprintf(buf, n, "BOOLEAN");
-    break;
-  case DWL_TYPE_DATE:
-    snprintf(buf, n, "DATE");
-    break;
-  case DWL_TYPE_TIMESTAMP:
-    snprintf(buf, n, "TIMESTAMP");
-    break;
-  default:
-    snprintf(buf, n, "TEXT");
-    break;
-  }
-  return buf;
-}
-
 /* libsqliteodbc stores bound text as given; binding everything as text
  * keeps canonical forms ("2020-01-01") byte for byte. */
 static SQLSMALLINT sqlite_param_type(int dwl_type)
@@ -69,40 +36,6 @@ static int sqlite_lock_conflict(const char *sqlstate, long native)
 }
 
 /* ---- PostgreSQL through psqlODBC ---------------------------------------- */
-
-static const char *pg_type_sql(const dwl_column *col, char *buf, size_t n)
-{
-  switch (col->type) {
-  case DWL_TYPE_INTEGER:
-    snprintf(buf, n, "BIGINT");
-    break;
-  case DWL_TYPE_NUMERIC:
-    if (col->precision > 0)
-      snprintf(buf, n, "NUMERIC(%d,%d)", col->precision, col->scale);
-    else
-      snprintf(buf, n, "NUMERIC");
-    break;
-  case DWL_TYPE_REAL:
-    snprintf(buf, n, "DOUBLE PRECISION");
-    break;
-  case DWL_TYPE_BOOLEAN:
-    snprintf(buf, n, "BOOLEAN");
-    break;
-  case DWL_TYPE_DATE:
-    snprintf(buf, n, "DATE");
-    break;
-  case DWL_TYPE_TIMESTAMP:
-    snprintf(buf, n, "TIMESTAMP(6)");
-    break;
-  default:
-    if (col->precision > 0 && col->precision <= 10485760)
-      snprintf(buf, n, "VARCHAR(%d)", col->precision);
-    else
-      snprintf(buf, n, "TEXT");
-    break;
-  }
-  return buf;
-}
 
 /* psqlODBC sends a parameter with the type its SQL type names; text bound
  * as VARCHAR into a BIGINT column would be a type error, so say what the
@@ -146,42 +79,6 @@ static void pg_conn_extra(const char *connstr, dwl_buf *out)
 
 /* ---- MariaDB through MariaDB Connector/ODBC ------------------------------ */
 
-static const char *maria_type_sql(const dwl_column *col, char *buf, size_t n)
-{
-  switch (col->type) {
-  case DWL_TYPE_INTEGER:
-    snprintf(buf, n, "BIGINT");
-    break;
-  case DWL_TYPE_NUMERIC:
-    if (col->precision > 0)
-      snprintf(buf, n, "DECIMAL(%d,%d)", col->precision, col->scale);
-    else
-      snprintf(buf, n, "DECIMAL(65,30)");
-    break;
-  case DWL_TYPE_REAL:
-    snprintf(buf, n, "DOUBLE");
-    break;
-  case DWL_TYPE_BOOLEAN:
-    snprintf(buf, n, "BOOLEAN");
-    break;
-  case DWL_TYPE_DATE:
-    snprintf(buf, n, "DATE");
-    break;
-  case DWL_TYPE_TIMESTAMP:
-    snprintf(buf, n, "DATETIME(6)");
-    break;
-  default:
-    /* The default collations ignore case and trailing spaces: 'a', 'A' and
-     * 'a ' would be one key.  Keys and change detection need exact text. */
-    if (col->precision > 0 && col->precision <= 16383)
-      snprintf(buf, n, "VARCHAR(%d) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin", col->precision);
-    else
-      snprintf(buf, n, "LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin");
-    break;
-  }
-  return buf;
-}
-
 /* MariaDB converts bound text to the column's type itself. */
 static SQLSMALLINT maria_param_type(int dwl_type)
 {
@@ -194,6 +91,77 @@ static int maria_lock_conflict(const char *sqlstate, long native)
 {
   (void)sqlstate;
   return native == 1205 || native == 3572;
+}
+
+/* Column types per dialect, as data: one row per warehouse. */
+typedef struct type_names {
+  const char *integer, *real, *boolean, *date, *timestamp;
+  const char *numeric;         /* name taking (precision,scale) */
+  const char *numeric_any;     /* a numeric without a precision */
+  const char *varchar;         /* name taking (length); NULL: always `text` */
+  int varchar_max;             /* longest VARCHAR(n); longer is `text` */
+  const char *varchar_suffix;  /* after VARCHAR(n) */
+  const char *text;
+} type_names;
+
+/* SQLite keeps declared types as affinity hints; the real types are still
+ * declared so the table reads well and migrates cleanly. */
+static const type_names sqlite_types = {
+  "INTEGER", "REAL", "BOOLEAN", "DATE", "TIMESTAMP", "NUMERIC", "NUMERIC", NULL, 0, "", "TEXT",
+};
+
+static const type_names pg_types = {
+  "BIGINT", "DOUBLE PRECISION", "BOOLEAN", "DATE", "TIMESTAMP(6)", "NUMERIC", "NUMERIC",
+  "VARCHAR", 10485760, "", "TEXT",
+};
+
+/* MariaDB's default collations ignore case and trailing spaces: 'a', 'A'
+ * and 'a ' would be one key.  Keys and change detection need exact text. */
+#define MARIA_EXACT " CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin"
+static const type_names maria_types = {
+  "BIGINT", "DOUBLE", "BOOLEAN", "DATE", "DATETIME(6)", "DECIMAL", "DECIMAL(65,30)",
+  "VARCHAR", 16383, MARIA_EXACT, "LONGTEXT" MARIA_EXACT,
+};
+
+static const char *type_sql(const type_names *tn, const dwl_column *col, char *buf, size_t n)
+{
+  switch (col->type) {
+  case DWL_TYPE_INTEGER:
+    return tn->integer;
+  case DWL_TYPE_REAL:
+    return tn->real;
+  case DWL_TYPE_BOOLEAN:
+    return tn->boolean;
+  case DWL_TYPE_DATE:
+    return tn->date;
+  case DWL_TYPE_TIMESTAMP:
+    return tn->timestamp;
+  case DWL_TYPE_NUMERIC:
+    if (col->precision <= 0)
+      return tn->numeric_any;
+    snprintf(buf, n, "%s(%d,%d)", tn->numeric, col->precision, col->scale);
+    return buf;
+  default:
+    if (!tn->varchar || col->precision <= 0 || col->precision > tn->varchar_max)
+      return tn->text;
+    snprintf(buf, n, "%s(%d)%s", tn->varchar, col->precision, tn->varchar_suffix);
+    return buf;
+  }
+}
+
+static const char *sqlite_type_sql(const dwl_column *col, char *buf, size_t n)
+{
+  return type_sql(&sqlite_types, col, buf, n);
+}
+
+static const char *pg_type_sql(const dwl_column *col, char *buf, size_t n)
+{
+  return type_sql(&pg_types, col, buf, n);
+}
+
+static const char *maria_type_sql(const dwl_column *col, char *buf, size_t n)
+{
+  return type_sql(&maria_types, col, buf, n);
 }
 
 static const dialect dialects[] = {

@@ -31,7 +31,8 @@ typedef struct dialect {
   const char *flag_type;        /* column type of a boolean flag */
   const char *sk_int_type;      /* sequence surrogate key column */
   const char *sk_hash_type;     /* hash surrogate key column */
-  /* Column type for CREATE TABLE; writes into buf and returns it. */
+  /* Column type for CREATE TABLE: the returned text, which is either buf
+   * (filled) or a constant; use the return value, not buf. */
   const char *(*type_sql)(const dwl_column *col, char *buf, size_t n);
   /* SQL type to bind a parameter of a column type with. */
   SQLSMALLINT (*param_type)(int dwl_type);

@@ -34,15 +34,16 @@ int state_ensure(target *t, dwl_error *err)
   int ex = odbc_table_exists(t->c, NULL, DWL_STATE_TABLE, err);
   if (ex != 0)
     return ex < 0 ? -1 : 0;
-  char key[128], txt[128], big[128], real[128], sql[4096];
+  char kb[128], tb[128], bb[128], rb[128], sql[4096];
   dwl_column ck = {.type = DWL_TYPE_TEXT, .precision = 128};
   dwl_column ct = {.type = DWL_TYPE_TEXT, .precision = 1000};
   dwl_column cb = {.type = DWL_TYPE_INTEGER};
   dwl_column cr = {.type = DWL_TYPE_REAL};
-  t->d->type_sql(&ck, key, sizeof key);
-  t->d->type_sql(&ct, txt, sizeof txt);
-  t->d->type_sql(&cb, big, sizeof big);
-  t->d->type_sql(&cr, real, sizeof real);
+  /* type_sql returns its text: in the buffer, or a constant. */
+  const char *key = t->d->type_sql(&ck, kb, sizeof kb);
+  const char *txt = t->d->type_sql(&ct, tb, sizeof tb);
+  const char *big = t->d->type_sql(&cb, bb, sizeof bb);
+  const char *real = t->d->type_sql(&cr, rb, sizeof rb);
   snprintf(sql, sizeof sql,
            "CREATE TABLE " DWL_STATE_TABLE " (job %s PRIMARY KEY, checkpoint %s, last_run_at %s, last_status %s, "
            "last_mode %s, rows_read %s, skipped %s, inserted %s, expired %s, updated %s, deleted %s, unchanged %s, "
