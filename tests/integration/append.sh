@@ -5,10 +5,6 @@
 
 SPINE="$DATA/spine"
 
-# cols TABLE: the table's column names in order, comma-separated
-cols() {
-  wh_columns "$1" | paste -sd, -
-}
 
 # append_job NAME TABLE CSV: an append job with lmd over CSV
 append_job() {

@@ -29,10 +29,6 @@ $load
 EOF
 }
 
-# table_exists TABLE: 1 if the warehouse has the table, else 0
-table_exists() {
-  wh_has_table "$1"
-}
 
 # ---- help and version ------------------------------------------------------
 dw --help

@@ -13,24 +13,8 @@ mkjob() {
   echo "$WORK/$1.yaml"
 }
 
-# table_exists TABLE: 1 if the warehouse has the table, else 0
-table_exists() {
-  wh_has_table "$1"
-}
 
-# sqltext TEXT: SQL as dwload prints it on this warehouse: the identifiers
-# TEXT writes in double quotes are in backquotes on MariaDB
-sqltext() {
-  if is_warehouse mariadb; then printf '%s' "$1" | tr '"' '`'; else printf '%s' "$1"; fi
-}
 
-counts() {
-  printf '%s' "$LAST" | python3 -c '
-import json, sys
-d = json.loads(sys.stdin.read())
-print(" ".join("%s=%s" % (k, d.get(k)) for k in
-      ("read", "skipped", "inserted", "expired", "updated", "deleted", "unchanged")))'
-}
 
 run_ok() {
   dw run "$1"

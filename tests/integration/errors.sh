@@ -22,21 +22,7 @@ load:
 EOF
 }
 
-# table_exists TABLE: 1 if the warehouse has the table, else 0
-table_exists() {
-  wh_has_table "$1"
-}
 
-# no_table TABLE MSG: a failed first run left no table; MariaDB, which
-# cannot roll back DDL, creates it on a connection of its own and leaves it
-# there, empty (dwload-job(5), TABLE LAYOUT)
-no_table() {
-  if is_warehouse mariadb && [ "$(table_exists "$1")" = 1 ]; then
-    is "$(sql "SELECT count(*) FROM \"$1\"")" 0 "$2 (MariaDB: or left there empty)"
-  else
-    is "$(table_exists "$1")" 0 "$2"
-  fi
-}
 
 # table_dump TABLE: one table's columns and rows (ordered by id)
 table_dump() {

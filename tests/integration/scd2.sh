@@ -17,20 +17,7 @@ mkjob() {
   echo "$WORK/$1.yaml"
 }
 
-# sqltext TEXT: SQL as dwload prints it on this warehouse: the identifiers
-# TEXT writes in double quotes are in backquotes on MariaDB
-sqltext() {
-  if is_warehouse mariadb; then printf '%s' "$1" | tr '"' '`'; else printf '%s' "$1"; fi
-}
 
-# counts: the summary's counts in LAST, on one line
-counts() {
-  printf '%s' "$LAST" | python3 -c '
-import json, sys
-d = json.loads(sys.stdin.read())
-print(" ".join("%s=%s" % (k, d.get(k)) for k in
-      ("read", "skipped", "inserted", "expired", "updated", "deleted", "unchanged")))'
-}
 
 # run_ok JOB MSG: runs the job, asserts exit 0
 run_ok() {
@@ -39,10 +26,6 @@ run_ok() {
   if [ "$RC" != 0 ]; then echo "# stderr: $ERR"; fi
 }
 
-# cols TABLE: the table's column names in order, comma-separated
-cols() {
-  wh_columns "$1" | paste -sd, -
-}
 
 # ---- (1) new keys --------------------------------------------------------
 csv=$(file new.csv <<'EOF'

@@ -29,10 +29,6 @@ sqlnq() {
   if is_warehouse mariadb; then sqln "$(printf '%s' "$1" | tr '"' '`')"; else sqln "$1"; fi
 }
 
-# cols TABLE: the table's column names in order, comma-separated
-cols() {
-  wh_columns "$1" | paste -sd, -
-}
 
 # coltype TABLE COLUMN: the column's declared type, in lower case
 coltype() {
@@ -47,42 +43,14 @@ coltype() {
   fi | tr 'A-Z' 'a-z'
 }
 
-# table_exists TABLE: 1 if the warehouse has the table, else 0
-table_exists() {
-  wh_has_table "$1"
-}
 
-# no_table TABLE MSG: a failed first run left no table; MariaDB, which
-# cannot roll back DDL, creates it on a connection of its own and leaves it
-# there, empty (dwload-job(5), TABLE LAYOUT)
-no_table() {
-  if is_warehouse mariadb && [ "$(table_exists "$1")" = 1 ]; then
-    is "$(sql "SELECT count(*) FROM \"$1\"")" 0 "$2 (MariaDB: or left there empty)"
-  else
-    is "$(table_exists "$1")" 0 "$2"
-  fi
-}
 
-# nf COL...: an ORDER BY list of the columns, NULLs first on every warehouse
-# (PostgreSQL puts them last)
-nf() {
-  o=""
-  for c in "$@"; do o="$o${o:+, }CASE WHEN $c IS NULL THEN 0 ELSE 1 END, $c"; done
-  printf '%s' "$o"
-}
 
 # between TS T0 T1: T0 <= TS <= T1, TS to the second
 between() {
   awk -v t0="$2" -v ts="$(printf '%.19s' "$1")" -v t1="$3" 'BEGIN { exit !(t0 <= ts && ts <= t1) }'
 }
 
-counts() {
-  printf '%s' "$LAST" | python3 -c '
-import json, sys
-d = json.loads(sys.stdin.read())
-print(" ".join("%s=%s" % (k, d.get(k)) for k in
-      ("read", "skipped", "inserted", "expired", "updated", "deleted", "unchanged")))'
-}
 
 ok_rc() {
   is "$RC" 0 "$1: exit 0"

@@ -16,34 +16,9 @@ mkjob() {
   echo "$WORK/$1.yaml"
 }
 
-# cols TABLE: the table's column names in order, comma-separated
-cols() {
-  wh_columns "$1" | paste -sd, -
-}
 
-# table_exists TABLE: 1 if the warehouse has the table, else 0
-table_exists() {
-  wh_has_table "$1"
-}
 
-# no_table TABLE MSG: a failed first run left no table; MariaDB, which
-# cannot roll back DDL, creates it on a connection of its own and leaves it
-# there, empty (dwload-job(5), TABLE LAYOUT)
-no_table() {
-  if is_warehouse mariadb && [ "$(table_exists "$1")" = 1 ]; then
-    is "$(sql "SELECT count(*) FROM \"$1\"")" 0 "$2 (MariaDB: or left there empty)"
-  else
-    is "$(table_exists "$1")" 0 "$2"
-  fi
-}
 
-# nf COL...: an ORDER BY list of the columns, NULLs first on every warehouse
-# (PostgreSQL puts them last)
-nf() {
-  o=""
-  for c in "$@"; do o="$o${o:+, }CASE WHEN $c IS NULL THEN 0 ELSE 1 END, $c"; done
-  printf '%s' "$o"
-}
 
 # dec FIELD...: on SQLite, which keeps numeric(p,s) values as REAL (2.8),
 # prints those '|'-separated fields of each row with the two places
@@ -57,19 +32,7 @@ dec() {
   fi
 }
 
-# sqltext TEXT: SQL as dwload prints it on this warehouse: the identifiers
-# TEXT writes in double quotes are in backquotes on MariaDB
-sqltext() {
-  if is_warehouse mariadb; then printf '%s' "$1" | tr '"' '`'; else printf '%s' "$1"; fi
-}
 
-counts() {
-  printf '%s' "$LAST" | python3 -c '
-import json, sys
-d = json.loads(sys.stdin.read())
-print(" ".join("%s=%s" % (k, d.get(k)) for k in
-      ("read", "skipped", "inserted", "expired", "updated", "deleted", "unchanged")))'
-}
 
 run_ok() {
   dw run "$1"
