@@ -211,6 +211,8 @@ static const dialect dialects[] = {
     .lock_wait_sql = "SET lock_timeout = '1s'",
     .lock_done_sql = "SET lock_timeout = 0",
     .analyze_sql = "ANALYZE",
+    .estimate_sql = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)",
+    .estimate_quoted = 1,
   },
   {
     .name = "mariadb",
@@ -232,6 +234,8 @@ static const dialect dialects[] = {
     .lock_conflict = maria_lock_conflict,
     .index_text_prefix = 255,
     .update_style = UPD_JOIN,
+    .estimate_sql = "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+                    "AND TABLE_NAME = ?",
     /* Each statement sees what is committed when it starts: a table created
      * on another connection during the run is usable at once. */
     .session_sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",

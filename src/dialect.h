@@ -51,6 +51,10 @@ typedef struct dialect {
   const char *lock_wait_sql;    /* before taking the job lock: wait briefly */
   const char *lock_done_sql;    /* once the lock is held: wait normally again */
   const char *analyze_sql;      /* statement refreshing statistics, before a table name; or NULL */
+  /* The catalog's row estimate of a table, one parameter: the quoted
+   * (PostgreSQL) or bare (MariaDB) table name; NULL: count the rows. */
+  const char *estimate_sql;
+  int estimate_quoted;
 } dialect;
 
 /* The dialect for a DBMS name, or NULL (with err) when unsupported. */

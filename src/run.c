@@ -251,12 +251,13 @@ static int read_current(run_ctx *r, int keyed, dwl_error *err)
   size_t *scan = calloc(c->nkey + c->nt2 + c->nt1 + 1, sizeof *scan);
   if (!scan)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  memcpy(scan, c->key, c->nkey * sizeof *scan);
-  nscan += c->nkey;
-  memcpy(scan + nscan, c->t2, c->nt2 * sizeof *scan);
-  nscan += c->nt2;
-  memcpy(scan + nscan, c->t1, c->nt1 * sizeof *scan);
-  nscan += c->nt1;
+  /* (an empty set may be a NULL pointer: no memcpy for it) */
+  for (size_t i = 0; i < c->nkey; i++)
+    scan[nscan++] = c->key[i];
+  for (size_t i = 0; i < c->nt2; i++)
+    scan[nscan++] = c->t2[i];
+  for (size_t i = 0; i < c->nt1; i++)
+    scan[nscan++] = c->t1[i];
   /* Keys deleted without a tombstone have no current version; their last
    * deleted version tells when a revival may start. */
   int gone = r->spec->deletes != DEL_NONE && r->spec->delete_style == DELSTYLE_EXPIRE;

@@ -539,10 +539,34 @@ int target_scan_keys(target *t, const size_t *cols, size_t ncols, int deleted, c
   return scan(t, cols, ncols, 0, deleted ? SCAN_DELETED : SCAN_CURRENT, &f, fn, ud, err);
 }
 
+/* The catalog's estimate, -1 when it has none (never analyzed), -2 on
+ * error. */
+static long long estimate_rows(target *t, dwl_error *err)
+{
+  if (!t->d->estimate_sql || (t->schema && !t->d->estimate_quoted))
+    return -1;
+  dwl_value p = {t->d->estimate_quoted ? t->table_q : t->table, 0, 0};
+  p.len = strlen(p.data);
+  odbc_stmt *st;
+  if (ostmt_prepare(t->c, t->d->estimate_sql, &st, err) != 0)
+    return -2;
+  const dwl_value *r;
+  long long n = -1;
+  int rc = ostmt_execute(st, &p, NULL, 1, err);
+  if (rc == 0 && (rc = ostmt_fetch(st, &r, err)) == 1 && !r[0].is_null)
+    n = strtoll(r[0].data, NULL, 10);
+  ostmt_free(st);
+  return rc < 0 ? -2 : n;
+}
+
 long long target_count(target *t, dwl_error *err)
 {
   if (!t->exists)
     return 0;
+  /* No estimate, or 0 (statistics not gathered yet): count. */
+  long long est = estimate_rows(t, err);
+  if (est > 0 || est == -2)
+    return est == -2 ? -1 : est;
   char sql[600];
   snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", t->table_q);
   odbc_stmt *st;

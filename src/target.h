@@ -85,7 +85,8 @@ int target_scan_keys(target *t, const size_t *cols, size_t ncols, int deleted, c
                      target_row_fn fn, void *ud, dwl_error *err);
 
 /* Rows in the table (0 when it does not exist), to choose between a full
- * scan and a keyed lookup. */
+ * scan and a keyed lookup: the catalog's estimate where the warehouse
+ * keeps one (PostgreSQL, MariaDB), else a count. */
 long long target_count(target *t, dwl_error *err);
 
 /* Canonical text of a validity or lmd value in this table: a date when the
