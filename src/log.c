@@ -11,7 +11,6 @@ static int log_level = LOG_INFO;
 static char log_job[128];
 
 void log_set_level(int level) { log_level = level; }
-int log_get_level(void) { return log_level; }
 
 void log_set_job(const char *job)
 {

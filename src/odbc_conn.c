@@ -336,18 +336,7 @@ int ostmt_fetch(odbc_stmt *s, const dwl_value **row, dwl_error *err)
   return 1;
 }
 
-void ostmt_close_cursor(odbc_stmt *s)
-{
-  SQLFreeStmt(s->h, SQL_CLOSE);
-}
 
-long ostmt_rowcount(odbc_stmt *s)
-{
-  SQLLEN n = -1;
-  if (!SQL_SUCCEEDED(SQLRowCount(s->h, &n)))
-    return -1;
-  return (long)n;
-}
 
 int ostmt_describe(odbc_stmt *s, size_t col, char *name, size_t namelen, SQLSMALLINT *sqltype, SQLULEN *size,
                    SQLSMALLINT *digits, SQLSMALLINT *nullable)

@@ -60,8 +60,6 @@ int odbc_exec(odbc_conn *c, const char *sql, const dwl_value *params, const SQLS
 /* Fetches the next row as text values: 1 a row, 0 the end, -1 an error.
  * The row stays valid until the next fetch. */
 int ostmt_fetch(odbc_stmt *s, const dwl_value **row, dwl_error *err);
-void ostmt_close_cursor(odbc_stmt *s);
-long ostmt_rowcount(odbc_stmt *s);
 void ostmt_free(odbc_stmt *s);
 
 /* Column names and SQL types of a prepared or executed result. */

@@ -72,7 +72,6 @@ struct writer {
   SQLSMALLINT *slot_types[NSLOTS];
   stage stages[NSTAGES];
   int64_t next_sk;
-  long long nstmts;
   int staged_expire;       /* the last expire was staged, not yet applied: */
   fp128 staged_key;        /* its key */
   int64_t staged_vf;       /* and the valid_from of the version it closes */
@@ -125,7 +124,6 @@ static void print_params(FILE *f, const dwl_value *p, size_t n)
 static int run_sql(writer *w, odbc_stmt **s, const char *sql, const dwl_value *params, const SQLSMALLINT *types,
                    size_t n, dwl_error *err)
 {
-  w->nstmts++;
   if (w->plan) {
     if (w->sqlout) {
       fprintf(w->sqlout, "%s;\n", sql);
@@ -209,7 +207,6 @@ static int batch_flush(writer *w, ins_batch *b, dwl_error *err)
     w->params[i].data = b->pend[i].is_null ? NULL : b->arena.data + b->pend[i].off;
   }
   int rc = 0;
-  w->nstmts++;
   if (w->plan) {
     /* One line of parameters per row; dwload sends them rows_per at a time. */
     if (w->sqlout) {
@@ -736,11 +733,6 @@ void writer_free(writer *w)
   free(w->params);
   free(w->row);
   free(w);
-}
-
-long long writer_statements(const writer *w)
-{
-  return w->nstmts;
 }
 
 int writer_flush(writer *w, dwl_error *err)

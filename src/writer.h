@@ -31,6 +31,5 @@ int writer_flush(writer *w, dwl_error *err);
 long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *const **cols, dwl_error *err);
 /* The engine's sink, bound to this writer. */
 scd_sink writer_sink(writer *w);
-long long writer_statements(const writer *w);
 
 #endif
