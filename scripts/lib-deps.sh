@@ -14,7 +14,7 @@
 DWLOAD_PACKAGES="build-essential autoconf automake libtool pkg-config unixodbc unixodbc-dev
 libsqliteodbc sqlite3 postgresql odbc-postgresql mariadb-server mariadb-client odbc-mariadb
 libyaml-dev libcurl4-openssl-dev libjansson-dev libxxhash-dev libssl-dev
-libcsv-dev check python3"
+libcsv-dev check python3 valgrind"
 
 # deps_missing: prints the packages of DWLOAD_PACKAGES not installed
 deps_missing() {
@@ -59,8 +59,15 @@ dwload_build() {
     autoreconf -fi || exit 1
   fi
   if [ ! -f Makefile ]; then
-    # shellcheck disable=SC2086  # the flags are words
-    ./configure ${DWLOAD_CONFIGURE_FLAGS:-} || exit 1
+    if [ "${DWLOAD_SANITIZE:-0}" = 1 ]; then
+      # shellcheck disable=SC2086  # the flags are words
+      ./configure ${DWLOAD_CONFIGURE_FLAGS:-} \
+        CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+        LDFLAGS="-fsanitize=address,undefined" || exit 1
+    else
+      # shellcheck disable=SC2086  # the flags are words
+      ./configure ${DWLOAD_CONFIGURE_FLAGS:-} || exit 1
+    fi
   fi
   make -j"$(nproc 2>/dev/null || echo 2)" || exit 1
 }
