@@ -5,7 +5,6 @@
 
 SPINE="$DATA/spine"
 
-
 # append_job NAME TABLE CSV: an append job with lmd over CSV
 append_job() {
   job "$1" <<EOF

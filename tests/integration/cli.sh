@@ -29,7 +29,6 @@ $load
 EOF
 }
 
-
 # ---- help and version ------------------------------------------------------
 dw --help
 is "$RC" 0 "--help exits 0"

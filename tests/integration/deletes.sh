@@ -3,25 +3,6 @@
 # the job state keeps.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
-# mkjob NAME CSV TABLE: a csv -> scd2 job; load: and dimension: on stdin
-mkjob() {
-  {
-    printf 'version: 1\njob: %s\nsource:\n  plugin: csv\n  path: %s\n' "$1" "$2"
-    printf 'target:\n  connection: "%s"\n  table: %s\n' "$WH_CONN" "$3"
-    cat
-  } >"$WORK/$1.yaml"
-  echo "$WORK/$1.yaml"
-}
-
-
-
-
-run_ok() {
-  dw run "$1"
-  is "$RC" 0 "$2: exit 0"
-  if [ "$RC" != 0 ]; then echo "# stderr: $ERR"; fi
-}
-
 # UTC wall clock in the canonical form dwload writes
 now() {
   date -u '+%Y-%m-%d %H:%M:%S'

@@ -22,8 +22,6 @@ load:
 EOF
 }
 
-
-
 # table_dump TABLE: one table's columns and rows (ordered by id)
 table_dump() {
   tdump "$1" id

@@ -485,6 +485,25 @@ table_exists() {
   wh_has_table "$1"
 }
 
+# mkjob NAME CSV TABLE [SOURCE-LINES]: a csv -> scd2 job; the load: and
+# dimension: sections come on stdin.  Prints the job file's path.
+mkjob() {
+  {
+    printf 'version: 1\njob: %s\nsource:\n  plugin: csv\n  path: %s\n' "$1" "$2"
+    if [ -n "${4:-}" ]; then printf '%s\n' "$4"; fi
+    printf 'target:\n  connection: "%s"\n  table: %s\n' "$WH_CONN" "$3"
+    cat
+  } >"$WORK/$1.yaml"
+  echo "$WORK/$1.yaml"
+}
+
+# run_ok JOB MSG: runs the job, asserts exit 0
+run_ok() {
+  dw run "$1"
+  is "$RC" 0 "$2: exit 0"
+  if [ "$RC" != 0 ]; then echo "# stderr: $ERR"; fi
+}
+
 done_testing() {
   echo "1..$T_N"
   [ "$T_FAILED" -eq 0 ]

@@ -29,7 +29,6 @@ sqlnq() {
   if is_warehouse mariadb; then sqln "$(printf '%s' "$1" | tr '"' '`')"; else sqln "$1"; fi
 }
 
-
 # coltype TABLE COLUMN: the column's declared type, in lower case
 coltype() {
   if is_warehouse sqlite; then
@@ -43,14 +42,10 @@ coltype() {
   fi | tr 'A-Z' 'a-z'
 }
 
-
-
-
 # between TS T0 T1: T0 <= TS <= T1, TS to the second
 between() {
   awk -v t0="$2" -v ts="$(printf '%.19s' "$1")" -v t1="$3" 'BEGIN { exit !(t0 <= ts && ts <= t1) }'
 }
-
 
 ok_rc() {
   is "$RC" 0 "$1: exit 0"

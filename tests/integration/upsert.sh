@@ -6,19 +6,11 @@
 
 TYPES='  types: {ss_sold_date_sk: integer, ss_item_sk: integer, ss_customer_sk: integer, ss_ticket_number: integer, ss_quantity: integer, ss_sales_price: "numeric(7,2)", ss_net_profit: "numeric(7,2)"}'
 
-# mkjob NAME CSV TABLE: a csv -> upsert job; load: on stdin
-mkjob() {
-  {
-    printf 'version: 1\njob: %s\nsource:\n  plugin: csv\n  path: %s\n%s\n' "$1" "$2" "$TYPES"
-    printf 'target:\n  connection: "%s"\n  table: %s\n' "$WH_CONN" "$3"
-    cat
-  } >"$WORK/$1.yaml"
-  echo "$WORK/$1.yaml"
+# ujob NAME CSV TABLE: a csv -> upsert job with the store_sales column
+# types; load: on stdin
+ujob() {
+  mkjob "$1" "$2" "$3" "$TYPES"
 }
-
-
-
-
 
 # dec FIELD...: on SQLite, which keeps numeric(p,s) values as REAL (2.8),
 # prints those '|'-separated fields of each row with the two places
@@ -30,14 +22,6 @@ dec() {
   else
     cat
   fi
-}
-
-
-
-run_ok() {
-  dw run "$1"
-  is "$RC" 0 "$2: exit 0"
-  if [ "$RC" != 0 ]; then echo "# stderr: $ERR"; fi
 }
 
 SELECT='select ss_item_sk, ss_ticket_number, ss_sold_date_sk, ss_customer_sk, ss_quantity, ss_sales_price, ss_net_profit from'
@@ -58,7 +42,7 @@ ss_sold_date_sk,ss_item_sk,ss_customer_sk,ss_ticket_number,ss_quantity,ss_sales_
 ,,94588,82356,41,3.31,13.12
 EOF
 )
-j=$(mkjob sales "$csv" ss <<'EOF'
+j=$(ujob sales "$csv" ss <<'EOF'
 load:
   mode: upsert
   key: [ss_item_sk, ss_ticket_number, ss_sold_date_sk]
@@ -170,7 +154,7 @@ ss_sold_date_sk,ss_item_sk,ss_customer_sk,ss_ticket_number,ss_quantity,ss_sales_
 ,12183,,82355,,22.88,1.00
 EOF
 )
-j=$(mkjob nolmd "$csv" ss_nolmd <<'EOF'
+j=$(ujob nolmd "$csv" ss_nolmd <<'EOF'
 load:
   mode: upsert
   key: [ss_item_sk, ss_ticket_number, ss_sold_date_sk]
@@ -191,7 +175,7 @@ ss_sold_date_sk,ss_item_sk,ss_customer_sk,ss_ticket_number,ss_quantity,ss_sales_
 2452252,12183,19575,82355,5,1.00,2.00,I
 EOF
 )
-j=$(mkjob opdel "$csv" ss_op <<'EOF'
+j=$(ujob opdel "$csv" ss_op <<'EOF'
 load:
   mode: upsert
   key: [ss_item_sk, ss_ticket_number, ss_sold_date_sk]
@@ -220,7 +204,7 @@ ss_sold_date_sk,ss_item_sk,ss_customer_sk,ss_ticket_number,ss_quantity,ss_sales_
 ,,94588,82356,41,3.31,13.12
 EOF
 )
-j=$(mkjob full "$csv" ss_full <<'EOF'
+j=$(ujob full "$csv" ss_full <<'EOF'
 load:
   mode: upsert
   key: [ss_item_sk, ss_ticket_number, ss_sold_date_sk]
