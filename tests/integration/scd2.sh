@@ -815,4 +815,26 @@ is "$RC" 1 "same lmd as the current version, other values: exit 1"
 like "$ERR" "the same as the key's current version" "same lmd as the current version: said so"
 is "$(tdump d_late dim_id)" "$before" "same lmd as the current version: nothing written"
 
+# ---- a wide dimension ------------------------------------------------------
+# 80 source columns and 5 bookkeeping ones: each multi-row INSERT must stay
+# under what the driver takes per statement (psqlODBC loses sync with the
+# server above ~7450 parameters; MariaDB's driver fails above 32767).
+awk 'BEGIN {
+  printf "id"; for (c = 1; c <= 80; c++) printf ",c%d", c; print ",lmd"
+  for (i = 1; i <= 1200; i++) {
+    printf "%d", i; for (c = 1; c <= 80; c++) printf ",v%d_%d", i, c; print ",2024-01-01 00:00:00"
+  }
+}' >"$WORK/wide.csv"
+j=$(mkjob wide "$WORK/wide.csv" d_wide <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+run_ok "$j" "wide dimension (85 columns)"
+is "$(field inserted)" 1200 "wide dimension: every row inserted"
+is "$(sql 'SELECT count(*), min(c80), max(c1) FROM d_wide')" "1200|v1000_80|v9_1" \
+  "wide dimension: the rows and their last columns arrived"
+
 done_testing
