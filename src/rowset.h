@@ -20,7 +20,6 @@ typedef struct rs_row {
   fp128 key;           /* business key */
   fp128 fp2;           /* type 2 values (upsert: all non-key values) */
   fp128 fp1;           /* type 1 values */
-  fp128 all;           /* every column: tells identical duplicates apart */
 } rs_row;
 
 typedef struct rs_chunk rs_chunk;

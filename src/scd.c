@@ -202,7 +202,6 @@ int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const d
   r->key = key;
   r->fp2 = fp_tuple(r->vals, e->cols.t2, e->cols.nt2);
   r->fp1 = fp_tuple(r->vals, e->cols.t1, e->cols.nt1);
-  r->all = fp_values(r->vals, e->ncols);
   if (lmd)
     r->lmd = *lmd;
   return 0;
@@ -392,6 +391,13 @@ static int walk_row(walk *w, const rs_row *r, dwl_error *err)
 
 #define ON(e) ((e)->origin_name ? (e)->origin_name : "source")
 
+/* Rows of one key with the same lmd: identical ones count once, others are
+ * a conflict.  Compared only here, where it happens, not per row. */
+static int same_row(const scd_engine *e, const rs_row *a, const rs_row *b)
+{
+  return fp_eq(fp_values(a->vals, e->ncols), fp_values(b->vals, e->ncols));
+}
+
 static int conflict(const scd_engine *e, const rs_row *a, const rs_row *b, dwl_error *err)
 {
   char k[512], when[32];
@@ -477,7 +483,7 @@ static int process_scd2(scd_engine *e, rs_row *const *rows, size_t n, const scd_
   for (size_t i = first; i < n; i++) {
     const rs_row *r = rows[i];
     if (i > first && rows[i - 1]->lmd.us == r->lmd.us) {
-      if (!fp_eq(rows[i - 1]->all, r->all))
+      if (!same_row(e, rows[i - 1], r))
         return conflict(e, rows[i - 1], r, err);
       counts->unchanged++;  /* an identical duplicate counts once */
       continue;
@@ -511,7 +517,7 @@ static int process_upsert(scd_engine *e, rs_row *const *rows, size_t n, const sc
                           dwl_error *err)
 {
   for (size_t i = 1; i < n; i++) {
-    if (rows[i - 1]->lmd.us == rows[i]->lmd.us && !fp_eq(rows[i - 1]->all, rows[i]->all))
+    if (rows[i - 1]->lmd.us == rows[i]->lmd.us && !same_row(e, rows[i - 1], rows[i]))
       return conflict(e, rows[i - 1], rows[i], err);
     counts->unchanged++;  /* superseded within the run */
   }

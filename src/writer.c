@@ -67,6 +67,7 @@ struct writer {
   char **main_cols;
   dwl_value *params;       /* scratch for binding */
   dwl_value *row;          /* one row being built */
+  unsigned char *from_t1;  /* per table column: a type 1 column (takes t1vals) */
   odbc_stmt *slots[NSLOTS];
   char *slot_sql[NSLOTS];
   SQLSMALLINT *slot_types[NSLOTS];
@@ -683,6 +684,13 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
     rc = batch_init(w, &w->main, t->table_q, w->main_cols, types, t->ncols, err);
   free(types);
   if (rc == 0 && cols) {
+    w->from_t1 = calloc(t->ncols, 1);
+    if (!w->from_t1)
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+    for (size_t j = 0; rc == 0 && j < cols->nt1; j++)
+      w->from_t1[tcol_of(w, cols->t1[j])] = 1;
+  }
+  if (rc == 0 && cols) {
     rc = build_slots(w, err);
     if (rc == 0 && t->d->update_style != UPD_PER_ROW)
       rc = build_stages(w, err);
@@ -732,6 +740,7 @@ void writer_free(writer *w)
   free(w->main_cols);
   free(w->params);
   free(w->row);
+  free(w->from_t1);
   free(w);
 }
 
@@ -801,14 +810,6 @@ static void set_text(dwl_value *v, const char *s)
   v->is_null = s == NULL;
 }
 
-static int in_list(const size_t *set, size_t n, size_t ix)
-{
-  for (size_t i = 0; i < n; i++)
-    if (set[i] == ix)
-      return 1;
-  return 0;
-}
-
 static int sink_insert(void *ud, const scd_version *v, dwl_error *err)
 {
   writer *w = ud;
@@ -817,7 +818,7 @@ static int sink_insert(void *ud, const scd_version *v, dwl_error *err)
   for (size_t i = 0; i < t->ncols; i++) {
     const tcol *tc = &t->cols[i];
     if (tc->role == TC_SRC)
-      w->row[i] = (in_list(c->t1, c->nt1, tc->src) ? v->t1vals : v->vals)[tc->src];
+      w->row[i] = (w->from_t1[i] ? v->t1vals : v->vals)[tc->src];
   }
   if (t->spec->mode != MODE_SCD2)
     return batch_add(w, &w->main, w->row, err);
