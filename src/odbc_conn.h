@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "dwload/plugin.h"
 #include "err.h"
+#include "redact.h"
 
 typedef struct odbc_conn {
   SQLHENV env;
@@ -21,9 +22,6 @@ typedef struct odbc_conn {
   int in_txn;
 } odbc_conn;
 
-/* A copy of a connection string with the values of PWD, Password and
- * similar attributes replaced by "***". */
-char *odbc_redact(const char *connstr);
 
 int odbc_connect(const char *connstr, odbc_conn **out, dwl_error *err);
 void odbc_close(odbc_conn *c);

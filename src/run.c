@@ -402,7 +402,10 @@ static int open_source(run_ctx *r, dwl_error *err)
     r->have_cp = 1;
     log_msg(LOG_INFO, "checkpoint %s", st.checkpoint);
   }
-  source_config cfg = source_config_for(spec, r->have_cp ? st.checkpoint : NULL);
+  /* A source may push the checkpoint down (read only later rows): not when
+   * the run needs every row, to rebuild the table or to judge absence. */
+  int all_rows = spec->mode == MODE_REPLACE || spec->deletes == DEL_ABSENT;
+  source_config cfg = source_config_for(spec, r->have_cp && !all_rows ? st.checkpoint : NULL);
   if (source_open(&cfg, &r->src, err) != 0)
     return -1;
   if (prep_init(&r->p, spec, r->src, err) != 0 || target_layout(r->t, r->src->cols, r->src->ncols, err) != 0)

@@ -1,0 +1,115 @@
+/* SQL type to dwload column type, and the text width of a value. */
+#include "sqltype.h"
+
+#include <stdio.h>
+#include <strings.h>
+
+/* Text longer than this is not worth a fixed slot in every row of a block
+ * fetch; it is fetched by SQLGetData when a value overflows its slot. */
+#define TEXT_SLOT_MAX 1024
+
+void sqltype_column(SQLSMALLINT sqltype, SQLULEN size, SQLSMALLINT digits, SQLSMALLINT nullable, dwl_column *col)
+{
+  col->precision = 0;
+  col->scale = 0;
+  col->nullable = nullable == SQL_NO_NULLS ? 0 : nullable == SQL_NULLABLE ? 1 : -1;
+  switch (sqltype) {
+  case SQL_BIGINT:
+  case SQL_INTEGER:
+  case SQL_SMALLINT:
+  case SQL_TINYINT:
+    col->type = DWL_TYPE_INTEGER;
+    break;
+  case SQL_DECIMAL:
+  case SQL_NUMERIC:
+    col->type = DWL_TYPE_NUMERIC;
+    /* Drivers report a numeric without a declared precision with their own
+     * maximum (psqlODBC 1000, MariaDB 65): those stay unconstrained. */
+    if (size > 0 && size <= 38 && digits >= 0 && (SQLULEN)digits <= size) {
+      col->precision = (int)size;
+      col->scale = digits;
+    }
+    break;
+  case SQL_REAL:
+  case SQL_FLOAT:
+  case SQL_DOUBLE:
+    col->type = DWL_TYPE_REAL;
+    break;
+  case SQL_BIT:
+    col->type = DWL_TYPE_BOOLEAN;
+    break;
+  case SQL_TYPE_DATE:
+  case SQL_DATE:
+    col->type = DWL_TYPE_DATE;
+    break;
+  case SQL_TYPE_TIMESTAMP:
+  case SQL_TIMESTAMP:
+    col->type = DWL_TYPE_TIMESTAMP;
+    break;
+  case SQL_CHAR:
+  case SQL_VARCHAR:
+  case SQL_WCHAR:
+  case SQL_WVARCHAR:
+    col->type = DWL_TYPE_TEXT;
+    /* A declared length is kept; drivers report undeclared text lengths as
+     * their buffer sizes (255, 8190, 65535...), which are not the column's. */
+    if (size > 0 && size < 65535 && size != 255 && size != 8190)
+      col->precision = (int)size;
+    break;
+  default:  /* long text, time of day, intervals, uuids, binary as text */
+    col->type = DWL_TYPE_TEXT;
+    break;
+  }
+}
+
+size_t sqltype_text_bytes(SQLSMALLINT sqltype, SQLULEN size, SQLSMALLINT digits)
+{
+  (void)digits;
+  switch (sqltype) {
+  case SQL_BIGINT:
+  case SQL_INTEGER:
+  case SQL_SMALLINT:
+  case SQL_TINYINT:
+    return 24;
+  case SQL_DECIMAL:
+  case SQL_NUMERIC:
+    /* sign, point, a leading zero, terminator */
+    return size > 0 && size < 1000 ? size + 4 : 0;
+  case SQL_REAL:
+  case SQL_FLOAT:
+  case SQL_DOUBLE:
+    return 32;
+  case SQL_BIT:
+    return 8;
+  case SQL_TYPE_DATE:
+  case SQL_DATE:
+    return 16;
+  case SQL_TYPE_TIMESTAMP:
+  case SQL_TIMESTAMP:
+  case SQL_TYPE_TIME:
+  case SQL_TIME:
+    return 40;
+  case SQL_CHAR:
+  case SQL_VARCHAR:
+  case SQL_WCHAR:
+  case SQL_WVARCHAR:
+    /* size counts characters; UTF-8 takes up to 4 bytes each */
+    return size > 0 && size * 4 < TEXT_SLOT_MAX ? size * 4 + 1 : 0;
+  default:
+    return 0;
+  }
+}
+
+void sqltype_refine(const char *type_name, dwl_column *col)
+{
+  int p = 0, s = 0;
+  char word[16];
+  if (!type_name || sscanf(type_name, "%15[A-Za-z] ( %d , %d )", word, &p, &s) != 3)
+    return;
+  if ((strcasecmp(word, "numeric") == 0 || strcasecmp(word, "decimal") == 0) && p > 0 && p <= 38 && s >= 0 &&
+      s <= p) {
+    col->type = DWL_TYPE_NUMERIC;
+    col->precision = p;
+    col->scale = s;
+  }
+}
