@@ -13,6 +13,7 @@
 #include "asof.h"
 #include "err.h"
 #include "log.h"
+#include "migrate.h"
 #include "plugin_host.h"
 #include "run.h"
 #include "spec.h"
@@ -30,6 +31,8 @@ static const char usage_text[] =
     "  check JOB.yaml        validate the spec, load the plugin, connect, report\n"
     "  state JOB.yaml        show the stored checkpoint and the last run\n"
     "  asof JOB.yaml --at T  print the dimension as it stood at time T, as CSV\n"
+    "  migrate --from CONN --to CONN (--table T ... | --all)\n"
+    "                        copy tables between warehouses, resumable, verified\n"
     "\n"
     "Global options:\n"
     "  --plugin-path DIRS    colon-separated directories searched first for plugins\n"
@@ -63,6 +66,7 @@ static const command commands[] = {
   {"asof", "Usage: dwload asof JOB.yaml --at TIMESTAMP\n\n"
            "Prints, as CSV on stdout, the dimension as it stood at TIMESTAMP: one row\n"
            "per key whose version was valid then (scd2 jobs).\n"},
+  {"migrate", migrate_usage},
 };
 
 static const command *find_command(const char *name)
@@ -223,6 +227,8 @@ int main(int argc, char **argv)
   const command *cmd = find_command(name);
   if (!cmd)
     return usage_error("unknown command '%s'", name);
+  if (strcmp(name, "migrate") == 0)
+    return migrate_main(argc - optind, argv + optind);
   int rc = cmd_main(cmd, argc - optind, argv + optind);
   plugin_set_extra_path(NULL);
   return rc;

@@ -2,6 +2,7 @@
 #include "sqltype.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 /* Text longer than this is not worth a fixed slot in every row of a block
@@ -104,6 +105,12 @@ void sqltype_refine(const char *type_name, dwl_column *col)
 {
   int p = 0, s = 0;
   char word[16];
+  /* psqlODBC describes booleans as text unless BoolsAsChar=0. */
+  if (type_name && (strcasecmp(type_name, "bool") == 0 || strcasecmp(type_name, "boolean") == 0)) {
+    col->type = DWL_TYPE_BOOLEAN;
+    col->precision = 0;
+    return;
+  }
   if (!type_name || sscanf(type_name, "%15[A-Za-z] ( %d , %d )", word, &p, &s) != 3)
     return;
   if ((strcasecmp(word, "numeric") == 0 || strcasecmp(word, "decimal") == 0) && p > 0 && p <= 38 && s >= 0 &&
@@ -112,4 +119,47 @@ void sqltype_refine(const char *type_name, dwl_column *col)
     col->precision = p;
     col->scale = s;
   }
+}
+
+/* For a table, the catalog knows more than the result's descriptors:
+ * the declared type (libsqliteodbc describes NUMERIC(12,2) as a double)
+ * and NOT NULL (which it describes as nullable). */
+int sqltype_refine_table(SQLHDBC dbc, const char *table, dwl_column *cols, size_t ncols)
+{
+  const char *dot = strchr(table, '.');
+  char schema[256] = "";
+  if (dot)
+    snprintf(schema, sizeof schema, "%.*s", (int)(dot - table), table);
+  const char *t = dot ? dot + 1 : table;
+  SQLHSTMT h;
+  if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_STMT, dbc, &h)))
+    return -1;
+  SQLCHAR cat[256] = "";
+  SQLINTEGER catlen = 0;
+  if (!SQL_SUCCEEDED(SQLGetConnectAttr(dbc, SQL_ATTR_CURRENT_CATALOG, cat, sizeof cat, &catlen)) || catlen <= 0)
+    cat[0] = '\0';
+  SQLRETURN rc = SQLColumns(h, cat[0] ? cat : NULL, cat[0] ? SQL_NTS : 0, dot ? (SQLCHAR *)schema : NULL,
+                            dot ? SQL_NTS : 0, (SQLCHAR *)t, SQL_NTS, NULL, 0);
+  if (SQL_SUCCEEDED(rc)) {
+    char name[256], tname[128];
+    SQLSMALLINT nullable = SQL_NULLABLE_UNKNOWN;
+    SQLLEN i1, i2, i3;
+    SQLBindCol(h, 4, SQL_C_CHAR, name, sizeof name, &i1);
+    SQLBindCol(h, 6, SQL_C_CHAR, tname, sizeof tname, &i2);
+    SQLBindCol(h, 11, SQL_C_SSHORT, &nullable, 0, &i3);
+    while (SQL_SUCCEEDED(SQLFetch(h))) {
+      if (i1 == SQL_NULL_DATA)
+        continue;
+      for (size_t c = 0; c < ncols; c++) {
+        if (strcmp(cols[c].name, name) != 0)
+          continue;
+        if (i2 != SQL_NULL_DATA && cols[c].type != DWL_TYPE_NUMERIC)
+          sqltype_refine(tname, &cols[c]);
+        if (i3 != SQL_NULL_DATA && nullable == SQL_NO_NULLS)
+          cols[c].nullable = 0;
+      }
+    }
+  }
+  SQLFreeHandle(SQL_HANDLE_STMT, h);
+  return 0;
 }

@@ -21,6 +21,12 @@ void sqltype_column(SQLSMALLINT sqltype, SQLULEN size, SQLSMALLINT digits, SQLSM
  * text): such values are read with SQLGetData. */
 size_t sqltype_text_bytes(SQLSMALLINT sqltype, SQLULEN size, SQLSMALLINT digits);
 
+/* Refines the columns of a result of `table` ("schema.table" or
+ * "table") from SQLColumns: declared types by sqltype_refine, NOT NULL.
+ * Columns match by name; a column the catalog does not list is left
+ * alone.  Returns 0, or -1 when no statement could be allocated. */
+int sqltype_refine_table(SQLHDBC dbc, const char *table, dwl_column *cols, size_t ncols);
+
 #endif
 
 /* Corrects *col from the column's declared type name where the driver

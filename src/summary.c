@@ -12,6 +12,18 @@ void summary_init(run_summary *s, const char *job, const char *mode)
   s->mode = mode;
 }
 
+/* Prints and releases o. */
+static void print_line(json_t *o, FILE *out)
+{
+  char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+  if (line) {
+    fprintf(out, "%s\n", line);
+    free(line);
+  }
+  json_decref(o);
+  fflush(out);
+}
+
 void summary_print(const run_summary *s, FILE *out)
 {
   json_t *o = json_object();
@@ -28,11 +40,19 @@ void summary_print(const run_summary *s, FILE *out)
   json_object_set_new(o, "rejected", json_integer(s->rejected));
   json_object_set_new(o, "checkpoint", s->checkpoint[0] ? json_string(s->checkpoint) : json_null());
   json_object_set_new(o, "seconds", json_real(round(s->seconds * 1000.0) / 1000.0));
-  char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-  if (line) {
-    fprintf(out, "%s\n", line);
-    free(line);
-  }
-  json_decref(o);
-  fflush(out);
+  print_line(o, out);
+}
+
+void migrate_summary_print(const migrate_summary *s, FILE *out)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "command", json_string("migrate"));
+  json_object_set_new(o, "status", json_string(s->ok ? "ok" : "failed"));
+  json_object_set_new(o, "tables", json_integer(s->tables));
+  json_object_set_new(o, "copied", json_integer(s->copied));
+  json_object_set_new(o, "rows", json_integer(s->rows));
+  json_object_set_new(o, "verified", json_integer(s->verified));
+  json_object_set_new(o, "failed", s->failed[0] ? json_string(s->failed) : json_null());
+  json_object_set_new(o, "seconds", json_real(round(s->seconds * 1000.0) / 1000.0));
+  print_line(o, out);
 }

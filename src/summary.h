@@ -18,4 +18,17 @@ void summary_init(run_summary *s, const char *job, const char *mode);
 /* One line of JSON, keys in the documented order, then '\n'. */
 void summary_print(const run_summary *s, FILE *out);
 
+/* The summary of `dwload migrate`. */
+typedef struct migrate_summary {
+  int ok;
+  long long tables;      /* tables migrated (verified or copied) */
+  long long copied;      /* rows copied by this run */
+  long long rows;        /* rows in the migrated tables at the end */
+  long long verified;    /* tables whose verification passed */
+  char failed[256];      /* the first table that failed, "" none */
+  double seconds;
+} migrate_summary;
+
+void migrate_summary_print(const migrate_summary *s, FILE *out);
+
 #endif

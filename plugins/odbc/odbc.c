@@ -368,49 +368,6 @@ static int describe(odbc_src *s)
   return DWL_OK;
 }
 
-/* For a table, the catalog knows more than the result's descriptors:
- * the declared type (libsqliteodbc describes NUMERIC(12,2) as a double)
- * and NOT NULL (which it describes as nullable). */
-static int refine_from_catalog(odbc_src *s, const char *table)
-{
-  const char *dot = strchr(table, '.');
-  char schema[256] = "";
-  if (dot)
-    snprintf(schema, sizeof schema, "%.*s", (int)(dot - table), table);
-  const char *t = dot ? dot + 1 : table;
-  SQLHSTMT h;
-  if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_STMT, s->dbc, &h)))
-    return diag_error(s, SQL_HANDLE_DBC, s->dbc, "cannot allocate a statement");
-  SQLCHAR cat[256] = "";
-  SQLINTEGER catlen = 0;
-  if (!SQL_SUCCEEDED(SQLGetConnectAttr(s->dbc, SQL_ATTR_CURRENT_CATALOG, cat, sizeof cat, &catlen)) || catlen <= 0)
-    cat[0] = '\0';
-  SQLRETURN rc = SQLColumns(h, cat[0] ? cat : NULL, cat[0] ? SQL_NTS : 0, dot ? (SQLCHAR *)schema : NULL,
-                            dot ? SQL_NTS : 0, (SQLCHAR *)t, SQL_NTS, NULL, 0);
-  if (SQL_SUCCEEDED(rc)) {
-    char name[256], tname[128];
-    SQLSMALLINT nullable = SQL_NULLABLE_UNKNOWN;
-    SQLLEN i1, i2, i3;
-    SQLBindCol(h, 4, SQL_C_CHAR, name, sizeof name, &i1);
-    SQLBindCol(h, 6, SQL_C_CHAR, tname, sizeof tname, &i2);
-    SQLBindCol(h, 11, SQL_C_SSHORT, &nullable, 0, &i3);
-    while (SQL_SUCCEEDED(SQLFetch(h))) {
-      if (i1 == SQL_NULL_DATA)
-        continue;
-      for (size_t c = 0; c < s->ncols; c++) {
-        if (strcmp(s->names[c], name) != 0)
-          continue;
-        if (i2 != SQL_NULL_DATA && s->cols[c].type != DWL_TYPE_NUMERIC)
-          sqltype_refine(tname, &s->cols[c]);
-        if (i3 != SQL_NULL_DATA && nullable == SQL_NO_NULLS)
-          s->cols[c].nullable = 0;
-      }
-    }
-  }
-  SQLFreeHandle(SQL_HANDLE_STMT, h);
-  return DWL_OK;
-}
-
 /* Binds the columns for block fetches where the driver can re-read a
  * value of a fetched block with SQLGetData (SQL_GD_BLOCK | SQL_GD_BOUND),
  * one row per fetch where it can for the current row only; a driver that
@@ -651,7 +608,8 @@ static int odbc_open(dwl_ctx *ctx, const dwl_source_args *args, void **handle, c
   if (rc == DWL_OK)
     rc = execute(s, sql.data, nparams, &a);
   buf_free(&sql);
-  if (rc != DWL_OK || describe(s) != DWL_OK || (table && refine_from_catalog(s, table) != DWL_OK) ||
+  if (rc != DWL_OK || describe(s) != DWL_OK || (table && sqltype_refine_table(s->dbc, table, s->cols, s->ncols) != 0 &&
+                   diag_error(s, SQL_HANDLE_DBC, s->dbc, "cannot read the table's columns") != DWL_OK) ||
       bind_columns(s) != DWL_OK)
     goto fail;
   *handle = s;
