@@ -10,20 +10,9 @@
 
 int odbc_fail(dwl_error *err, int code, SQLSMALLINT htype, SQLHANDLE h, const char *what)
 {
-  SQLCHAR state[6] = "", msg[1024];
-  SQLINTEGER native = 0;
-  SQLSMALLINT len;
   dwl_buf b;
   buf_init(&b, 4096);
-  for (SQLSMALLINT i = 1; i <= 3; i++) {
-    if (!SQL_SUCCEEDED(SQLGetDiagRec(htype, h, i, state, &native, msg, sizeof msg, &len)))
-      break;
-    /* Drivers end messages with newlines; keep one line per diagnostic. */
-    size_t n = strlen((char *)msg);
-    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
-      msg[--n] = '\0';
-    buf_printf(&b, "%s%s [%s %ld]", b.len ? "; " : "", (char *)msg, (char *)state, (long)native);
-  }
+  odbc_diag_text(htype, h, &b);
   err_set(err, code ? code : DWL_EXIT_FAILED, "%s: %s", what, b.data ? b.data : "unknown ODBC error");
   buf_free(&b);
   return -1;

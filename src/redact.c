@@ -1,6 +1,7 @@
-/* Redaction of connection strings: the values of PWD, Password and
- * similar attributes become "***" before a connection string reaches a
- * message.  Compiled into the host and into the odbc source plugin. */
+/* Text of messages about ODBC: connection strings with the values of PWD,
+ * Password and similar attributes replaced by "***", and a handle's
+ * diagnostics on one line.  Compiled into the host and into the odbc
+ * source plugin. */
 #include "redact.h"
 
 #include <ctype.h>
@@ -75,4 +76,22 @@ char *odbc_redact(const char *cs)
     p = end;
   }
   return buf_steal(&out);
+}
+
+void odbc_diag_text(SQLSMALLINT htype, SQLHANDLE h, dwl_buf *b)
+{
+  SQLCHAR state[6] = "", msg[1024];
+  SQLINTEGER native = 0;
+  SQLSMALLINT len;
+  for (SQLSMALLINT i = 1; i <= 3; i++) {
+    if (!SQL_SUCCEEDED(SQLGetDiagRec(htype, h, i, state, &native, msg, sizeof msg, &len)))
+      break;
+    /* Drivers end messages with newlines; keep one line per diagnostic. */
+    size_t n = strlen((char *)msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+      msg[--n] = '\0';
+    buf_printf(b, "%s%s [%s %ld]", b->len ? "; " : "", (char *)msg, (char *)state, (long)native);
+  }
+  if (!b->data)
+    buf_adds(b, "unknown ODBC error");
 }

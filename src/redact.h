@@ -1,9 +1,18 @@
-/* Connection strings with their secrets replaced, for messages. */
+/* Text of messages about ODBC: connection strings with their secrets
+ * replaced, and a handle's diagnostics. */
 #ifndef DWL_REDACT_H
 #define DWL_REDACT_H
+
+#include <sql.h>
+
+#include "buf.h"
 
 /* A copy of a connection string with the values of PWD, Password and
  * similar attributes replaced by "***" (caller frees; NULL: no memory). */
 char *odbc_redact(const char *connstr);
+
+/* Appends "message [SQLSTATE native]" for each of the handle's first three
+ * diagnostics, "; "-separated, to b ("unknown ODBC error" when none). */
+void odbc_diag_text(SQLSMALLINT htype, SQLHANDLE h, dwl_buf *b);
 
 #endif

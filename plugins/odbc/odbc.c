@@ -93,19 +93,9 @@ static int src_error(odbc_src *s, const char *fmt, ...)
 /* "what: driver message [SQLSTATE native]" for the handle's diagnostics. */
 static int diag_error(odbc_src *s, SQLSMALLINT htype, SQLHANDLE h, const char *what)
 {
-  SQLCHAR state[6] = "", msg[1024];
-  SQLINTEGER native = 0;
-  SQLSMALLINT len;
   dwl_buf b;
   buf_init(&b, 4096);
-  for (SQLSMALLINT i = 1; i <= 3; i++) {
-    if (!SQL_SUCCEEDED(SQLGetDiagRec(htype, h, i, state, &native, msg, sizeof msg, &len)))
-      break;
-    size_t n = strlen((char *)msg);
-    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
-      msg[--n] = '\0';
-    buf_printf(&b, "%s%s [%s %ld]", b.len ? "; " : "", (char *)msg, (char *)state, (long)native);
-  }
+  odbc_diag_text(htype, h, &b);
   src_error(s, "%s (%s): %s", what, s->redacted ? s->redacted : "", b.data ? b.data : "unknown ODBC error");
   buf_free(&b);
   return DWL_ERR;
