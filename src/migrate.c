@@ -84,6 +84,7 @@ typedef struct side {
 typedef struct cursor {
   side *s;
   odbc_stmt *first, *next;
+  int whole;             /* one read of the whole table, in any order */
   dwl_buf key;           /* the last row's key values, back to back */
   size_t *klen;
   int have;              /* key holds the last key read */
@@ -104,6 +105,10 @@ typedef struct tjob {
   int pgjson;            /* PostgreSQL target: rows go as one JSON parameter */
   dwl_buf js;            /* the JSON array being built */
   size_t jsrows;
+  dwl_buf jsend;         /* the one being sent, by `sender` */
+  pthread_t sender;
+  int sending, send_rc;
+  dwl_error send_err;
   char *jsinsert;        /* INSERT ... SELECT ... FROM json_populate_recordset */
   char **jsnames;        /* column names as JSON strings, with the colon */
   long long n;           /* rows of the current pass */
@@ -384,8 +389,42 @@ static int progress_write(tjob *j, const cursor *c, long long rows, int done, in
   return rc;
 }
 
+/* The primary key clause, ", PRIMARY KEY (a, b)", or "" without one. */
+static void pk_clause(const tjob *j, dwl_buf *b)
+{
+  for (size_t k = 0; k < j->npk; k++)
+    buf_printf(b, "%s%s", k ? ", " : ", PRIMARY KEY (", j->dst.t->cols[j->pk[k]].q);
+  if (j->npk)
+    buf_addc(b, ')');
+}
+
+/* PostgreSQL builds a primary key index faster once than row by row: it
+ * is added in the last chunk's transaction (copying needs no key in the
+ * target: the progress row keeps chunks from being copied twice).  SQLite
+ * cannot add one later, and InnoDB stores rows in key order anyway. */
+static int pk_deferred(const tjob *j)
+{
+  return j->npk && is_dbms(&j->dst, "postgresql");
+}
+
+static int add_pk(tjob *j, dwl_error *err)
+{
+  dwl_buf sql;
+  buf_init(&sql, 0);
+  buf_printf(&sql, "ALTER TABLE %s ADD", j->dst.t->table_q);
+  pk_clause(j, &sql);
+  /* pk_clause starts with ", ": drop it after ADD. */
+  char *p = sql.data ? strstr(sql.data, "ADD, ") : NULL;
+  if (p)
+    memmove(p + 3, p + 4, strlen(p + 4) + 1);
+  int rc = sql.data ? odbc_exec(j->dst.t->c, sql.data, NULL, NULL, 0, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  buf_free(&sql);
+  return rc;
+}
+
 /* CREATE TABLE with the source's columns as this dialect types them,
- * NOT NULL where the source has it, and the primary key. */
+ * NOT NULL where the source has it, and the primary key (unless it is
+ * added at the end). */
 static int create_table(tjob *j, dwl_error *err)
 {
   target *t = j->dst.t;
@@ -397,9 +436,9 @@ static int create_table(tjob *j, dwl_error *err)
     buf_printf(&sql, "%s%s %s%s", i ? ", " : "", t->cols[i].q, t->d->type_sql(&t->cols[i].decl, ty, sizeof ty),
                t->cols[i].decl.nullable == 0 ? " NOT NULL" : "");
   }
-  for (size_t k = 0; k < j->npk; k++)
-    buf_printf(&sql, "%s%s", k ? ", " : ", PRIMARY KEY (", t->cols[j->pk[k]].q);
-  buf_adds(&sql, j->npk ? "))" : ")");
+  if (!pk_deferred(j))
+    pk_clause(j, &sql);
+  buf_adds(&sql, ")");
   int rc = sql.data ? odbc_exec(t->c, sql.data, NULL, NULL, 0, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
   buf_free(&sql);
   if (rc == 0)
@@ -409,7 +448,7 @@ static int create_table(tjob *j, dwl_error *err)
 
 /* ---- reading in key order ------------------------------------------------- */
 
-static char *select_sql(const tjob *j, const side *s, int after, long limit)
+static char *select_sql(const tjob *j, const side *s, int whole, int after, long limit)
 {
   const target *t = s->t;
   dwl_buf b;
@@ -418,7 +457,7 @@ static char *select_sql(const tjob *j, const side *s, int after, long limit)
   for (size_t i = 0; i < t->ncols; i++)
     buf_printf(&b, "%s%s", i ? ", " : "", t->cols[i].q);
   buf_printf(&b, " FROM %s", t->table_q);
-  if (j->npk == 0)
+  if (whole)
     return buf_steal(&b);
   /* (a, b) > (?, ?) spelled out: MariaDB uses the index only then. */
   if (after) {
@@ -441,6 +480,7 @@ static int cursor_init(cursor *c, side *s, size_t npk, dwl_error *err)
 {
   memset(c, 0, sizeof *c);
   c->s = s;
+  c->whole = npk == 0;
   buf_init(&c->key, 0);
   c->klen = calloc(npk ? npk : 1, sizeof *c->klen);
   return c->klen ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -480,7 +520,7 @@ static int cursor_chunk(tjob *j, cursor *c, long limit, row_fn fn, long *got, dw
   target *t = c->s->t;
   odbc_stmt **st = c->have ? &c->next : &c->first;
   if (!*st) {
-    char *sql = select_sql(j, c->s, c->have, limit);
+    char *sql = select_sql(j, c->s, c->whole, c->have, limit);
     int rc = sql ? ostmt_prepare(t->c, sql, st, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
     free(sql);
     if (rc != 0)
@@ -531,7 +571,7 @@ static int cursor_chunk(tjob *j, cursor *c, long limit, row_fn fn, long *got, dw
     }
     (*got)++;
     j->n++;
-    if (j->npk) {
+    if (!c->whole) {
       buf_reset(&c->key);
       for (size_t k = 0; k < j->npk; k++) {
         c->klen[k] = j->row[j->pk[k]].len;
@@ -605,6 +645,7 @@ static int pgjson_init(tjob *j, dwl_error *err)
 {
   target *t = j->dst.t;
   buf_init(&j->js, 0);
+  buf_init(&j->jsend, 0);
   j->jsnames = calloc(t->ncols, sizeof *j->jsnames);
   if (!j->jsnames)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -630,9 +671,15 @@ static int pgjson_init(tjob *j, dwl_error *err)
   return j->jsinsert ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
 }
 
+static int pgjson_wait(tjob *j, dwl_error *err);
+
 static void pgjson_free(tjob *j)
 {
+  dwl_error ignored;
+  err_init(&ignored);
+  pgjson_wait(j, &ignored);
   buf_free(&j->js);
+  buf_free(&j->jsend);
   free(j->jsinsert);
   for (size_t i = 0; j->jsnames && i < j->dst.t->ncols; i++)
     free(j->jsnames[i]);
@@ -641,18 +688,52 @@ static void pgjson_free(tjob *j)
   j->jsinsert = NULL;
 }
 
+/* Sending a batch runs on a thread of its own while the next one is read
+ * and built: the server's work overlaps the client's.  Only the sender
+ * uses the target's connection until pgjson_wait. */
+static void *pgjson_send(void *arg)
+{
+  tjob *j = arg;
+  dwl_value v = {j->jsend.data, j->jsend.len, 0};
+  SQLSMALLINT ty = SQL_VARCHAR;
+  j->send_rc = odbc_exec(j->dst.t->c, j->jsinsert, &v, &ty, 1, &j->send_err);
+  return NULL;
+}
+
+/* Waits for the batch being sent; its error becomes the caller's. */
+static int pgjson_wait(tjob *j, dwl_error *err)
+{
+  if (!j->sending)
+    return 0;
+  pthread_join(j->sender, NULL);
+  j->sending = 0;
+  if (j->send_rc == 0)
+    return 0;
+  if (!err_isset(err))
+    *err = j->send_err;
+  return -1;
+}
+
 static int pgjson_flush(tjob *j, dwl_error *err)
 {
   if (j->jsrows == 0)
     return 0;
   if (buf_addc(&j->js, ']') != 0)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  dwl_value v = {j->js.data, j->js.len, 0};
-  SQLSMALLINT ty = SQL_VARCHAR;
-  int rc = odbc_exec(j->dst.t->c, j->jsinsert, &v, &ty, 1, err);
+  if (pgjson_wait(j, err) != 0)
+    return -1;
+  dwl_buf full = j->js;
+  j->js = j->jsend;
+  j->jsend = full;
   buf_reset(&j->js);
   j->jsrows = 0;
-  return rc;
+  err_init(&j->send_err);
+  if (pthread_create(&j->sender, NULL, pgjson_send, j) != 0) {
+    pgjson_send(j);
+    return j->send_rc == 0 ? 0 : (*err = j->send_err, -1);
+  }
+  j->sending = 1;
+  return 0;
 }
 
 static int pgjson_add(tjob *j, const dwl_value *row, dwl_error *err)
@@ -713,6 +794,11 @@ static int copy_table(tjob *j, progress *pr, dwl_error *err)
   if (pr->key)
     rc = cursor_set_key(&c, j, pr->key, err);
   j->pgjson = is_dbms(&j->dst, "postgresql");
+  /* Each chunk commits its rows with its progress row, so a commit lost in
+   * a server crash only means that chunk is copied again: no need to wait
+   * for the WAL flush. */
+  if (rc == 0 && j->pgjson)
+    rc = odbc_exec(t->c, "SET synchronous_commit = off", NULL, NULL, 0, err);
   if (rc == 0)
     rc = j->pgjson ? pgjson_init(j, err) : writer_open(t, NULL, 0, NULL, &j->w, err);
   if (rc == 0 && pr->found)
@@ -736,8 +822,13 @@ static int copy_table(tjob *j, progress *pr, dwl_error *err)
       rc = cursor_chunk(j, &c, o->chunk, take_insert, &got, err);
     if (rc == 0)
       rc = j->pgjson ? pgjson_flush(j, err) : writer_flush(j->w, err);
+    /* The chunk's rows are all sent before its progress is written. */
+    if (j->pgjson && pgjson_wait(j, err) != 0)
+      rc = -1;
     done = j->npk == 0 || got < o->chunk;
     rows += got;
+    if (rc == 0 && done && pk_deferred(j))
+      rc = add_pk(j, err);
     if (rc == 0)
       rc = progress_write(j, &c, rows, done, 0, err);
     if (rc == 0)
@@ -768,6 +859,11 @@ static int checksum(tjob *j, side *s, long long *rows, uint64_t *sum, dwl_error 
   cursor c;
   if (cursor_init(&c, s, j->npk, err) != 0)
     return -1;
+  /* The checksum does not depend on the order: one plain scan, where the
+   * driver streams it (MariaDB Connector/ODBC 3.1.15 would hold the whole
+   * result: it reads in key chunks). */
+  if (!is_dbms(s, "mariadb"))
+    c.whole = 1;
   j->n = 0;
   j->sum = 0;
   int rc = 0;
@@ -775,7 +871,7 @@ static int checksum(tjob *j, side *s, long long *rows, uint64_t *sum, dwl_error 
     long got = 0;
     if ((rc = stopped(j, err)) != 0 || (rc = cursor_chunk(j, &c, j->m->o->chunk, take_hash, &got, err)) != 0)
       break;
-    if (j->npk == 0 || got < j->m->o->chunk)
+    if (c.whole || got < j->m->o->chunk)
       break;
   }
   cursor_free(&c);

@@ -174,6 +174,17 @@ case $got in
   *) fail "numeric(12,2) and NOT NULL kept" "got: $got" ;;
 esac
 
+case $WAREHOUSE in
+  sqlite) got=$(sql "SELECT name FROM pragma_table_info('big') WHERE pk > 0") ;;
+  *) got=$(sql "SELECT k.column_name FROM information_schema.table_constraints c
+                JOIN information_schema.key_column_usage k
+                  ON k.constraint_name = c.constraint_name AND k.table_name = c.table_name
+                 AND k.table_schema = c.table_schema
+                WHERE c.table_name = 'big' AND c.constraint_type = 'PRIMARY KEY'
+                  AND c.table_schema = $(is_warehouse postgresql && echo 'current_schema()' || echo 'database()')") ;;
+esac
+is "$got" "id" "the primary key is there at the end (PostgreSQL: added with the last chunk)"
+
 sql "UPDATE big SET name = 'changed' WHERE id = 777"
 dw migrate --from "$OTHER_CONN" --to "$WH_CONN" --table big --resume
 is "$RC" 1 "a changed target row fails the verification: exit 1"
