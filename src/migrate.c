@@ -61,6 +61,7 @@ typedef struct mig_table {
   long long copied;      /* by this run */
   long long rows;        /* in the target at the end */
   int verified;
+  int stopped;           /* gave up because another table failed */
   dwl_error err;
 } mig_table;
 
@@ -779,7 +780,10 @@ static int stopped(tjob *j, dwl_error *err)
   pthread_mutex_lock(&j->m->mu);
   int f = j->m->failed;
   pthread_mutex_unlock(&j->m->mu);
-  return f ? err_set(err, DWL_EXIT_FAILED, "table %s: stopped, another table failed", j->mt->name) : 0;
+  if (!f)
+    return 0;
+  j->mt->stopped = 1;
+  return err_set(err, DWL_EXIT_FAILED, "table %s: stopped, another table failed", j->mt->name);
 }
 
 static int copy_table(tjob *j, progress *pr, dwl_error *err)
@@ -1200,16 +1204,19 @@ int migrate_main(int argc, char **argv)
       pthread_join(th[i], NULL);
     free(th);
   }
+  /* The table that failed first is named, not one stopped because of it. */
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < m.n; i++)
+      if (m.t[i].err.code && !err.code && (pass || !m.t[i].stopped)) {
+        err = m.t[i].err;
+        snprintf(sum.failed, sizeof sum.failed, "%s", m.t[i].name);
+      }
   for (size_t i = 0; i < m.n; i++) {
     sum.copied += m.t[i].copied;
     sum.rows += m.t[i].rows;
     sum.verified += m.t[i].verified;
     if (!m.t[i].err.code && (m.t[i].verified || !o.verify))
       sum.tables++;
-    if (m.t[i].err.code && !err.code) {
-      err = m.t[i].err;
-      snprintf(sum.failed, sizeof sum.failed, "%s", m.t[i].name);
-    }
   }
   if (rc == 0 && err.code)
     rc = -1;
