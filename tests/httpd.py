@@ -55,6 +55,15 @@ def records(name, query):
     return recs
 
 
+def token():
+    """The token /auth/ wants (DIR/token), None when there is none."""
+    try:
+        with open(os.path.join(DIR, "token"), encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def page_of(recs, query, key="page", first=1):
     size = int(query.get("size", "2"))
     n = int(query.get(key, str(first)))
@@ -69,12 +78,7 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def note(self, status):
-        want = None
-        try:
-            with open(os.path.join(DIR, "token"), encoding="utf-8") as f:
-                want = f.read().strip()
-        except OSError:
-            pass
+        want = token()
         got = self.headers.get("X-Api-Token")
         tok = "none" if got is None else ("ok" if got == want else "bad")
         with LOG_LOCK, open(os.path.join(DIR, "requests.log"), "a", encoding="utf-8") as f:
@@ -123,13 +127,7 @@ class Handler(BaseHTTPRequestHandler):
                     return self.send(500, '{"error": "internal"}')
                 parts = parts[2:]
             elif head == "auth":
-                tok = None
-                try:
-                    with open(os.path.join(DIR, "token"), encoding="utf-8") as f:
-                        tok = f.read().strip()
-                except OSError:
-                    pass
-                if self.headers.get("X-Api-Token") != tok:
+                if self.headers.get("X-Api-Token") != token():
                     return self.send(401, '{"error": "bad token"}')
                 parts = parts[1:]
             else:

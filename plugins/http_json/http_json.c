@@ -484,6 +484,16 @@ static int read_paging(http_src *st)
   return positive(st, "page_start", st->page_no, 0, INT32_MAX);
 }
 
+static int base_param(http_src *st, const char *name, const char *value)
+{
+  char *u;
+  if (hu_set_param(st->base, name, value, &u) != 0)
+    return src_error(st, "out of memory");
+  free(st->base);
+  st->base = u;
+  return DWL_OK;
+}
+
 /* The URL every page starts from: `url` plus the checkpoint and the page
  * size. */
 static int build_base(http_src *st, const dwl_source_args *args)
@@ -500,16 +510,14 @@ static int build_base(http_src *st, const dwl_source_args *args)
     return src_error(st, "out of memory");
   const char *cp = args && args->size >= DWL_ARGS_CHECKPOINT_END ? args->checkpoint : NULL;
   const char *fmt = host->opt_string(ctx, "since_format");
-  char since[64], *u;
+  char since[64];
   if (host->opt_isset(ctx, "since_format") && hu_since_text("2000-01-01", fmt, since, sizeof since) != 0)
     return src_error(st, "option since_format: '%s' is not one of text, iso8601, date, unix", fmt);
   if (host->opt_isset(ctx, "since_param") && cp) {
     if (hu_since_text(cp, fmt, since, sizeof since) != 0)
       return src_error(st, "the checkpoint '%s' cannot be written as since_format %s", cp, fmt);
-    if (hu_set_param(st->base, host->opt_string(ctx, "since_param"), since, &u) != 0)
-      return src_error(st, "out of memory");
-    free(st->base);
-    st->base = u;
+    if (base_param(st, host->opt_string(ctx, "since_param"), since) != DWL_OK)
+      return DWL_ERR;
   }
   if (host->opt_isset(ctx, "page_size_param")) {
     int64_t ps = host->opt_int(ctx, "page_size");
@@ -517,10 +525,8 @@ static int build_base(http_src *st, const dwl_source_args *args)
       return DWL_ERR;
     char num[32];
     snprintf(num, sizeof num, "%" PRId64, ps);
-    if (hu_set_param(st->base, host->opt_string(ctx, "page_size_param"), num, &u) != 0)
-      return src_error(st, "out of memory");
-    free(st->base);
-    st->base = u;
+    if (base_param(st, host->opt_string(ctx, "page_size_param"), num) != DWL_OK)
+      return DWL_ERR;
   }
   return DWL_OK;
 }
