@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "coltype.h"
 #include "dwload/plugin.h"
 #include "http_url.h"
 #include "json_page.h"
@@ -50,6 +51,8 @@ static const dwl_option http_options[] = {
   {"page_size", DWL_OPT_INT, 0, "100", "records per page asked for in page_size_param"},
   {"cursor_param", DWL_OPT_STRING, 0, NULL, "pagination: query parameter that receives the cursor (with cursor)"},
   {"cursor", DWL_OPT_STRING, 0, NULL, "dotted path of the next cursor in the body (ends when missing or null)"},
+  {"types", DWL_OPT_MAP, 0, NULL,
+   "column -> type (integer, numeric(p,s), text, varchar(n), real, boolean, date, timestamp); default text"},
   {"since_param", DWL_OPT_STRING, 0, NULL, "query parameter that receives the checkpoint (not sent on a first run)"},
   {"since_format", DWL_OPT_STRING, 0, "text", "the checkpoint in since_param: text, iso8601, date or unix"},
   {"headers", DWL_OPT_MAP, 0, NULL, "request header -> value; values (tokens: use ${VAR}) never appear in messages"},
@@ -640,6 +643,9 @@ static int find_columns(http_src *st)
     st->dcols[i].type = DWL_TYPE_TEXT;
     st->dcols[i].nullable = -1;
   }
+  char why[512];
+  if (coltype_apply(host, st->ctx, st->dcols, st->cols.n, why, sizeof why) != 0)
+    return src_error(st, "%s", why);
   return DWL_OK;
 }
 

@@ -84,7 +84,10 @@ j=$(hjob customers d_customers scd2 "  url: $BASE/auth/next/customers
     name: name
     city: addr.city
     tags: tags
-    lmd: lmd" <<'EOF'
+    lmd: lmd
+  types:
+    id: integer
+    lmd: timestamp" <<'EOF'
   key: id
   lmd: lmd
   type2: [name, city, tags]
@@ -121,6 +124,7 @@ is "$(sqln 'select dim_id, id, name, city, tags, lmd, valid_from, valid_to, is_c
 5|4|Dee|Lima|[{\"k\":\"v\"},1.5,true]|2024-02-02 09:00:00|2024-02-02 09:00:00|<null>|1|0" \
   "scd2 day 2: the whole dimension: Bob's old version closed, his new one and Dee's open; nested JSON as compact text"
 is "$(field checkpoint)" "2024-02-02 09:00:00" "scd2 day 2: checkpoint"
+is "$(sql 'select sum(id) from d_customers')" 12 "scd2: types: id is an integer column"
 
 # day 3: nothing new; the fields keep the columns known
 run_ok "$j" "scd2 day 3 (nothing new)"
