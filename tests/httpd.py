@@ -13,8 +13,9 @@ change the API's data), and logs every request to DIR/requests.log as
 A path is modifiers, then a style, then NAME:
 
   styles (records sorted as in the file; `size` query parameter, default 2,
-  is the page size; `since` keeps the records whose lmd is greater):
-    /next/NAME?page=N     {"data": [...], "next": "http://.../next/NAME?page=N+1" or null}
+  is the page size; `since` or `updated_since` keeps the records whose lmd
+  or updated_at is greater, compared as text):
+    /next/NAME?page=N     {"data": [...], "links": {"next": "http://.../next/NAME?page=N+1" or null}}
     /link/NAME?page=N     [...] and a Link header <...page=N+1>; rel="next" (relative)
     /pages/NAME?page=N    {"items": [...]}, empty past the end
     /cursor/NAME?after=C  {"results": [...], "meta": {"next_cursor": C' or null}}
@@ -49,9 +50,9 @@ COUNTS = {}
 def records(name, query):
     with open(os.path.join(DIR, os.path.basename(name) + ".json"), encoding="utf-8") as f:
         recs = json.load(f)
-    since = query.get("since")
+    since = query.get("since") or query.get("updated_since")
     if since:
-        recs = [r for r in recs if str(r.get("lmd", "")) > since]
+        recs = [r for r in recs if str(r.get("lmd", r.get("updated_at", ""))) > since]
     return recs
 
 
@@ -158,7 +159,7 @@ class Handler(BaseHTTPRequestHandler):
             if more:
                 q = dict(query, page=str(n + 1))
                 nxt = host + prefix + "?" + urllib.parse.urlencode(q)
-            return self.send(200, json.dumps({"data": page, "next": nxt}))
+            return self.send(200, json.dumps({"data": page, "links": {"next": nxt}}))
         if style == "link":
             page, more, n = page_of(recs, query)
             hdrs = []

@@ -75,7 +75,7 @@ cat >"$API/customers.json" <<'EOF'
 EOF
 j=$(hjob customers d_customers scd2 "  url: $BASE/auth/next/customers
   records: data
-  next: next
+  next: links.next
   since_param: since
   headers:
     X-Api-Token: \${API_TOKEN}
@@ -134,7 +134,7 @@ is "$(counts)" "read=0 skipped=0 inserted=0 expired=0 updated=0 deleted=0 unchan
 before=$(kept)
 j2=$(hjob badtoken d_customers scd2 "  url: $BASE/auth/next/customers
   records: data
-  next: next
+  next: links.next
   max_retries: 0
   headers:
     X-Api-Token: \${API_KEY}" <<'EOF'
@@ -147,6 +147,38 @@ is "$RC" 1 "wrong token: exit 1"
 like "$ERR" "page 1 ($BASE/auth/next/customers): HTTP status 401" "wrong token: the status, page and URL"
 no_secret "wrong token"
 is "$(kept)" "$before" "wrong token: the warehouse is unchanged"
+
+# ---- (1b) the shipped example, conf/examples/http_json.yaml ------------------
+cat >"$API/crm.json" <<'EOF'
+[{"id": 7, "name": "Grace", "address": {"city": "Arlington"}, "tags": ["navy"], "updated_at": "2024-03-01T08:00:00Z"},
+ {"id": 9, "name": "Alan", "address": {"city": "Wilmslow"}, "tags": [], "updated_at": "2024-03-02T08:00:00+01:00"},
+ {"id": 8, "name": "Ada", "address": {"city": "London"}, "tags": null, "updated_at": "2024-03-03T08:00:00Z"}]
+EOF
+ex="$WORK/http_json.yaml"
+CONN=$WH_CONN awk '/^  connection: / { print "  connection: \"" ENVIRON["CONN"] "\""; next } { print }' \
+  "$TOP_SRCDIR/conf/examples/http_json.yaml" >"$ex"
+CRM_URL="$BASE/next/crm" CRM_TOKEN="$API_TOKEN"
+export CRM_URL CRM_TOKEN
+: >"$REQS"
+run_ok "$ex" "example http_json.yaml, first run"
+is "$(counts)" "read=3 skipped=0 inserted=3 expired=0 updated=0 deleted=0 unchanged=0" "example: counts"
+is "$(sqln 'select id, name, city, tags, updated_at, is_current from customer_api_dim order by id')" \
+"7|Grace|Arlington|[\"navy\"]|2024-03-01 08:00:00|1
+8|Ada|London|<null>|2024-03-03 08:00:00|1
+9|Alan|Wilmslow|[]|2024-03-02 07:00:00|1" \
+  "example: the dimension, lmd values with zones in UTC"
+sed 's/"Arlington"}, "tags": \["navy"\], "updated_at": "2024-03-01T08:00:00Z"/"New York"}, "tags": ["navy"], "updated_at": "2024-04-01T08:00:00Z"/' \
+  "$API/crm.json" >"$API/crm.new" && mv "$API/crm.new" "$API/crm.json"
+: >"$REQS"
+run_ok "$ex" "example http_json.yaml, second run"
+is "$(counts)" "read=1 skipped=0 inserted=1 expired=1 updated=0 deleted=0 unchanged=0" "example, second run: counts"
+is "$(reqs /next/crm | cut -d' ' -f2)" "/next/crm?updated_since=2024-03-03T08%3a00%3a00Z" \
+  "example, second run: the checkpoint went out in ISO 8601"
+is "$(sqln 'select id, city, valid_to, is_current from customer_api_dim where id = 7 order by valid_from')" \
+"7|Arlington|2024-04-01 08:00:00|0
+7|New York|<null>|1" "example, second run: Grace's move made a new version"
+no_secret "example"
+unset CRM_URL CRM_TOKEN
 
 # ---- (2) every pagination style, 5 records in pages of 2 -----------------------
 cat >"$API/five.json" <<'EOF'
@@ -168,7 +200,7 @@ style() {
 }
 style next p_next "  url: $BASE/next/five
   records: data
-  next: next"
+  next: links.next"
 is "$(reqs /next/five | wc -l | tr -d ' ')" 3 "next: 3 pages requested"
 like "$ERR" "member 'x' is not one of the columns" "next: a member missing from the first page is named in a warning"
 
@@ -205,7 +237,7 @@ like "$ERR" "HTTP status 429; retry 1 of 5 in 1000 ms (Retry-After)" "429: the w
 
 style retry500 p_500 "  url: $BASE/flaky/500/2/next/five
   records: data
-  next: next
+  next: links.next
   max_retries: 2
   backoff_ms: 10"
 is "$(reqs '/flaky/500/2/next/five ' | cut -d' ' -f3 | paste -sd' ' -)" "500 500 200" \
@@ -217,7 +249,7 @@ before=$(kept)
 bad() {
   _j=$(hjob "$1" p_next replace "  url: $BASE$2
   records: data
-  next: next
+  next: links.next
   backoff_ms: 10
 $3" </dev/null)
   dw run "$_j"
@@ -251,7 +283,7 @@ no_secret "userinfo"
 # ---- (5) options checked before any request ------------------------------------
 : >"$REQS"
 j=$(hjob twostyles p_next replace "  url: $BASE/next/five
-  next: next
+  next: links.next
   page_param: page" </dev/null)
 dw run "$j"
 is "$RC" 1 "two pagination styles: exit 1"
