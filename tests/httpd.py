@@ -31,6 +31,8 @@ A path is modifiers, then a style, then NAME:
     /cut/NAME             the body ends inside the JSON (no Content-Length)
     /html                 a 200 HTML page
     /loop                 redirects to itself
+    /moved/NAME           redirects to /next/NAME
+    /away/NAME            redirects to /next/NAME on http://localhost (another host)
     /big/BYTES            a page of one record holding BYTES bytes of text
 """
 import json
@@ -144,6 +146,16 @@ class Handler(BaseHTTPRequestHandler):
             self.note(302)
             self.send_response(302)
             self.send_header("Location", self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
+        if style in ("moved", "away"):
+            # moved: to the same path under /next/ on this host; away: the
+            # same on "localhost", another host name for the same server
+            where = ("" if style == "moved" else "http://localhost:%d" % self.server.server_address[1])
+            self.note(301)
+            self.send_response(301)
+            self.send_header("Location", where + "/next/" + "/".join(rest))
             self.send_header("Content-Length", "0")
             self.end_headers()
             return None

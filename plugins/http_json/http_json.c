@@ -83,6 +83,7 @@ typedef struct http_src {
   const char *page_param;
   const char *cursor_param;
   int paging;
+  int custom_headers;      /* the job gives headers: redirects stay on the host */
   int64_t page_no;
   long max_retries;
   long backoff_ms;
@@ -230,20 +231,60 @@ static long backoff(http_src *st, long attempt)
   return step / 2 + (step > 1 ? (long)(rand_r(&st->seed) % (step / 2 + 1)) : 0);
 }
 
-/* GETs `url` into st->body, retrying what may pass.  DWL_OK only for a 2xx
- * response that arrived whole and within the cap. */
-static int fetch(http_src *st, const char *url)
+/* One GET of `url`, following redirects by hand: libcurl would pass the
+ * job's headers (tokens) on to any host a redirect names, so a redirect
+ * elsewhere is refused when the job has headers.  DWL_ERR only for such a
+ * refusal; transfer errors come back in *cc and *status. */
+static int get_once(http_src *st, const char *url, CURLcode *cc, long *status)
 {
-  for (long attempt = 0;; attempt++) {
+  char *cur = strdup(url);
+  if (!cur)
+    return src_error(st, "out of memory");
+  for (int hops = 0;; hops++) {
     buf_reset(&st->body);
     buf_reset(&st->link);
     st->retry_after[0] = '\0';
     st->over_cap = 0;
     st->errbuf[0] = '\0';
-    curl_easy_setopt(st->curl, CURLOPT_URL, url);
-    CURLcode cc = curl_easy_perform(st->curl);
+    curl_easy_setopt(st->curl, CURLOPT_URL, cur);
+    *cc = curl_easy_perform(st->curl);
+    *status = 0;
+    curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, status);
+    char *loc = NULL;
+    if (*cc != CURLE_OK || *status < 300 || *status > 399 ||
+        curl_easy_getinfo(st->curl, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc)
+      break;  /* a 3xx without Location stays a status */
+    if (hops == MAX_REDIRECTS) {
+      *cc = CURLE_TOO_MANY_REDIRECTS;
+      break;
+    }
+    if (hu_check(loc) != 0 || (st->custom_headers && !hu_redirect_safe(cur, loc))) {
+      char *red = hu_redact(loc);
+      int rc = page_error(st, url, "redirected to %s, %s", red ? red : "?",
+                          hu_check(loc) != 0 ? "which is not an http or https URL"
+                                             : "another host or plain http: not following it with the job's headers");
+      free(red);
+      free(cur);
+      return rc;
+    }
+    char *next = strdup(loc);
+    free(cur);
+    if (!(cur = next))
+      return src_error(st, "out of memory");
+  }
+  free(cur);
+  return DWL_OK;
+}
+
+/* GETs `url` into st->body, retrying what may pass.  DWL_OK only for a 2xx
+ * response that arrived whole and within the cap. */
+static int fetch(http_src *st, const char *url)
+{
+  for (long attempt = 0;; attempt++) {
+    CURLcode cc = CURLE_OK;
     long status = 0;
-    curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (get_once(st, url, &cc, &status) != DWL_OK)
+      return DWL_ERR;
     if (cc == CURLE_OK && status >= 200 && status < 300)
       return DWL_OK;
 
@@ -416,6 +457,7 @@ static int build_headers(http_src *st)
       return src_error(st, "option headers: the value of %s contains a line break", name);
     if (strcasecmp(name, "Accept") == 0)
       accept = 1;
+    st->custom_headers = 1;
     size_t len = strlen(name) + strlen(val) + 3;
     char *line = malloc(len);
     if (!line)
@@ -580,14 +622,12 @@ static int setup_curl(http_src *st)
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_USERAGENT, "dwload-http_json/1.0");
   curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)MAX_REDIRECTS);
+  /* redirects are followed by get_once */
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #else
   curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
   curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)timeout);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)(timeout < 30 ? timeout : 30));

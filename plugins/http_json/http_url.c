@@ -158,6 +158,29 @@ int hu_same_origin(const char *a, const char *b)
   return same;
 }
 
+static char *part(const char *url, CURLUPart which)
+{
+  CURLU *u = parse(url);
+  char *v = NULL;
+  if (u && curl_url_get(u, which, &v, 0) != CURLUE_OK)
+    v = NULL;
+  curl_url_cleanup(u);
+  return take(v);
+}
+
+int hu_redirect_safe(const char *from, const char *to)
+{
+  char *hf = part(from, CURLUPART_HOST), *ht = part(to, CURLUPART_HOST);
+  char *sf = part(from, CURLUPART_SCHEME), *stp = part(to, CURLUPART_SCHEME);
+  int ok = hf && ht && sf && stp && strcasecmp(hf, ht) == 0 &&
+           !(strcmp(sf, "https") == 0 && strcmp(stp, "http") == 0) && hu_check(to) == 0;
+  free(hf);
+  free(ht);
+  free(sf);
+  free(stp);
+  return ok;
+}
+
 /* Parameter names that carry credentials in the wild: token, access_token,
  * api_key, apikey, key, client_secret, password, sig, X-Amz-Signature, auth,
  * code (OAuth), session ids.  Redacting too much costs nothing. */

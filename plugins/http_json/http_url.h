@@ -23,6 +23,10 @@ int hu_resolve(const char *base, const char *ref, char **out);
 /* 1 when both URLs have the same scheme, host and port, else 0. */
 int hu_same_origin(const char *a, const char *b);
 
+/* 1 when a redirect from `from` to `to` may carry the job's headers: the
+ * same host, and not from https down to http; else 0. */
+int hu_redirect_safe(const char *from, const char *to);
+
 /* A copy of `url` fit for messages: userinfo and the values of query
  * parameters whose names look like secrets (token, key, secret, password,
  * signature, auth, ...) become "***".  Never NULL unless out of memory. */

@@ -274,6 +274,21 @@ bad later_page "/failpage/3/next/five?api_key=\${API_KEY}" "  max_retries: 1" \
 no_secret "later page"
 bad server_error "/flaky/500/9/next/five" "  max_retries: 0" "page 1 ($BASE/flaky/500/9/next/five): HTTP status 500"
 unlike "$(sql "SELECT last_error FROM dwload_state")" "$API_KEY" "the errors recorded in dwload_state hold no secret"
+: >"$REQS"
+bad redirect_away "/away/five" "  headers:
+    X-Api-Token: \${API_TOKEN}" \
+  "page 1 ($BASE/away/five): redirected to http://localhost:$PORT/next/five, another host or plain http: not following it with the job's headers"
+is "$(reqs /next/five)" "" "redirect away: no request went to the other host"
+style moved p_moved "  url: $BASE/moved/five
+  records: data
+  next: links.next
+  headers:
+    X-Api-Token: \${API_TOKEN}"
+is "$(reqs ' /next/five ' | cut -d' ' -f4)" "token=ok" "redirect on the same host: followed, with the headers"
+style away p_away "  url: $BASE/away/five
+  records: data
+  next: links.next"
+is "$(reqs /away/five | cut -d' ' -f3)" "301" "redirect to another host without headers: followed"
 j=$(hjob userinfo p_next replace "  url: http://u:\${API_KEY}@127.0.0.1:$PORT/html
   records: data" </dev/null)
 dw run "$j"

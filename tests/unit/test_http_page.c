@@ -271,6 +271,11 @@ START_TEST(resolve_and_check)
   ck_assert_int_eq(hu_same_origin("http://h/a", "https://h/a"), 0);
   ck_assert_int_eq(hu_same_origin("http://h:8080/a", "http://h/a"), 0);
   ck_assert_int_eq(hu_same_origin("http://h/a", "http://evil/a"), 0);
+  ck_assert_int_eq(hu_redirect_safe("http://api.x/a", "https://API.x:8443/b"), 1);
+  ck_assert_int_eq(hu_redirect_safe("https://api.x/a", "https://api.x/b?c"), 1);
+  ck_assert_int_eq(hu_redirect_safe("https://api.x/a", "http://api.x/a"), 0);
+  ck_assert_int_eq(hu_redirect_safe("https://api.x/a", "https://cdn.x/a"), 0);
+  ck_assert_int_eq(hu_redirect_safe("https://api.x/a", "ftp://api.x/a"), 0);
 }
 END_TEST
 
