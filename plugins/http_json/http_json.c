@@ -423,8 +423,9 @@ static int next_page(http_src *st)
                sizeof why) != 0)
     return page_error(st, st->url, "%s", why);
   char *red = hu_redact(st->url);
-  host->log(st->ctx, DWL_LOG_DEBUG, "page %" PRIu64 " (%s): %zu records, %zu bytes", st->page, red ? red : "?",
-            st->pg.nrecords, st->body.len);
+  /* the rows of a page follow every row of the pages before it */
+  host->log(st->ctx, DWL_LOG_DEBUG, "page %" PRIu64 " (%s): %zu records (rows %" PRIu64 " to %" PRIu64 "), %zu bytes",
+            st->page, red ? red : "?", st->pg.nrecords, st->rowno + 1, st->rowno + st->pg.nrecords, st->body.len);
   free(red);
   if (warn_unknown(st) != DWL_OK)
     return DWL_ERR;
