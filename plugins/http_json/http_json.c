@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "coltype.h"
 #include "dwload/plugin.h"
@@ -101,6 +102,8 @@ typedef struct http_src {
   char *next_url;          /* NULL: no more pages */
   char *cursor;            /* the last cursor sent, to spot a loop */
   uint64_t page;           /* number of the page in hand, from 1 */
+  uint64_t prev_hash;      /* of the values of the last page with records, to spot one that repeats */
+  size_t prev_len;         /* its number of records */
   jp_cols cols;
   jp_page pg;
   size_t pos;              /* next record of pg to deliver */
@@ -422,6 +425,18 @@ static int next_page(http_src *st)
   if (jp_parse(&st->cols, st->records, st->body_path, st->body.data ? st->body.data : "", st->body.len, &st->pg, why,
                sizeof why) != 0)
     return page_error(st, st->url, "%s", why);
+  /* An API that ignores the page or cursor parameter sends its first page
+   * for ever; the run would only end when memory does.  The records are
+   * compared, not the bodies, which often echo the request's URL. */
+  if (st->pg.nrecords > 0) {
+    uint64_t h = XXH3_64bits(st->pg.text.data, st->pg.text.len);
+    if (st->prev_len == st->pg.nrecords && st->prev_hash == h && st->pg.text.len)
+      return page_error(st, st->url, "the page repeats the one before: the pagination does not advance%s%s%s",
+                        st->paging == PAGE_NUMBER ? " (does the API take the page number in '" : "",
+                        st->paging == PAGE_NUMBER ? st->page_param : "", st->paging == PAGE_NUMBER ? "'?)" : "");
+    st->prev_hash = h;
+    st->prev_len = st->pg.nrecords;
+  }
   char *red = hu_redact(st->url);
   /* the rows of a page follow every row of the pages before it */
   host->log(st->ctx, DWL_LOG_DEBUG, "page %" PRIu64 " (%s): %zu records (rows %" PRIu64 " to %" PRIu64 "), %zu bytes",

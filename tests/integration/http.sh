@@ -295,6 +295,14 @@ dw run "$j"
 like "$ERR" "page 1 (http://***@127.0.0.1:$PORT/html)" "userinfo: redacted in the message"
 no_secret "userinfo"
 
+j=$(hjob stuck p_next replace "  url: $BASE/next/five
+  records: data
+  page_param: p" </dev/null)
+dw run "$j"
+is "$RC" 1 "a page parameter the API ignores: exit 1"
+like "$ERR" "page 2 ($BASE/next/five?p=2): the page repeats the one before: the pagination does not advance (does the API take the page number in 'p'?)" \
+  "a page parameter the API ignores: stopped at the first repeated page"
+
 # ---- (5) options checked before any request ------------------------------------
 : >"$REQS"
 j=$(hjob twostyles p_next replace "  url: $BASE/next/five
