@@ -30,6 +30,7 @@ A path is modifiers, then a style, then NAME:
     /truncated/NAME       promises more bytes (Content-Length) than it sends
     /cut/NAME             the body ends inside the JSON (no Content-Length)
     /html                 a 200 HTML page
+    /echo                 a 400 whose body repeats the URL and the X-Api-Token header
     /loop                 redirects to itself
     /moved/NAME           redirects to /next/NAME
     /away/NAME            redirects to /next/NAME on http://localhost (another host)
@@ -149,6 +150,10 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return None
+        if style == "echo":
+            # a careless API that repeats the request, secrets and all
+            return self.send(400, json.dumps({"error": "bad request", "url": self.path,
+                                              "token": self.headers.get("X-Api-Token")}))
         if style in ("moved", "away"):
             # moved: to the same path under /next/ on this host; away: the
             # same on "localhost", another host name for the same server

@@ -31,6 +31,7 @@
  * better retried by its scheduler than parked for hours. */
 #define MAX_WAIT_S 600
 #define MAX_BACKOFF_MS 60000
+#define EXCERPT_BYTES 200
 
 static const dwl_host *host;
 
@@ -85,6 +86,8 @@ typedef struct http_src {
   const char *cursor_param;
   int paging;
   int custom_headers;      /* the job gives headers: redirects stay on the host */
+  char **secrets;          /* header values and URL credentials, scrubbed from excerpts */
+  size_t nsecrets;
   int64_t page_no;
   long max_retries;
   long backoff_ms;
@@ -312,10 +315,19 @@ static int fetch(http_src *st, const char *url)
         wait_ms = secs * 1000;
       }
     }
-    if (!retry)
-      return page_error(st, url, "%s", why);
-    if (attempt >= st->max_retries)
-      return page_error(st, url, "%s, after %ld %s", why, attempt, attempt == 1 ? "retry" : "retries");
+    if (!retry || attempt >= st->max_retries) {
+      char tries[64] = "";
+      if (retry)
+        snprintf(tries, sizeof tries, ", after %ld %s", attempt, attempt == 1 ? "retry" : "retries");
+      /* what the server said about a status helps most; secrets the job
+       * sent are scrubbed in case the server echoes them */
+      char *ex = cc == CURLE_OK && st->body.len
+                   ? hu_excerpt(st->body.data, st->body.len, EXCERPT_BYTES, st->secrets, st->nsecrets)
+                   : NULL;
+      int rc = page_error(st, url, "%s%s%s%s", why, tries, ex ? "; the response begins: " : "", ex ? ex : "");
+      free(ex);
+      return rc;
+    }
     int honoured = wait_ms >= 0;
     if (!honoured)
       wait_ms = backoff(st, attempt);
@@ -455,6 +467,16 @@ static int token_char(unsigned char c)
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("!#$%&'*+-.^_`|~", c);
 }
 
+static int add_secret(http_src *st, const char *v)
+{
+  char **ns = realloc(st->secrets, (st->nsecrets + 1) * sizeof *ns);
+  if (!ns || !(ns[st->nsecrets] = strdup(v)))
+    return src_error(st, "out of memory");
+  st->secrets = ns;
+  st->nsecrets++;
+  return DWL_OK;
+}
+
 static int build_headers(http_src *st)
 {
   dwl_ctx *ctx = st->ctx;
@@ -474,6 +496,10 @@ static int build_headers(http_src *st)
     if (strcasecmp(name, "Accept") == 0)
       accept = 1;
     st->custom_headers = 1;
+    /* the whole value, and its last word: the token of "Bearer <token>" */
+    const char *last = strrchr(val, ' ');
+    if (add_secret(st, val) != DWL_OK || (last && add_secret(st, last + 1) != DWL_OK))
+      return DWL_ERR;
     size_t len = strlen(name) + strlen(val) + 3;
     char *line = malloc(len);
     if (!line)
@@ -567,7 +593,7 @@ static int build_base(http_src *st, const dwl_source_args *args)
     free(red);
     return DWL_ERR;
   }
-  if (!(st->base = strdup(url)))
+  if (!(st->base = strdup(url)) || hu_url_secrets(url, &st->secrets, &st->nsecrets) != 0)
     return src_error(st, "out of memory");
   const char *cp = args && args->size >= DWL_ARGS_CHECKPOINT_END ? args->checkpoint : NULL;
   const char *fmt = host->opt_string(ctx, "since_format");
@@ -805,6 +831,9 @@ static void http_close(void *handle)
   for (size_t i = 0; i < st->nwarned; i++)
     free(st->warned[i]);
   free(st->warned);
+  for (size_t i = 0; i < st->nsecrets; i++)
+    free(st->secrets[i]);
+  free(st->secrets);
   free(st->dcols);
   free(st->origin);
   free(st);

@@ -225,6 +225,92 @@ done:
   return res ? res : strdup("(a URL that could not be redacted)");
 }
 
+static int push(char ***list, size_t *n, const char *s, size_t len)
+{
+  char **nl = realloc(*list, (*n + 1) * sizeof *nl);
+  if (!nl)
+    return -1;
+  *list = nl;
+  if (!(nl[*n] = strndup(s, len)))
+    return -1;
+  (*n)++;
+  return 0;
+}
+
+int hu_url_secrets(const char *url, char ***list, size_t *n)
+{
+  static const CURLUPart who[] = {CURLUPART_USER, CURLUPART_PASSWORD};
+  CURLU *u = parse(url);
+  if (!u)
+    return 0;
+  int rc = 0;
+  for (size_t i = 0; i < 2 && rc == 0; i++) {
+    char *v = NULL;
+    if (curl_url_get(u, who[i], &v, 0) == CURLUE_OK)
+      rc = push(list, n, v, strlen(v));
+    curl_free(v);
+  }
+  char *q = NULL;
+  if (rc == 0 && curl_url_get(u, CURLUPART_QUERY, &q, 0) == CURLUE_OK) {
+    for (const char *s = q; *s && rc == 0;) {
+      size_t seg = strcspn(s, "&");
+      const char *eq = memchr(s, '=', seg);
+      if (eq && secret_name(s, (size_t)(eq - s), NULL)) {
+        size_t vlen = seg - (size_t)(eq + 1 - s);
+        int dlen = 0;
+        char *dec = curl_easy_unescape(NULL, eq + 1, (int)vlen, &dlen);
+        rc = push(list, n, eq + 1, vlen);
+        if (rc == 0 && dec)
+          rc = push(list, n, dec, (size_t)dlen);
+        curl_free(dec);
+      }
+      s += seg;
+      if (*s == '&')
+        s++;
+    }
+  }
+  curl_free(q);
+  curl_url_cleanup(u);
+  return rc;
+}
+
+char *hu_excerpt(const char *body, size_t len, size_t max, char *const *secrets, size_t n)
+{
+  /* a secret that starts before the cut is scrubbed whole */
+  size_t longest = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strlen(secrets[i]) > longest)
+      longest = strlen(secrets[i]);
+  size_t take = len < max + longest ? len : max + longest;
+  char *out = malloc(take * 3 + 1), *o = out;
+  if (!out)
+    return NULL;
+  for (size_t i = 0; i < take;) {
+    size_t hit = 0;
+    for (size_t k = 0; k < n && !hit; k++) {
+      size_t sl = strlen(secrets[k]);
+      if (sl >= 4 && sl <= take - i && memcmp(body + i, secrets[k], sl) == 0)
+        hit = sl;
+    }
+    if (hit) {
+      memcpy(o, "***", 3);
+      o += 3;
+      i += hit;
+      continue;
+    }
+    unsigned char c = (unsigned char)body[i++];
+    *o++ = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+  }
+  size_t used = (size_t)(o - out);
+  if (used > max) {
+    used = max;
+    while (used > 0 && ((unsigned char)out[used] & 0xC0) == 0x80)
+      used--;
+  }
+  out[used] = '\0';
+  return out;
+}
+
 /* ---- Link: <...>; rel="next" ---------------------------------------------- */
 
 static const char *skip_ws(const char *s)

@@ -32,6 +32,18 @@ int hu_redirect_safe(const char *from, const char *to);
  * signature, auth, ...) become "***".  Never NULL unless out of memory. */
 char *hu_redact(const char *url);
 
+/* Appends to *list (*n entries, each malloc'd) the secrets `url` holds:
+ * its user name and password, and the values of its query parameters whose
+ * names look like secrets, both as written and decoded.  0, or -1 on out
+ * of memory. */
+int hu_url_secrets(const char *url, char ***list, size_t *n);
+
+/* A one-line excerpt of a response body for a message: at most `max`
+ * bytes (not cutting a UTF-8 character), control characters as spaces,
+ * and every occurrence of one of the `n` secrets (those of 4 bytes or
+ * more) as "***".  NULL on out of memory. */
+char *hu_excerpt(const char *body, size_t len, size_t max, char *const *secrets, size_t n);
+
 /* The target of the first rel="next" link in the value of a Link header
  * (several headers joined by ", ").  *out NULL when there is none.  0, or
  * -1 on out of memory. */

@@ -146,6 +146,7 @@ dw run "$j2"
 is "$RC" 1 "wrong token: exit 1"
 like "$ERR" "page 1 ($BASE/auth/next/customers): HTTP status 401" "wrong token: the status, page and URL"
 no_secret "wrong token"
+like "$ERR" 'HTTP status 401; the response begins: {"error": "bad token"}' "wrong token: what the server said"
 is "$(kept)" "$before" "wrong token: the warehouse is unchanged"
 
 # ---- (1b) the shipped example, conf/examples/http_json.yaml ------------------
@@ -289,6 +290,10 @@ style away p_away "  url: $BASE/away/five
   records: data
   next: links.next"
 is "$(reqs /away/five | cut -d' ' -f3)" "301" "redirect to another host without headers: followed"
+bad echo "/echo?access_token=\${API_KEY}" "  headers:
+    X-Api-Token: \${API_TOKEN}" \
+  "page 1 ($BASE/echo?access_token=***): HTTP status 400; the response begins: {\"error\": \"bad request\", \"url\": \"/echo?access_token=***\", \"token\": \"***\"}"
+no_secret "a response that repeats the secrets"
 j=$(hjob userinfo p_next replace "  url: http://u:\${API_KEY}@127.0.0.1:$PORT/html
   records: data" </dev/null)
 dw run "$j"

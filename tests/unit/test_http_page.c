@@ -318,6 +318,35 @@ START_TEST(link_next)
 }
 END_TEST
 
+START_TEST(url_secrets_and_excerpt)
+{
+  char **sec = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(hu_url_secrets("https://bob:hunter22@h/x?page=2&api_key=a%2Fb%3D&sig=s1gn&q=plain", &sec, &n), 0);
+  ck_assert_uint_eq(n, 6);
+  ck_assert_str_eq(sec[0], "bob");
+  ck_assert_str_eq(sec[1], "hunter22");
+  ck_assert_str_eq(sec[2], "a%2Fb%3D");
+  ck_assert_str_eq(sec[3], "a/b=");
+  ck_assert_str_eq(sec[4], "s1gn");
+  ck_assert_str_eq(sec[5], "s1gn");
+  const char body[] = "{\"error\":\n\"key a/b= or a%2Fb%3D for hunter22\", \"u\": \"bob\"}\tend \xc3\xa9\xc3\xa9";
+  S = hu_excerpt(body, sizeof body - 1, 200, sec, n);
+  /* "bob" is too short to scrub: three letters are too often other words */
+  ck_assert_str_eq(S, "{\"error\": \"key *** or *** for ***\", \"u\": \"bob\"} end \xc3\xa9\xc3\xa9");
+  free(S);
+  /* the cut keeps whole UTF-8 characters, and a secret across it is scrubbed */
+  S = hu_excerpt(body, sizeof body - 1, sizeof body - 3, sec, n);
+  ck_assert_msg(strlen(S) < sizeof body - 3 && (unsigned char)S[strlen(S) - 1] == 0xa9, "%s", S);
+  free(S);
+  S = hu_excerpt("xx hunter22 yy", 14, 5, sec, n);
+  ck_assert_str_eq(S, "xx **");
+  for (size_t i = 0; i < n; i++)
+    free(sec[i]);
+  free(sec);
+}
+END_TEST
+
 START_TEST(retry_after)
 {
   long s = -1;
@@ -376,6 +405,7 @@ static Suite *make_suite(void)
   tcase_add_test(tu, resolve_and_check);
   tcase_add_test(tu, redact);
   tcase_add_test(tu, link_next);
+  tcase_add_test(tu, url_secrets_and_excerpt);
   tcase_add_test(tu, retry_after);
   tcase_add_test(tu, since_text);
   suite_add_tcase(s, tu);
