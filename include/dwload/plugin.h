@@ -93,7 +93,7 @@ typedef struct dwl_value {
 typedef struct dwl_batch {
   size_t nrows;
   const dwl_value *values;   /* nrows * ncols, row-major */
-  const uint64_t *origin;    /* per row: source line (CSV), page (HTTP), row number; 0 unknown */
+  const uint64_t *origin;    /* per row: source line (CSV), row number (HTTP); 0 unknown */
 } dwl_batch;
 
 typedef struct dwl_ctx dwl_ctx;  /* opaque host context for one plugin instance */

@@ -129,12 +129,16 @@ osql "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < $
 "$DWLOAD" -q migrate --from "$OTHER_CONN" --to "$WH_CONN" --table big --chunk-rows 100 \
   >"$WORK/bg.out" 2>"$WORK/bg.err" &
 pid=$!
-# Poll the target until a few chunks are committed (bounded: 60 s).
+# Step the migration until a few chunks are committed (bounded: 6000
+# steps): it runs for a moment, is stopped (SIGSTOP) while the target is
+# read, and goes on only when fewer than 300 rows are committed, so it
+# cannot finish between two looks, however fast the machine.
 i=0 copied=""
-while [ $i -lt 1200 ]; do
+while [ $i -lt 6000 ] && kill -STOP $pid 2>/dev/null; do
   copied=$(sql "SELECT rows_copied FROM dwload_migrate WHERE table_name = 'big'" 2>/dev/null)
   if [ -n "$copied" ] && [ "$copied" -ge 300 ]; then break; fi
-  sleep 0.05
+  kill -CONT $pid 2>/dev/null
+  sleep 0.01
   i=$((i + 1))
 done
 kill -9 $pid 2>/dev/null
