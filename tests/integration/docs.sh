@@ -86,12 +86,12 @@ is "$(sql 'SELECT count(*) FROM orders WHERE amount IS NULL')" 1 "csv.yaml: the 
 # ---- odbc.ini and odbcinst.ini ------------------------------------------------
 # unixODBC reads both from ODBCSYSINI; the data source of this warehouse is
 # pointed at the test's database, the password given in the connection.
-mkdir "$WORK/odbc"
-cp "$EX/odbcinst.ini" "$WORK/odbc/odbcinst.ini"
+mkdir "$WORK/odbcex"
+cp "$EX/odbcinst.ini" "$WORK/odbcex/odbcinst.ini"
 case $WAREHOUSE in
   sqlite)
     DSN=warehouse_sqlite
-    sed "s|^Database=/var/lib/dwload/warehouse.db|Database=$WH|" "$EX/odbc.ini" >"$WORK/odbc/odbc.ini"
+    sed "s|^Database=/var/lib/dwload/warehouse.db|Database=$WH|" "$EX/odbc.ini" >"$WORK/odbcex/odbc.ini"
     CONN="DSN=$DSN"
     ;;
   postgresql)
@@ -103,7 +103,7 @@ case $WAREHOUSE in
       s == "[warehouse_pg]" && /^Database=/ { $0 = "Database=" d }
       s == "[warehouse_pg]" && /^Username=/ { $0 = "Username=" u }
       s == "[warehouse_pg]" && /^SSLmode=/ { $0 = "SSLmode=disable" }
-      { print }' "$EX/odbc.ini" >"$WORK/odbc/odbc.ini"
+      { print }' "$EX/odbc.ini" >"$WORK/odbcex/odbc.ini"
     CONN="DSN=$DSN;Pwd=$DWL_PG_PASSWORD"
     ;;
   mariadb)
@@ -114,24 +114,24 @@ case $WAREHOUSE in
       s == "[warehouse_mariadb]" && /^Port=/ { $0 = "Port=" p }
       s == "[warehouse_mariadb]" && /^Database=/ { $0 = "Database=" d }
       s == "[warehouse_mariadb]" && /^User=/ { $0 = "User=" u }
-      { print }' "$EX/odbc.ini" >"$WORK/odbc/odbc.ini"
+      { print }' "$EX/odbc.ini" >"$WORK/odbcex/odbc.ini"
     CONN="DSN=$DSN;Password=$DWL_MARIADB_PASSWORD"
     ;;
 esac
 sed "s|^  connection: .*|  connection: \"$CONN\"|" "$WORK/append.yaml" >"$WORK/dsn.yaml"
-ODBCSYSINI="$WORK/odbc" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
+ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
 is "$RC" 0 "odbc.ini / odbcinst.ini: the $DSN data source connects"
 like "$OUT" "target   ok" "odbc.ini / odbcinst.ini: check reaches the target"
 if is_warehouse postgresql; then
   # CommLog=0 in the example: psqlODBC writes no connection log; with
   # Debian's CommLog=1 it does (into Logdir, here a folder of the test's).
-  mkdir "$WORK/odbc/logs"
-  printf 'Logdir=%s\n' "$WORK/odbc/logs" >>"$WORK/odbc/odbcinst.ini"
-  ODBCSYSINI="$WORK/odbc" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
-  is "$RC|$(ls "$WORK/odbc/logs" | wc -l | tr -d ' ')" "0|0" "odbcinst.ini: CommLog=0 writes no psqlODBC log"
-  sed -i 's/^CommLog=0/CommLog=1/' "$WORK/odbc/odbcinst.ini"
-  ODBCSYSINI="$WORK/odbc" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
-  is "$RC|$(ls "$WORK/odbc/logs" | grep -c .)" "0|1" "odbcinst.ini: Debian's CommLog=1 would write one"
+  mkdir "$WORK/odbcex/logs"
+  sed -i "s|^CommLog=0|CommLog=0\nLogdir=$WORK/odbcex/logs|" "$WORK/odbcex/odbcinst.ini"
+  ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
+  is "$RC|$(ls "$WORK/odbcex/logs" | wc -l | tr -d ' ')" "0|0" "odbcinst.ini: CommLog=0 writes no psqlODBC log"
+  sed -i 's/^CommLog=0/CommLog=1/' "$WORK/odbcex/odbcinst.ini"
+  ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
+  is "$RC|$(ls "$WORK/odbcex/logs" | grep -c .)" "0|1" "odbcinst.ini: Debian's CommLog=1 would write one"
 else
   skip_tests 2 "CommLog is psqlODBC's"
 fi
