@@ -86,6 +86,17 @@ is "$(sql 'SELECT count(*) FROM orders WHERE amount IS NULL')" 1 "csv.yaml: the 
 # ---- odbc.ini and odbcinst.ini ------------------------------------------------
 # unixODBC reads both from ODBCSYSINI; the data source of this warehouse is
 # pointed at the test's database, the password given in the connection.
+# dsn_set SECTION KEY=VALUE...: the example odbc.ini with those keys of
+# SECTION set, into the test's ODBCSYSINI folder
+dsn_set() {
+  _sec=$1
+  shift
+  awk -v sec="$_sec" -v sets="$(printf '%s\n' "$@")" '
+    BEGIN { n = split(sets, kv, "\n"); for (i = 1; i <= n; i++) { k = kv[i]; sub(/=.*/, "", k); v[k] = kv[i] } }
+    /^\[/ { s = $0 }
+    s == sec && /^[A-Za-z]+=/ { k = $0; sub(/=.*/, "", k); if (k in v) $0 = v[k] }
+    { print }' "$EX/odbc.ini" >"$WORK/odbcex/odbc.ini"
+}
 mkdir "$WORK/odbcex"
 cp "$EX/odbcinst.ini" "$WORK/odbcex/odbcinst.ini"
 case $WAREHOUSE in
@@ -96,25 +107,14 @@ case $WAREHOUSE in
     ;;
   postgresql)
     DSN=warehouse_pg
-    awk -v h="$DWL_PG_HOST" -v p="$DWL_PG_PORT" -v d="$WH_DB" -v u="$DWL_PG_USER" '
-      /^\[/ { s = $0 }
-      s == "[warehouse_pg]" && /^Servername=/ { $0 = "Servername=" h }
-      s == "[warehouse_pg]" && /^Port=/ { $0 = "Port=" p }
-      s == "[warehouse_pg]" && /^Database=/ { $0 = "Database=" d }
-      s == "[warehouse_pg]" && /^Username=/ { $0 = "Username=" u }
-      s == "[warehouse_pg]" && /^SSLmode=/ { $0 = "SSLmode=disable" }
-      { print }' "$EX/odbc.ini" >"$WORK/odbcex/odbc.ini"
+    dsn_set "[$DSN]" "Servername=$DWL_PG_HOST" "Port=$DWL_PG_PORT" "Database=$WH_DB" \
+      "Username=$DWL_PG_USER" "SSLmode=disable"
     CONN="DSN=$DSN;Pwd=$DWL_PG_PASSWORD"
     ;;
   mariadb)
     DSN=warehouse_mariadb
-    awk -v h="$DWL_MARIADB_HOST" -v p="$DWL_MARIADB_PORT" -v d="$WH_DB" -v u="$DWL_MARIADB_USER" '
-      /^\[/ { s = $0 }
-      s == "[warehouse_mariadb]" && /^Server=/ { $0 = "Server=" h }
-      s == "[warehouse_mariadb]" && /^Port=/ { $0 = "Port=" p }
-      s == "[warehouse_mariadb]" && /^Database=/ { $0 = "Database=" d }
-      s == "[warehouse_mariadb]" && /^User=/ { $0 = "User=" u }
-      { print }' "$EX/odbc.ini" >"$WORK/odbcex/odbc.ini"
+    dsn_set "[$DSN]" "Server=$DWL_MARIADB_HOST" "Port=$DWL_MARIADB_PORT" "Database=$WH_DB" \
+      "User=$DWL_MARIADB_USER"
     CONN="DSN=$DSN;Password=$DWL_MARIADB_PASSWORD"
     ;;
 esac

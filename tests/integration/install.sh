@@ -38,22 +38,20 @@ INCLUDEDIR="$DEST$(printvar includedir)"
 MANDIR="$DEST$(printvar mandir)"
 DOCDIR="$DEST$(printvar docdir)"
 
-[ -x "$BIN" ] && pass "installed: bin/dwload" || fail "installed: bin/dwload" "no $BIN"
-[ -f "$PKGLIBDIR/csv.so" ] && pass "installed: the csv plugin in pkglibdir" ||
-  fail "installed: the csv plugin in pkglibdir" "no $PKGLIBDIR/csv.so"
-[ -f "$INCLUDEDIR/dwload/plugin.h" ] && pass "installed: dwload/plugin.h" ||
-  fail "installed: dwload/plugin.h" "no $INCLUDEDIR/dwload/plugin.h"
-[ -f "$LIBDIR/pkgconfig/dwload-plugin.pc" ] && pass "installed: dwload-plugin.pc" ||
-  fail "installed: dwload-plugin.pc" "no $LIBDIR/pkgconfig/dwload-plugin.pc"
+# installed FILE WHAT: FILE is there
+installed() {
+  [ -f "$1" ] && pass "installed: $2" || fail "installed: $2" "no $1"
+}
+installed "$BIN" "bin/dwload"
+installed "$PKGLIBDIR/csv.so" "the csv plugin in pkglibdir"
+installed "$INCLUDEDIR/dwload/plugin.h" "dwload/plugin.h"
+installed "$LIBDIR/pkgconfig/dwload-plugin.pc" "dwload-plugin.pc"
 for m in man1/dwload.1 man5/dwload-job.5 man7/dwload-plugin.7; do
-  [ -f "$MANDIR/$m" ] && pass "installed: $m" || fail "installed: $m" "no $MANDIR/$m"
+  installed "$MANDIR/$m" "$m"
 done
-[ -f "$DOCDIR/examples/plugin/seq.c" ] && pass "installed: the example plugin's source" ||
-  fail "installed: the example plugin's source" "no $DOCDIR/examples/plugin/seq.c"
-[ -f "$DOCDIR/examples/conf/customers.yaml" ] && pass "installed: the example jobs" ||
-  fail "installed: the example jobs" "no $DOCDIR/examples/conf/customers.yaml"
-[ -f "$DOCDIR/examples/airflow/dwload_dag.py" ] && pass "installed: the Airflow example" ||
-  fail "installed: the Airflow example" "no $DOCDIR/examples/airflow/dwload_dag.py"
+installed "$DOCDIR/examples/plugin/seq.c" "the example plugin's source"
+installed "$DOCDIR/examples/conf/customers.yaml" "the example jobs"
+installed "$DOCDIR/examples/airflow/dwload_dag.py" "the Airflow example"
 
 # ---- the SDK, through pkg-config ---------------------------------------------
 PKG="env PKG_CONFIG_SYSROOT_DIR=$DEST PKG_CONFIG_PATH=$LIBDIR/pkgconfig PKG_CONFIG_LIBDIR=$LIBDIR/pkgconfig pkg-config"
@@ -76,19 +74,14 @@ is "$(nm -D --defined-only "$WORK/oot/seq.so" | awk '$2 == "T" { print $3 }' | g
   "the plugin exports dwl_plugin_entry alone"
 
 # ---- the installed dwload ----------------------------------------------------
-"$BIN" --version >"$WORK/v.out" 2>&1
-like "$(cat "$WORK/v.out")" "dwload $(printvar PACKAGE_VERSION)" "the installed dwload runs"
-dw_inst() {
-  "$BIN" "$@" >"$WORK/stdout" 2>"$WORK/stderr"
-  RC=$?
-  OUT=$(cat "$WORK/stdout")
-  ERR=$(cat "$WORK/stderr")
-  LAST=$(tail -n 1 "$WORK/stdout")
-}
+# From here on, dw runs the installed binary.
+DWLOAD=$BIN
+dw --version
+like "$OUT" "dwload $(printvar PACKAGE_VERSION)" "the installed dwload runs"
 # Not run from the build tree, it does not see the build tree's plugins.
-dw_inst plugins
+dw plugins
 unlike "$OUT" "$TOP_BUILDDIR" "the installed dwload does not search the build tree"
-dw_inst --plugin-path "$WORK/oot:$PKGLIBDIR" plugins
+dw --plugin-path "$WORK/oot:$PKGLIBDIR" plugins
 is "$RC" 0 "installed dwload plugins: exit 0"
 like "$OUT" "seq 1.0.0 (ABI 1.0) $WORK/oot/seq.so" "installed dwload plugins: the out-of-tree plugin"
 like "$OUT" "csv 1.0.0 (ABI 1.0) $PKGLIBDIR/csv.so" "installed dwload plugins: the installed csv plugin"
@@ -106,11 +99,11 @@ load:
   lmd: updated_at
 EOF
 )
-dw_inst --plugin-path "$WORK/oot" run "$J"
+dw --plugin-path "$WORK/oot" run "$J"
 is "$RC|$(field inserted)|$(field checkpoint)" "0|4|2024-01-01 00:04:00" \
   "the installed dwload runs a job with the out-of-tree plugin"
 is "$(sql 'SELECT count(*), min(label) FROM numbers')" "4|row" "the rows are in the warehouse"
-dw_inst check "$J"
+dw check "$J"
 is "$RC" 2 "without the plugin path the installed dwload does not find seq"
 like "$OUT" "plugin 'seq' not found" "... and says so"
 MANWIDTH=80 man --warnings -l "$MANDIR/man1/dwload.1" >/dev/null 2>"$WORK/man.err"

@@ -10,20 +10,8 @@ TTY="python3 $TOP_SRCDIR/tests/integration/on_tty.py"
 
 # ops_job NAME CSV [LOAD-LINES]: a job on the test warehouse, append by default
 ops_job() {
-  job "$1" <<EOF
-version: 1
-job: $1
-source:
-  plugin: csv
-  path: $2
-  types: {id: integer}
-target:
-  connection: "$WH_CONN"
-  table: $1
-load:
-${3:-  mode: append
-  lmd: lmd}
-EOF
+  printf 'load:\n%s\n' "${3:-  mode: append
+  lmd: lmd}" | mkjob "$1" "$2" "$1" "  types: {id: integer}"
 }
 
 # json_lines FILE JOB: checks every line of FILE is a JSON log object of
