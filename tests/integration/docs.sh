@@ -59,8 +59,16 @@ if is_warehouse sqlite; then
     grep -q "^\.B $k\$\|^\.BR $k " "$WORK/job.5.txt" || missing="$missing $k"
   done
   is "$missing" "" "dwload-job(5) describes every key the example jobs use"
+  # Every key and keyword value the spec parser knows (its quoted
+  # lower-case words; "rb" is fopen's mode) is in dwload-job(5).
+  missing=""
+  for w in $(grep -o '"[a-z][a-z_0-9]*"' "$TOP_SRCDIR/src/spec.c" | tr -d '"' | sort -u); do
+    [ "$w" = rb ] && continue
+    grep -qw -- "$w" "$WORK/job.5.txt" || missing="$missing $w"
+  done
+  is "$missing" "" "dwload-job(5) names every key and keyword of src/spec.c"
 else
-  skip_tests 17 "the manual pages are checked once, on SQLite"
+  skip_tests 18 "the manual pages are checked once, on SQLite"
 fi
 
 # ---- example jobs --------------------------------------------------------------
