@@ -127,7 +127,18 @@ case $WAREHOUSE in
     ;;
 esac
 sed "s|^  connection: .*|  connection: \"$CONN\"|" "$WORK/append.yaml" >"$WORK/dsn.yaml"
-ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
+# libsqlite3odbc 0.9998 leaks what it reads from odbc.ini when it looks a
+# DSN up (allocated inside its SQLDriverConnect, through the odbcinst
+# library it loads and unloads; valgrind shows the stack), which the
+# sanitizer build's LeakSanitizer would report as dwload's: off for this
+# one SQLite DSN connection.  Every other test connects with a connection
+# string, under LeakSanitizer.
+if is_warehouse sqlite; then
+  NOLEAK="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+else
+  NOLEAK=${ASAN_OPTIONS:-}
+fi
+ASAN_OPTIONS=$NOLEAK ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
 is "$RC" 0 "odbc.ini / odbcinst.ini: the $DSN data source connects"
 like "$OUT" "target   ok" "odbc.ini / odbcinst.ini: check reaches the target"
 if is_warehouse postgresql; then
