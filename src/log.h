@@ -1,14 +1,34 @@
-/* Logging to stderr: one line per message, with level and job name. */
+/* Logging to stderr: one line per message with a UTC timestamp, the level
+ * and the job name, as text or as one JSON object per line. */
 #ifndef DWL_LOG_H
 #define DWL_LOG_H
 
 #include <stdarg.h>
 
 enum { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+enum { LOG_TEXT = 0, LOG_JSON = 1 };
 
 void log_set_level(int level);
+int log_get_level(void);
+void log_set_format(int format);     /* LOG_TEXT or LOG_JSON */
+int log_get_format(void);
+/* "error", "warn", "info", "debug" -> LOG_*; -1 for anything else. */
+int log_parse_level(const char *name);
 void log_set_job(const char *job);   /* copied; NULL clears */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(int level, const char *fmt, va_list ap);
+
+/* Extra members of a JSON log line; text lines leave them out, their
+ * message says the same in words. */
+typedef struct log_field {
+  const char *key;
+  const char *str;      /* a string, or NULL for the number */
+  long long num;
+} log_field;
+
+/* A message with fields; `hint` (may be NULL) says what to do next: a
+ * "hint" member in JSON, a second line in text. */
+void log_fields(int level, const log_field *fields, int nfields, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 #endif

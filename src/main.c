@@ -12,9 +12,12 @@
 
 #include "asof.h"
 #include "err.h"
+#include "hint.h"
 #include "log.h"
 #include "migrate.h"
 #include "plugin_host.h"
+#include "plugin_list.h"
+#include "progress.h"
 #include "run.h"
 #include "spec.h"
 #include "summary.h"
@@ -27,22 +30,28 @@ static const char usage_text[] =
     "\n"
     "Commands:\n"
     "  run JOB.yaml          run the job; the last stdout line is a JSON summary\n"
+    "                        [--empty-exit N]\n"
     "  plan JOB.yaml         everything run does except writing [--sql]\n"
     "  check JOB.yaml        validate the spec, load the plugin, connect, report\n"
     "  state JOB.yaml        show the stored checkpoint and the last run\n"
     "  asof JOB.yaml --at T  print the dimension as it stood at time T, as CSV\n"
     "  migrate --from CONN --to CONN (--table T ... | --all)\n"
     "                        copy tables between warehouses, resumable, verified\n"
+    "  plugins               list the plugins found and their options [--json]\n"
     "\n"
     "Global options:\n"
     "  --plugin-path DIRS    colon-separated directories searched first for plugins\n"
     "  --log-level LEVEL     error, warn, info (default) or debug; logs go to stderr\n"
-    "  -q, --quiet           same as --log-level error\n"
+    "  --log-format FORMAT   text (default) or json (one object per line)\n"
+    "  -q, --quiet           same as --log-level error (and no progress line)\n"
+    "  --no-progress         no live progress line, even on a terminal\n"
     "  -h, --help            this help; `dwload COMMAND --help` for a command\n"
     "  -V, --version         print the version\n"
     "\n"
     "Exit status: 0 success, 1 the run failed (nothing committed), 2 bad command\n"
-    "line or invalid job spec, 3 another run of the job holds its lock.\n"
+    "line or invalid job spec, 3 another run of the job holds its lock; N with\n"
+    "run --empty-exit N when nothing was past the checkpoint.  1 and 3 are worth\n"
+    "a retry, 2 is not.\n"
     "See dwload(1) and dwload-job(5).\n";
 
 typedef struct command {
@@ -51,10 +60,12 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-  {"run", "Usage: dwload run JOB.yaml\n\n"
+  {"run", "Usage: dwload run [--empty-exit N] JOB.yaml\n\n"
           "Runs the job: reads the rows past the checkpoint, computes the changes and\n"
           "commits them with the new checkpoint in one transaction.  Logs go to stderr;\n"
-          "the last line on stdout is a one-line JSON summary.\n"},
+          "the last line on stdout is a one-line JSON summary.\n"
+          "  --empty-exit N   exit N (0, or 4 to 255) when the run succeeded but found no\n"
+          "                   row past the checkpoint and changed nothing\n"},
   {"plan", "Usage: dwload plan [--sql] JOB.yaml\n\n"
            "Does everything run does except writing, and prints the same summary.\n"
            "  --sql    also print each statement run would execute, with its parameters\n"},
@@ -67,6 +78,12 @@ static const command commands[] = {
            "Prints, as CSV on stdout, the dimension as it stood at TIMESTAMP: one row\n"
            "per key whose version was valid then (scd2 jobs).\n"},
   {"migrate", migrate_usage},
+  {"plugins", "Usage: dwload plugins [--plugin-path DIRS] [--json]\n\n"
+              "Lists the plugins on the search path, in search order: name, version, ABI,\n"
+              "file and options (name, type, required or default, help).  Exits 1 when a\n"
+              "file on the path does not load as a plugin.\n"
+              "  --plugin-path DIRS  as the global option: directories searched first\n"
+              "  --json              one JSON document instead of text\n"},
 };
 
 static const command *find_command(const char *name)
@@ -89,13 +106,60 @@ static int usage_error(const char *fmt, ...)
   return DWL_EXIT_USAGE;
 }
 
-static int parse_level(const char *s)
+/* The error that ends a command, with what to do next. */
+static void log_error(const dwl_error *err)
 {
-  static const char *const names[] = {"error", "warn", "info", "debug"};
-  for (int i = 0; i < 4; i++)
-    if (strcasecmp(s, names[i]) == 0)
-      return i;
-  return -1;
+  log_field f = {"exit", NULL, err->code ? err->code : DWL_EXIT_FAILED};
+  log_fields(LOG_ERROR, &f, 1, hint_for(err), "%s", err->msg);
+}
+
+/* Exit codes a scheduler reads as dwload's own: --empty-exit avoids them. */
+static int parse_empty_exit(const char *s, int *out)
+{
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end || v < 0 || v > 255 || (v >= DWL_EXIT_FAILED && v <= DWL_EXIT_LOCKED))
+    return -1;
+  *out = (int)v;
+  return 0;
+}
+
+/* Nothing past the checkpoint and nothing changed: what --empty-exit means. */
+static int run_was_empty(const run_summary *s)
+{
+  return s->read - s->skipped == 0 && s->inserted + s->expired + s->updated + s->deleted == 0;
+}
+
+static int show_progress = 1;
+
+static int cmd_plugins(int argc, char **argv)
+{
+  static const struct option opts[] = {
+    {"plugin-path", required_argument, NULL, 'P'},
+    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+  };
+  int json = 0, c;
+  optind = 0;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'P':
+      plugin_set_extra_path(optarg);
+      break;
+    case 'j':
+      json = 1;
+      break;
+    case 'h':
+      fputs(find_command("plugins")->usage, stdout);
+      return DWL_EXIT_OK;
+    default:
+      return usage_error("bad option for plugins");
+    }
+  }
+  if (optind != argc)
+    return usage_error("plugins takes no job file");
+  return plugin_list(stdout, json) == 0 ? DWL_EXIT_OK : DWL_EXIT_FAILED;
 }
 
 /* Prints the summary line for run and plan, also when the spec is bad, so
@@ -112,11 +176,13 @@ static int cmd_main(const command *cmd, int argc, char **argv)
   static const struct option opts[] = {
     {"sql", no_argument, NULL, 's'},
     {"at", required_argument, NULL, 'a'},
+    {"empty-exit", required_argument, NULL, 'e'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   int sql = 0;
   const char *at = NULL;
+  int empty_exit = -1;
   int c;
   optind = 0;  /* 0 makes glibc getopt start afresh on the new argv */
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -130,6 +196,12 @@ static int cmd_main(const command *cmd, int argc, char **argv)
       if (strcmp(cmd->name, "asof") != 0)
         return usage_error("--at applies only to asof");
       at = optarg;
+      break;
+    case 'e':
+      if (strcmp(cmd->name, "run") != 0)
+        return usage_error("--empty-exit applies only to run");
+      if (parse_empty_exit(optarg, &empty_exit) != 0)
+        return usage_error("--empty-exit must be 0 or 4 to 255 (1 to 3 are dwload's own), not '%s'", optarg);
       break;
     case 'h':
       fputs(cmd->usage, stdout);
@@ -149,7 +221,7 @@ static int cmd_main(const command *cmd, int argc, char **argv)
   err_init(&err);
   dwl_spec *spec = spec_load(argv[optind], &err);
   if (!spec) {
-    log_msg(LOG_ERROR, "%s", err.msg);
+    log_error(&err);
     if (is_run || is_plan)
       summary_for_failure(NULL, NULL);
     return err.code;
@@ -159,20 +231,28 @@ static int cmd_main(const command *cmd, int argc, char **argv)
   if (is_run || is_plan) {
     run_opts o = {.plan = is_plan, .sqlout = sql ? stdout : NULL};
     run_summary sum;
+    progress_begin(show_progress && log_get_level() >= LOG_INFO && log_get_format() == LOG_TEXT);
     rc = run_job(spec, &o, &sum, &err);
+    progress_end();
     if (rc != 0)
-      log_msg(LOG_ERROR, "%s", err.msg);
+      log_error(&err);
+    if (rc == 0 && empty_exit >= 0 && run_was_empty(&sum)) {
+      log_msg(LOG_INFO, "nothing past the checkpoint: exit %d (--empty-exit)", empty_exit);
+      summary_print(&sum, stdout);
+      spec_free(spec);
+      return empty_exit;
+    }
     summary_print(&sum, stdout);
   } else if (strcmp(cmd->name, "check") == 0) {
     rc = check_job(spec, stdout, &err);
   } else if (strcmp(cmd->name, "state") == 0) {
     rc = state_job(spec, stdout, &err);
     if (rc != 0)
-      log_msg(LOG_ERROR, "%s", err.msg);
+      log_error(&err);
   } else {
     rc = asof_job(spec, at, stdout, &err);
     if (rc != 0)
-      log_msg(LOG_ERROR, "%s", err.msg);
+      log_error(&err);
   }
   spec_free(spec);
   return rc == 0 ? DWL_EXIT_OK : err.code ? err.code : DWL_EXIT_FAILED;
@@ -183,6 +263,8 @@ int main(int argc, char **argv)
   static const struct option opts[] = {
     {"plugin-path", required_argument, NULL, 'P'},
     {"log-level", required_argument, NULL, 'L'},
+    {"log-format", required_argument, NULL, 'F'},
+    {"no-progress", no_argument, NULL, 'N'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -196,12 +278,20 @@ int main(int argc, char **argv)
       plugin_set_extra_path(optarg);
       break;
     case 'L': {
-      int level = parse_level(optarg);
+      int level = log_parse_level(optarg);
       if (level < 0)
         return usage_error("--log-level must be error, warn, info or debug, not '%s'", optarg);
       log_set_level(level);
       break;
     }
+    case 'F':
+      if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0)
+        return usage_error("--log-format must be text or json, not '%s'", optarg);
+      log_set_format(strcmp(optarg, "json") == 0 ? LOG_JSON : LOG_TEXT);
+      break;
+    case 'N':
+      show_progress = 0;
+      break;
     case 'q':
       log_set_level(LOG_ERROR);
       break;
@@ -229,7 +319,8 @@ int main(int argc, char **argv)
     return usage_error("unknown command '%s'", name);
   if (strcmp(name, "migrate") == 0)
     return migrate_main(argc - optind, argv + optind);
-  int rc = cmd_main(cmd, argc - optind, argv + optind);
+  int rc = strcmp(name, "plugins") == 0 ? cmd_plugins(argc - optind, argv + optind)
+                                        : cmd_main(cmd, argc - optind, argv + optind);
   plugin_set_extra_path(NULL);
   return rc;
 }

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "norm.h"
 #include "plugin_host.h"
+#include "progress.h"
 #include "scd.h"
 #include "state.h"
 #include "target.h"
@@ -168,6 +169,7 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
 {
   dwl_batch b;
   int rc;
+  progress_phase("read");
   while ((rc = source_next(r->src, &b, err)) == DWL_OK) {
     for (size_t i = 0; i < b.nrows; i++) {
       const dwl_value *in = &b.values[i * r->src->ncols];
@@ -184,6 +186,7 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
       if (take(r, r->p.row, origin, r->p.lmd >= 0 ? &lmd : NULL, past, err) != 0)
         return -1;
     }
+    progress_rows(r->sum->read);
   }
   return rc == DWL_EOF ? 0 : -1;
 }
@@ -263,6 +266,7 @@ static int read_current(run_ctx *r, int keyed, dwl_error *err)
   int gone = r->spec->deletes != DEL_NONE && r->spec->delete_style == DELSTYLE_EXPIRE;
   double t0 = now_s();
   int rc = 0;
+  progress_phase("lookup");
   if (!keyed) {
     rc = target_scan(r->t, scan, nscan, 0, on_current, r, err);
     if (rc == 0 && gone)
@@ -333,6 +337,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
 
   scd_counts counts = {0};
   scd_sink sink = writer_sink(r->w);
+  progress_phase("apply");
   if (scd_apply(&r->e, &sink, &counts, err) != 0)
     return -1;
   if (spec->deletes == DEL_ABSENT && scd_mark_absent(&r->e) > 0) {
@@ -476,8 +481,10 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     if (rc == 0)
       rc = r.have_engine ? run_engine(&r, err) : read_source(&r, take_append, err);
   }
-  if (rc == 0)
+  if (rc == 0) {
+    progress_phase("write");
     rc = writer_flush(r.w, err);
+  }
   if (spec->lmd) {
     dwl_ts cp = r.have_max && (!r.have_cp || r.max.us > r.cp.us) ? r.max : r.cp;
     if (r.have_max || r.have_cp)
@@ -486,6 +493,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   sum->seconds = now_s() - t0;
   if (rc == 0 && !o->plan) {
     sum->ok = 1;
+    progress_phase("commit");
     rc = state_save(r.t, sum, err);
     if (rc == 0)
       rc = odbc_commit(r.t->c, err);
@@ -494,10 +502,15 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   }
   if (rc == 0) {
     sum->ok = 1;
-    log_msg(LOG_INFO, "%s: read %lld, skipped %lld, inserted %lld, expired %lld, updated %lld, deleted %lld, "
-                      "unchanged %lld in %.2fs",
-            o->plan ? "plan" : "committed", sum->read, sum->skipped, sum->inserted, sum->expired, sum->updated,
-            sum->deleted, sum->unchanged, sum->seconds);
+    const log_field f[] = {{"read", NULL, sum->read},         {"skipped", NULL, sum->skipped},
+                           {"inserted", NULL, sum->inserted}, {"expired", NULL, sum->expired},
+                           {"updated", NULL, sum->updated},   {"deleted", NULL, sum->deleted},
+                           {"unchanged", NULL, sum->unchanged}};
+    log_fields(LOG_INFO, f, (int)(sizeof f / sizeof f[0]), NULL,
+               "%s: read %lld, skipped %lld, inserted %lld, expired %lld, updated %lld, deleted %lld, "
+               "unchanged %lld in %.2fs",
+               o->plan ? "plan" : "committed", sum->read, sum->skipped, sum->inserted, sum->expired, sum->updated,
+               sum->deleted, sum->unchanged, sum->seconds);
   } else {
     sum->ok = 0;
     if (r.locked) {

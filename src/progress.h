@@ -1,0 +1,21 @@
+/* The live progress line of a run on a terminal: phase, rows read, rows
+ * per second and elapsed time, redrawn in place on stderr a few times a
+ * second.  Every function is a no-op while no line is active. */
+#ifndef DWL_PROGRESS_H
+#define DWL_PROGRESS_H
+
+/* Starts the line when `want` and stderr is a terminal. */
+void progress_begin(int want);
+/* Names the run's current phase (a static string) and redraws at once. */
+void progress_phase(const char *phase);
+/* Source rows read so far. */
+void progress_rows(long long rows);
+/* Stops the line and erases it. */
+void progress_end(void);
+
+/* Around every other write to stderr: erase the line and keep it erased
+ * until release (the next tick redraws it). */
+void progress_hold(void);
+void progress_release(void);
+
+#endif

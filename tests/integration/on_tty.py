@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""on_tty.py OUTFILE TTYFILE COMMAND...: runs COMMAND with its stdin and
+stderr on a pseudo-terminal and its stdout in OUTFILE, copies everything
+written to the terminal into TTYFILE, and exits with COMMAND's status.
+The integration tests use it to see what a person at a terminal sees."""
+import os
+import pty
+import subprocess
+import sys
+
+
+def main():
+    out_path, tty_path, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+    master, slave = pty.openpty()
+    with open(out_path, "wb") as out:
+        child = subprocess.Popen(argv, stdin=slave, stdout=out, stderr=slave, close_fds=True)
+    os.close(slave)
+    seen = bytearray()
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every process holding the terminal has gone
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    rc = child.wait()
+    with open(tty_path, "wb") as f:
+        f.write(bytes(seen))
+    sys.exit(rc if rc >= 0 else 128 - rc)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+/* Unit tests for src/log.c (text and JSON lines, levels, hints, bytes
+ * that are not UTF-8) and src/hint.c (which failures get which hint).
+ * Log lines are read back from stderr, redirected to a temporary file. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "err.h"
+#include "hint.h"
+#include "log.h"
+
+static char captured[8192];
+
+/* Runs fn with stderr going to a file, then reads the file into captured. */
+static void capture(void (*fn)(void))
+{
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  FILE *tmp = tmpfile();
+  ck_assert_ptr_nonnull(tmp);
+  dup2(fileno(tmp), STDERR_FILENO);
+  fn();
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  rewind(tmp);
+  size_t n = fread(captured, 1, sizeof captured - 1, tmp);
+  captured[n] = '\0';
+  fclose(tmp);
+}
+
+static void reset(void)
+{
+  log_set_level(LOG_INFO);
+  log_set_format(LOG_TEXT);
+  log_set_job(NULL);
+}
+
+static void emit_text(void)
+{
+  log_set_job("nightly");
+  log_msg(LOG_INFO, "read %d rows", 42);
+  log_msg(LOG_DEBUG, "not shown at info");
+  log_fields(LOG_ERROR, NULL, 0, "do this next", "it broke");
+}
+
+START_TEST(test_text_lines)
+{
+  reset();
+  capture(emit_text);
+  char *second = strchr(captured, '\n');
+  ck_assert_ptr_nonnull(second);
+  /* 2026-11-30T02:44:39Z dwload[nightly] info: read 42 rows */
+  ck_assert_int_eq(captured[4], '-');
+  ck_assert_int_eq(captured[10], 'T');
+  ck_assert_int_eq(captured[19], 'Z');
+  ck_assert_msg(strncmp(captured + 20, " dwload[nightly] info: read 42 rows\n", 36) == 0, "got: %s", captured);
+  ck_assert_ptr_null(strstr(captured, "not shown"));
+  ck_assert_ptr_nonnull(strstr(captured, " dwload[nightly] error: it broke\n"));
+  ck_assert_ptr_nonnull(strstr(captured, " dwload[nightly] hint: do this next\n"));
+}
+END_TEST
+
+static void emit_json(void)
+{
+  log_set_format(LOG_JSON);
+  log_set_job("nightly");
+  const log_field f[] = {{"inserted", NULL, 7}, {"table", "dim", 0}};
+  log_fields(LOG_INFO, f, 2, NULL, "committed");
+  log_fields(LOG_ERROR, NULL, 0, "retry later", "bad byte \xff here");
+  log_set_job(NULL);
+  log_msg(LOG_WARN, "no job yet");
+}
+
+START_TEST(test_json_lines)
+{
+  reset();
+  capture(emit_json);
+  char *line = captured;
+  json_t *o[3];
+  for (int i = 0; i < 3; i++) {
+    char *nl = strchr(line, '\n');
+    ck_assert_ptr_nonnull(nl);
+    *nl = '\0';
+    json_error_t e;
+    o[i] = json_loads(line, 0, &e);
+    ck_assert_msg(o[i] != NULL, "line %d is not JSON: %s (%s)", i, line, e.text);
+    line = nl + 1;
+  }
+  ck_assert_str_eq(line, "");
+  const char *ts = json_string_value(json_object_get(o[0], "ts"));
+  ck_assert_ptr_nonnull(ts);
+  ck_assert_uint_eq(strlen(ts), 24); /* 2026-11-30T02:44:39.123Z */
+  ck_assert_int_eq(ts[23], 'Z');
+  ck_assert_str_eq(json_string_value(json_object_get(o[0], "level")), "info");
+  ck_assert_str_eq(json_string_value(json_object_get(o[0], "job")), "nightly");
+  ck_assert_str_eq(json_string_value(json_object_get(o[0], "msg")), "committed");
+  ck_assert_int_eq(json_integer_value(json_object_get(o[0], "inserted")), 7);
+  ck_assert_str_eq(json_string_value(json_object_get(o[0], "table")), "dim");
+  ck_assert_ptr_null(json_object_get(o[0], "hint"));
+  ck_assert_str_eq(json_string_value(json_object_get(o[1], "msg")), "bad byte ? here");
+  ck_assert_str_eq(json_string_value(json_object_get(o[1], "hint")), "retry later");
+  ck_assert(json_is_null(json_object_get(o[2], "job")));
+  ck_assert_str_eq(json_string_value(json_object_get(o[2], "level")), "warn");
+  for (int i = 0; i < 3; i++)
+    json_decref(o[i]);
+  reset();
+}
+END_TEST
+
+START_TEST(test_parse_level)
+{
+  ck_assert_int_eq(log_parse_level("error"), LOG_ERROR);
+  ck_assert_int_eq(log_parse_level("WARN"), LOG_WARN);
+  ck_assert_int_eq(log_parse_level("info"), LOG_INFO);
+  ck_assert_int_eq(log_parse_level("debug"), LOG_DEBUG);
+  ck_assert_int_eq(log_parse_level("verbose"), -1);
+}
+END_TEST
+
+static const char *hint_of(int code, const char *msg)
+{
+  static dwl_error e;
+  err_init(&e);
+  err_set(&e, code, "%s", msg);
+  return hint_for(&e);
+}
+
+START_TEST(test_hints)
+{
+  const char *h;
+  h = hint_of(DWL_EXIT_LOCKED, "job 'x' is locked: another run holds it");
+  ck_assert_ptr_nonnull(strstr(h, "worth a retry"));
+  h = hint_of(1, "cannot connect to Driver=Nope: [unixODBC][Driver Manager]Can't open lib 'Nope' : file not found "
+                 "[01000 0]");
+  ck_assert_ptr_nonnull(strstr(h, "odbcinst -q -d"));
+  h = hint_of(1, "cannot connect to DSN=dw: [unixODBC][Driver Manager]Data source name not found [IM002 0]");
+  ck_assert_ptr_nonnull(strstr(h, "odbcinst -q -s"));
+  h = hint_of(1, "cannot connect to Driver=MariaDB Unicode;...: Access denied for user 'u'@'h' [28000 1045]");
+  ck_assert_ptr_nonnull(strstr(h, "refused the user or password"));
+  h = hint_of(1, "cannot connect to Driver=PostgreSQL Unicode;...: Connection refused [08001 101]");
+  ck_assert_ptr_nonnull(strstr(h, "server is up"));
+  h = hint_of(2, "plugin 'nope' not found (searched: /a, /b; set DWLOAD_PLUGIN_PATH or --plugin-path)");
+  ck_assert_ptr_nonnull(strstr(h, "dwload plugins"));
+  h = hint_of(2, "job.yaml:4:3: unknown option 'pth' for plugin csv; did you mean 'path'?");
+  ck_assert_ptr_nonnull(strstr(h, "options"));
+  h = hint_of(2, "job.yaml:8:3: unknown key 'tabel' in target; did you mean 'table'?");
+  ck_assert_ptr_nonnull(strstr(h, "dwload-job(5)"));
+  /* Messages that say enough, or that no rule knows: no hint. */
+  ck_assert_ptr_null(hint_of(1, "table dim does not exist yet; run the job first"));
+  ck_assert_ptr_null(hint_of(1, "feed.csv:12: column 'lmd': 'x' is not an ISO 8601 timestamp"));
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+  Suite *s = suite_create("log");
+  TCase *tc = tcase_create("log");
+  tcase_add_test(tc, test_text_lines);
+  tcase_add_test(tc, test_json_lines);
+  tcase_add_test(tc, test_parse_level);
+  tcase_add_test(tc, test_hints);
+  suite_add_tcase(s, tc);
+  return s;
+}
