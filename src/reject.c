@@ -164,8 +164,12 @@ void rejects_abandon(rejects *rj)
   size_t n = strlen(rj->path) + 8;
   char *failed = malloc(n);
   int rc = close_file(rj);
-  if (rc == 0 && rj->count && failed) {
+  if (failed)
     snprintf(failed, n, "%s.failed", rj->path);
+  /* An older failed run's list would claim rows this run did not meet. */
+  if (failed && !rj->count)
+    unlink(failed);
+  if (rc == 0 && rj->count && failed) {
     if (rename(rj->tmp, failed) == 0)
       log_msg(LOG_INFO, "the %lld bad rows of this failed run are in %s; %s is unchanged", rj->count, failed,
               rj->path);

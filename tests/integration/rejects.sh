@@ -144,6 +144,21 @@ is "$(reject_rows "$WORK/dim.rejects.csv" | cut -d'|' -f2,4)" "origin|row
 2|1,\"a \"\"qq\"\", b\",1,2024-01-01 00:00:00
 3|2,\"\",x,2024-01-02 00:00:00" "values re-encoded as CSV: quotes doubled, the empty string quoted"
 
+# ---- a run that fails without bad rows clears an older failed run's list ---
+J=$(rjob up "$MORE" upsert 2)
+dw run "$J"
+is "$(ls "$WORK" | grep -c 'up\.rejects\.csv\.failed')" 1 "an over-budget run leaves its .failed list"
+CONFLICT=$(file conflict.csv <<'EOF'
+id,name,amount,lmd
+40,One,1,2024-05-01 00:00:00
+40,Two,2,2024-05-01 00:00:00
+EOF
+)
+J=$(rjob up "$CONFLICT" upsert 2)
+dw run "$J"
+is "$RC" 1 "a run failing on a key conflict, with no bad rows: exit 1"
+is "$(ls "$WORK" | grep -c 'up\.rejects\.csv\.')" 0 "it removes the older .failed list and leaves no temporary file"
+
 # ---- the default: the first bad row fails the run, as always ---------------
 J=$(mkjob plain "$MORE" plain "  types: {amount: integer}" <<'EOF'
 load:

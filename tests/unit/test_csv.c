@@ -148,7 +148,7 @@ static void feed(const char *text)
   opt_str("path", "feed.csv");
 }
 
-static dwl_source *open_src(size_t batch_rows)
+static dwl_source *open_src_sink(size_t batch_rows, source_reject_fn reject)
 {
   source_config cfg = {
     .plugin = "csv",
@@ -158,6 +158,7 @@ static dwl_source *open_src(size_t batch_rows)
     .base_dir = tmpdir,
     .job = "test",
     .batch_rows = batch_rows,
+    .reject = reject,
   };
   dwl_source *s = NULL;
   err_init(&E);
@@ -167,6 +168,11 @@ static dwl_source *open_src(size_t batch_rows)
     return NULL;
   }
   return s;
+}
+
+static dwl_source *open_src(size_t batch_rows)
+{
+  return open_src_sink(batch_rows, NULL);
 }
 
 static void keep_row(const dwl_value *v, size_t ncols, uint64_t origin)
@@ -783,13 +789,8 @@ static int sink(void *ud, uint64_t origin, const char *raw, size_t raw_len, cons
 
 static dwl_source *open_with_sink(size_t batch_rows)
 {
-  source_config cfg = {
-    .plugin = "csv", .opts = opts, .nopts = nopts, .spec_path = "job.yaml", .base_dir = tmpdir, .job = "test",
-    .batch_rows = batch_rows, .reject = sink,
-  };
-  dwl_source *s = NULL;
-  err_init(&E);
-  ck_assert_msg(source_open(&cfg, &s, &E) == 0, "open failed: %s", E.msg);
+  dwl_source *s = open_src_sink(batch_rows, sink);
+  ck_assert_msg(s != NULL, "open failed: %s", E.msg);
   return s;
 }
 
