@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -186,6 +187,8 @@ static const dialect dialects[] = {
     .conn_extra = sqlite_conn_extra,
     .scan_separately = 1,
     .partial_index = 1,
+    .columns_sql = "SELECT name FROM pragma_table_info(?, ?) ORDER BY cid",
+    .max_ident = 128,
   },
   {
     .name = "postgresql",
@@ -213,6 +216,7 @@ static const dialect dialects[] = {
     .analyze_sql = "ANALYZE",
     .estimate_sql = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)",
     .estimate_quoted = 1,
+    .max_ident = 63, /* NAMEDATALEN - 1 */
   },
   {
     .name = "mariadb",
@@ -241,6 +245,10 @@ static const dialect dialects[] = {
     .session_sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
     .lock_wait_sql = "SET SESSION innodb_lock_wait_timeout = 1",
     .lock_done_sql = "SET SESSION innodb_lock_wait_timeout = 50",
+    .max_ident = 64,
+    .ident_chars = 1,
+    .ident_no_trailing_blank = 1,
+    .ident_bmp_only = 1,
   },
 };
 
@@ -263,6 +271,22 @@ int dialect_quote(const dialect *d, const char *name, dwl_buf *out, const char *
   for (const unsigned char *p = (const unsigned char *)name; *p; p++)
     if (*p < 0x20 || *p == 0x7f)
       return err_set(err, DWL_EXIT_USAGE, "%s: identifier contains a control character: %.60s", what, name);
+  size_t chars = 0;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+    chars += (*p & 0xC0) != 0x80;
+    /* a 4-byte UTF-8 sequence is a character beyond U+FFFF */
+    if (d->ident_bmp_only && *p >= 0xF0)
+      return err_set(err, DWL_EXIT_USAGE,
+                     "%s: '%s' has a character outside the Basic Multilingual Plane, which %s names cannot hold",
+                     what, name, d->dbms_prefix);
+  }
+  if (d->max_ident && (d->ident_chars ? chars : n) > (size_t)d->max_ident)
+    return err_set(err, DWL_EXIT_USAGE, "%s: '%.80s%s' is longer than %s's %d %s%s", what, name, n > 80 ? "..." : "",
+                   d->dbms_prefix, d->max_ident, d->ident_chars ? "characters" : "bytes",
+                   d->ident_chars ? "" : " (it would cut the name short)");
+  if (d->ident_no_trailing_blank && name[n - 1] == ' ')
+    return err_set(err, DWL_EXIT_USAGE, "%s: '%s' ends with a blank, which %s names cannot", what, name,
+                   d->dbms_prefix);
   if (buf_addc(out, d->qopen) != 0)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (const char *p = name; *p; p++) {
@@ -275,6 +299,26 @@ int dialect_quote(const dialect *d, const char *name, dwl_buf *out, const char *
   if (buf_addc(out, d->qclose) != 0)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   return 0;
+}
+
+int dialect_quote_derived(const dialect *d, const char *base, const char *suffix, dwl_buf *out, dwl_error *err)
+{
+  size_t bl = strlen(base), sl = strlen(suffix);
+  /* Bytes are never fewer than characters: a byte limit fits both. */
+  size_t max = d->max_ident ? (size_t)d->max_ident : 128;
+  char name[300];
+  if (bl + sl <= max) {
+    snprintf(name, sizeof name, "%s%s", base, suffix);
+  } else {
+    uint32_t h = 2166136261u;  /* FNV-1a */
+    for (size_t i = 0; i < bl; i++)
+      h = (h ^ (unsigned char)base[i]) * 16777619u;
+    size_t keep = max - sl - 9;
+    while (keep > 0 && ((unsigned char)base[keep] & 0xC0) == 0x80)
+      keep--;
+    snprintf(name, sizeof name, "%.*s_%08x%s", (int)keep, base, (unsigned)h, suffix);
+  }
+  return dialect_quote(d, name, out, "derived name", err);
 }
 
 int dialect_split_table(const char *name, char **schema, char **table)

@@ -55,14 +55,33 @@ typedef struct dialect {
    * (PostgreSQL) or bare (MariaDB) table name; NULL: count the rows. */
   const char *estimate_sql;
   int estimate_quoted;
+  /* The column names of a table, two parameters: the bare table name and
+   * the schema; NULL: the names a SELECT * describes.  (libsqliteodbc
+   * describes a column "a.b" as "b".) */
+  const char *columns_sql;
+  /* What the warehouse's names can hold: longest name (bytes, or
+   * characters with ident_chars), and whether a trailing blank and
+   * characters outside the Basic Multilingual Plane are refused. */
+  int max_ident;
+  int ident_chars;
+  int ident_no_trailing_blank;
+  int ident_bmp_only;
 } dialect;
 
 /* The dialect for a DBMS name, or NULL (with err) when unsupported. */
 const dialect *dialect_for_dbms(const char *dbms, dwl_error *err);
 
 /* Quotes one identifier into out.  Refuses empty names, names with NUL or
- * control characters, and names longer than 128 bytes, naming `what`. */
+ * control characters, names longer than 128 bytes, and names the
+ * warehouse cannot hold as given (longer than its limit, which PostgreSQL
+ * would cut short without a word; MariaDB's trailing blanks and
+ * characters outside the BMP), naming `what`, with exit status 2. */
 int dialect_quote(const dialect *d, const char *name, dwl_buf *out, const char *what, dwl_error *err);
+
+/* Quotes a name dwload derives, BASE followed by SUFFIX ("t" "_dwl_key"):
+ * when that is too long for the warehouse, BASE is cut (at a character
+ * boundary) and a hash of all of it keeps the name unique. */
+int dialect_quote_derived(const dialect *d, const char *base, const char *suffix, dwl_buf *out, dwl_error *err);
 
 /* Quotes a possibly schema-qualified table name "schema.table". */
 int dialect_quote_table(const dialect *d, const char *name, dwl_buf *out, dwl_error *err);

@@ -158,6 +158,9 @@ struct dwl_ctx {
   size_t nvals;
   dwl_error *err;          /* where host->error() records, set around each call */
   dwl_error scratch;       /* used when a plugin reports outside a call */
+  source_reject_fn reject; /* NULL: a rejected row fails the source */
+  void *reject_ud;
+  const char *origin_name;
 };
 
 static const opt_val *ctx_opt(dwl_ctx *ctx, const char *name)
@@ -184,6 +187,19 @@ static void host_error(dwl_ctx *ctx, const char *fmt, ...)
   va_start(ap, fmt);
   err_vset(ctx->err ? ctx->err : &ctx->scratch, DWL_EXIT_FAILED, fmt, ap);
   va_end(ap);
+}
+
+static int host_reject(dwl_ctx *ctx, uint64_t origin, const char *raw, size_t raw_len, const dwl_value *values,
+                       size_t nvalues, const char *reason)
+{
+  dwl_error *err = ctx->err ? ctx->err : &ctx->scratch;
+  if (!reason || !*reason)
+    reason = "rejected by the plugin without a reason";
+  if (ctx->reject)
+    return ctx->reject(ctx->reject_ud, origin, raw, raw_len, values, nvalues, reason, err) == 0 ? DWL_OK : DWL_ERR;
+  err_set(err, DWL_EXIT_FAILED, "%s:%llu: %s", ctx->origin_name ? ctx->origin_name : "source",
+          (unsigned long long)origin, reason);
+  return DWL_ERR;
 }
 
 static const char *host_opt_string(dwl_ctx *ctx, const char *name)
@@ -271,6 +287,7 @@ static const dwl_host host_api = {
   .opt_map_len = host_opt_map_len,
   .opt_map_key = host_opt_map_key,
   .opt_map_value = host_opt_map_value,
+  .reject = host_reject,
 };
 
 /* ---- loading ------------------------------------------------------------ */
@@ -512,6 +529,20 @@ static void ctx_free(dwl_ctx *ctx)
   free(ctx);
 }
 
+/* Rows are named after the file they come from when the source has one. */
+static void name_origin(const source_config *cfg, char *out, size_t n)
+{
+  for (size_t i = 0; i < cfg->nopts; i++) {
+    const spec_opt *o = &cfg->opts[i];
+    if (strcmp(o->name, "path") != 0 || o->kind != SPEC_OPT_SCALAR || !o->scalar)
+      continue;
+    const char *slash = strrchr(o->scalar, '/');
+    snprintf(out, n, "%s", slash && slash[1] ? slash + 1 : o->scalar);
+    return;
+  }
+  snprintf(out, n, "%s row", cfg->plugin);
+}
+
 int source_open(const source_config *cfg, dwl_source **out, dwl_error *err)
 {
   *out = NULL;
@@ -527,6 +558,10 @@ int source_open(const source_config *cfg, dwl_source **out, dwl_error *err)
   }
   err_init(&s->ctx->scratch);
   s->ctx->lib = s->lib;
+  s->ctx->reject = cfg->reject;
+  s->ctx->reject_ud = cfg->reject_ud;
+  s->ctx->origin_name = s->origin_name;
+  name_origin(cfg, s->origin_name, sizeof s->origin_name);
   if (validate_opts(cfg, s->ctx, err) != 0)
     goto fail;
   dwl_source_args args = {

@@ -39,7 +39,16 @@ typedef struct dwl_source {
   void *handle;
   const dwl_column *cols;
   size_t ncols;
+  /* What messages call the source's rows: the file's name (the last part
+   * of the `path` option) when the source has one, else "PLUGIN row". */
+  char origin_name[256];
 } dwl_source;
+
+/* Takes a row the plugin rejected (host->reject, ABI 1.1).  Returns 0 when
+ * the row was set aside, or -1 with err set when the run takes no more
+ * rejects (the plugin then fails). */
+typedef int (*source_reject_fn)(void *ud, uint64_t origin, const char *raw, size_t raw_len,
+                                const dwl_value *values, size_t nvalues, const char *reason, dwl_error *err);
 
 typedef struct source_config {
   const char *plugin;          /* plugin name */
@@ -51,6 +60,10 @@ typedef struct source_config {
   const char *lmd_column;      /* or NULL */
   const char *checkpoint;      /* canonical text or NULL */
   size_t batch_rows;           /* 0: default */
+  /* Rows the plugin rejects; NULL: a rejected row fails the source, with
+   * the message "ORIGIN_NAME:ORIGIN: REASON". */
+  source_reject_fn reject;
+  void *reject_ud;
 } source_config;
 
 /* Loads the plugin, validates options (unknown option: exit 2 with

@@ -1,7 +1,6 @@
 /* A run, end to end, in data-flow order; and the check and state commands. */
 #include "run.h"
 
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "norm.h"
 #include "plugin_host.h"
 #include "progress.h"
+#include "reject.h"
 #include "scd.h"
 #include "state.h"
 #include "target.h"
@@ -41,6 +41,8 @@ typedef struct prep {
   dwl_value *row;      /* the normalized row */
   dwl_buf *scratch;    /* per column */
   char origin_name[256];
+  size_t *nokey;       /* load.null_keys: reject: the key columns */
+  size_t nnokey;
 } prep;
 
 static int prep_init(prep *p, const dwl_spec *spec, const dwl_source *src, dwl_error *err)
@@ -65,14 +67,15 @@ static int prep_init(prep *p, const dwl_spec *spec, const dwl_source *src, dwl_e
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; i < p->ncols; i++)
     buf_init(&p->scratch[i], 0);
-  /* Name rows after the file they come from when the source has one. */
-  const spec_opt *path = spec_source_opt(spec, "path");
-  if (path && path->kind == SPEC_OPT_SCALAR) {
-    char tmp[256];
-    snprintf(tmp, sizeof tmp, "%s", path->scalar);
-    snprintf(p->origin_name, sizeof p->origin_name, "%s", basename(tmp));
-  } else {
-    snprintf(p->origin_name, sizeof p->origin_name, "%s row", spec->source_plugin);
+  snprintf(p->origin_name, sizeof p->origin_name, "%s", src->origin_name);
+  if (spec->null_keys == NULLKEYS_REJECT) {
+    if (!(p->nokey = calloc(spec->key.n, sizeof *p->nokey)))
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    for (size_t i = 0; i < spec->key.n; i++) {
+      ssize_t ix = scd_col_index(src->cols, src->ncols, spec->key.v[i]);
+      if (ix >= 0)  /* an unknown key column is reported by the engine */
+        p->nokey[p->nnokey++] = (size_t)ix;
+    }
   }
   return 0;
 }
@@ -83,36 +86,61 @@ static void prep_free(prep *p)
     buf_free(&p->scratch[i]);
   free(p->scratch);
   free(p->row);
+  free(p->nokey);
 }
 
-static int bad_value(const prep *p, uint64_t origin, size_t col, const dwl_value *v, const char *why,
-                     dwl_error *err)
+/* A bad row: why, without its position (the caller adds it).  Returns 1. */
+static int bad_row(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad_row(char *why, size_t n, const char *fmt, ...)
 {
-  return err_set(err, DWL_EXIT_FAILED, "%s:%llu: column '%s': '%.*s%s' %s", p->origin_name,
-                 (unsigned long long)origin, p->cols[col].name, (int)(v->len > 60 ? 60 : v->len), v->data,
-                 v->len > 60 ? "..." : "", why);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, n, fmt, ap);
+  va_end(ap);
+  return 1;
 }
 
-/* Normalizes one source row into p->row and parses its lmd. */
-static int prep_row(prep *p, const dwl_value *in, uint64_t origin, dwl_ts *lmd, dwl_error *err)
+static int bad_value(const prep *p, size_t col, const dwl_value *v, const char *what, char *why, size_t n)
 {
+  return bad_row(why, n, "column '%s': '%.*s%s' %s", p->cols[col].name, (int)(v->len > 60 ? 60 : v->len), v->data,
+                 v->len > 60 ? "..." : "", what);
+}
+
+/* Characters of UTF-8 text (the CSV plugin has checked it is UTF-8):
+ * every byte that does not continue a sequence. */
+static size_t utf8_chars(const char *s, size_t len)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    n += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return n;
+}
+
+/* Normalizes one source row into p->row and parses its lmd.  Returns 0,
+ * 1 for a bad row (why says what is wrong: the run rejects it or fails),
+ * or -1 with err set. */
+static int prep_row(prep *p, const dwl_value *in, dwl_ts *lmd, char *why, size_t whylen, dwl_error *err)
+{
+  for (size_t i = 0; i < p->nnokey; i++)
+    if (in[p->nokey[i]].is_null)
+      return bad_row(why, whylen, "key column '%s' is NULL (load.null_keys: reject)", p->cols[p->nokey[i]].name);
   for (size_t i = 0; i < p->ncols; i++) {
     const dwl_value *v = &in[i];
     p->row[i] = *v;
     if (v->is_null) {
       if ((ssize_t)i == p->lmd)
-        return err_set(err, DWL_EXIT_FAILED, "%s:%llu: the lmd column '%s' is NULL", p->origin_name,
-                       (unsigned long long)origin, p->cols[i].name);
+        return bad_row(why, whylen, "the lmd column '%s' is NULL", p->cols[i].name);
       continue;
     }
     if ((ssize_t)i == p->lmd) {
       int rc = p->spec->lmd_format ? ts_parse_format(v->data, v->len, p->spec->lmd_format, lmd)
                                    : ts_parse(v->data, v->len, lmd);
       if (rc != 0)
-        return bad_value(p, origin, i, v,
-                         p->spec->lmd_format ? "does not match load.lmd_format" : "is not an ISO 8601 timestamp", err);
+        return bad_value(p, i, v,
+                         p->spec->lmd_format ? "does not match load.lmd_format" : "is not an ISO 8601 timestamp",
+                         why, whylen);
       if (p->t->vdate && lmd->us % DWL_US_PER_DAY != 0)
-        return bad_value(p, origin, i, v, "has a time of day, but the column is declared a date", err);
+        return bad_value(p, i, v, "has a time of day, but the column is declared a date", why, whylen);
       dwl_buf *b = &p->scratch[i];
       buf_reset(b);
       if (buf_grow(b, 32) != 0)
@@ -122,11 +150,20 @@ static int prep_row(prep *p, const dwl_value *in, uint64_t origin, dwl_ts *lmd, 
       p->row[i].len = b->len;
       continue;
     }
-    if (p->cols[i].type == DWL_TYPE_TEXT)
+    if (p->cols[i].type == DWL_TYPE_TEXT) {
+      /* Longer than varchar(n): PostgreSQL would fail the run, MariaDB
+       * (strict) too, SQLite would keep it; the same rule everywhere. */
+      if (p->cols[i].precision > 0 && v->len > (size_t)p->cols[i].precision &&
+          utf8_chars(v->data, v->len) > (size_t)p->cols[i].precision) {
+        char what[80];
+        snprintf(what, sizeof what, "is longer than the column's %d characters", p->cols[i].precision);
+        return bad_value(p, i, v, what, why, whylen);
+      }
       continue;
-    const char *why;
-    if (norm_value_col(&p->cols[i], v->data, v->len, &p->scratch[i], &p->row[i].data, &p->row[i].len, &why) != 0)
-      return bad_value(p, origin, i, v, why, err);
+    }
+    const char *w;
+    if (norm_value_col(&p->cols[i], v->data, v->len, &p->scratch[i], &p->row[i].data, &p->row[i].len, &w) != 0)
+      return bad_value(p, i, v, w, why, whylen);
   }
   return 0;
 }
@@ -148,6 +185,7 @@ typedef struct run_ctx {
   int have_max;
   dwl_ts max;           /* greatest lmd read */
   rowset doomed;        /* current rows of keys deleted by absence */
+  rejects rj;
   int locked;
   dwl_ts started;       /* the run's timestamp: deletions by absence */
 } run_ctx;
@@ -175,9 +213,17 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
       const dwl_value *in = &b.values[i * r->src->ncols];
       uint64_t origin = b.origin ? b.origin[i] : (uint64_t)r->sum->read + 1;
       dwl_ts lmd = {0, 0};
+      char why[512];
       r->sum->read++;
-      if (prep_row(&r->p, in, origin, &lmd, err) != 0)
+      int bad = prep_row(&r->p, in, &lmd, why, sizeof why, err);
+      if (bad < 0)
         return -1;
+      if (bad) {
+        if (rejects_add(&r->rj, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0)
+          return -1;
+        r->sum->rejected = r->rj.count;
+        continue;
+      }
       int past = 1;
       if (r->p.lmd >= 0) {
         note_lmd(r, &lmd);
@@ -189,6 +235,19 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
     progress_rows(r->sum->read);
   }
   return rc == DWL_EOF ? 0 : -1;
+}
+
+/* host->reject: a row the plugin could not deliver. */
+static int on_plugin_reject(void *ud, uint64_t origin, const char *raw, size_t raw_len, const dwl_value *values,
+                            size_t nvalues, const char *reason, dwl_error *err)
+{
+  run_ctx *r = ud;
+  r->sum->read++;
+  if (rejects_add(&r->rj, r->src ? r->src->origin_name : "source", origin, raw, raw_len, values, nvalues, reason,
+                  err) != 0)
+    return -1;
+  r->sum->rejected = r->rj.count;
+  return 0;
 }
 
 static int take_append(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
@@ -377,6 +436,7 @@ static void run_free(run_ctx *r)
   if (r->have_engine)
     scd_free(&r->e);
   rowset_free(&r->doomed);
+  rejects_free(&r->rj);
   prep_free(&r->p);
   source_close(r->src);
   target_free(r->t);
@@ -410,7 +470,11 @@ static int open_source(run_ctx *r, dwl_error *err)
   /* A source may push the checkpoint down (read only later rows): not when
    * the run needs every row, to rebuild the table or to judge absence. */
   int all_rows = spec->mode == MODE_REPLACE || spec->deletes == DEL_ABSENT;
+  if (rejects_open(&r->rj, spec, !r->o->plan, err) != 0)
+    return -1;
   source_config cfg = source_config_for(spec, r->have_cp && !all_rows ? st.checkpoint : NULL);
+  cfg.reject = on_plugin_reject;
+  cfg.reject_ud = r;
   if (source_open(&cfg, &r->src, err) != 0)
     return -1;
   if (prep_init(&r->p, spec, r->src, err) != 0 || target_layout(r->t, r->src->cols, r->src->ncols, err) != 0)
@@ -494,25 +558,30 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   if (rc == 0 && !o->plan) {
     sum->ok = 1;
     progress_phase("commit");
-    rc = state_save(r.t, sum, err);
+    rc = rejects_flush(&r.rj, err);
+    if (rc == 0)
+      rc = state_save(r.t, sum, err);
     if (rc == 0)
       rc = odbc_commit(r.t->c, err);
-    if (rc == 0)
+    if (rc == 0) {
+      rejects_publish(&r.rj);
       analyze_after_load(&r);
+    }
   }
   if (rc == 0) {
     sum->ok = 1;
     const log_field f[] = {{"read", NULL, sum->read},         {"skipped", NULL, sum->skipped},
                            {"inserted", NULL, sum->inserted}, {"expired", NULL, sum->expired},
                            {"updated", NULL, sum->updated},   {"deleted", NULL, sum->deleted},
-                           {"unchanged", NULL, sum->unchanged}};
+                           {"unchanged", NULL, sum->unchanged}, {"rejected", NULL, sum->rejected}};
     log_fields(LOG_INFO, f, (int)(sizeof f / sizeof f[0]), NULL,
                "%s: read %lld, skipped %lld, inserted %lld, expired %lld, updated %lld, deleted %lld, "
-               "unchanged %lld in %.2fs",
+               "unchanged %lld, rejected %lld in %.2fs",
                o->plan ? "plan" : "committed", sum->read, sum->skipped, sum->inserted, sum->expired, sum->updated,
-               sum->deleted, sum->unchanged, sum->seconds);
+               sum->deleted, sum->unchanged, sum->rejected, sum->seconds);
   } else {
     sum->ok = 0;
+    rejects_abandon(&r.rj);
     if (r.locked) {
       odbc_rollback(r.t->c);
       state_record_failure(r.t, spec->job, err->msg);

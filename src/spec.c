@@ -229,6 +229,7 @@ void spec_free(dwl_spec *s)
   free(s->target_table);
   free(s->lmd);
   free(s->lmd_format);
+  free(s->reject_file);
   list_free(&s->key);
   list_free(&s->type2);
   list_free(&s->type1);
@@ -555,7 +556,8 @@ static const char *const top_keys[] = {"version", "job", "source", "target", "lo
                                        "dimension", NULL};
 static const char *const target_keys[] = {"connection", "table", NULL};
 static const char *const load_keys[] = {"mode", "lmd", "lmd_format", "key", "type2", "type1",
-                                        "type1_scope", "deletes", "delete_style", "lookup", NULL};
+                                        "type1_scope", "deletes", "delete_style", "lookup",
+                                        "max_rejects", "reject_file", "null_keys", NULL};
 static const char *const deletes_keys[] = {"column", "values", NULL};
 static const char *const dim_keys[] = {"surrogate_key", "surrogate_strategy", "valid_from",
                                        "valid_to", "current", "deleted", "open_end",
@@ -569,6 +571,24 @@ static const char *const sk_names[] = {"sequence", "hash", NULL};
 static const char *const close_names[] = {"at_next", "day_before", "second_before", NULL};
 static const char *const deletes_names[] = {"none", "absent", NULL};
 static const char *const lookup_names[] = {"auto", "scan", "keys", NULL};
+static const char *const null_keys_names[] = {"allow", "reject", NULL};
+
+/* load.max_rejects: a count, 0 or more. */
+static int get_count(pctx *c, const yaml_node_t *v, const char *name, long long *out)
+{
+  char *t = NULL;
+  if (get_str(c, v, name, 0, &t) != 0)
+    return -1;
+  char *end;
+  errno = 0;
+  long long n = strtoll(t, &end, 10);
+  int bad = errno || end == t || *end || n < 0 || t[0] == '-' || t[0] == '+' || t[0] == ' ';
+  if (bad)
+    perr(c, NPOS(v), "%s: expected a whole number of rows, 0 or more, found '%s'", name, t);
+  free(t);
+  *out = n;
+  return bad ? -1 : 0;
+}
 
 static int parse_version(pctx *c, const yaml_node_t *v)
 {
@@ -813,7 +833,10 @@ static int parse_load(pctx *c, const yaml_node_t *v)
     case 6: rc = get_enum(c, val, dotted, t1scope_names, &s->type1_scope); break;
     case 7: rc = parse_deletes(c, val); break;
     case 8: rc = get_enum(c, val, dotted, delstyle_names, &s->delete_style); break;
-    default: rc = get_enum(c, val, dotted, lookup_names, &s->lookup); break;
+    case 9: rc = get_enum(c, val, dotted, lookup_names, &s->lookup); break;
+    case 10: rc = get_count(c, val, dotted, &s->max_rejects); break;
+    case 11: rc = get_str(c, val, dotted, STR_NONEMPTY, &s->reject_file); break;
+    default: rc = get_enum(c, val, dotted, null_keys_names, &s->null_keys); break;
     }
     if (rc != 0)
       return -1;
@@ -1068,6 +1091,14 @@ static int check_cross(pctx *c)
   if (s->mode == MODE_SCD2 && s->delete_style == DELSTYLE_TOMBSTONE && !s->deleted) {
     key_pos(c, "load.delete_style", NULL, &line, &col);
     return perr(c, line, col, "load.delete_style: tombstone needs a deleted column (dimension.deleted is null)");
+  }
+  if (s->max_rejects > 0 && !s->reject_file) {
+    key_pos(c, "load.max_rejects", NULL, &line, &col);
+    return perr(c, line, col, "load.max_rejects: rejected rows need a place to go: set load.reject_file");
+  }
+  if (s->null_keys == NULLKEYS_REJECT && s->key.n == 0) {
+    key_pos(c, "load.null_keys", NULL, &line, &col);
+    return perr(c, line, col, "load.null_keys: reject needs load.key");
   }
   if (check_lists(c) != 0)
     return -1;

@@ -77,6 +77,9 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
   dwl_buf q;
   buf_init(&q, 0);
   if (dialect_quote_table(t->d, spec->target_table, &q, err) != 0) {
+    int line = 0, col = 0;
+    spec_key_pos(spec, "target.table", &line, &col);
+    err_prefix(err, "%s:%d:%d", spec->path, line, col);
     buf_free(&q);
     goto fail;
   }
@@ -107,11 +110,19 @@ void target_free(target *t)
 
 static int add_col(target *t, const char *name, int role, size_t src, dwl_column decl, dwl_error *err)
 {
-  for (size_t i = 0; i < t->ncols; i++)
-    if (strcasecmp(t->cols[i].name, name) == 0)
+  for (size_t i = 0; i < t->ncols; i++) {
+    if (strcasecmp(t->cols[i].name, name) != 0)
+      continue;
+    /* Names are matched without regard to case, as SQL does unquoted. */
+    if (role == TC_SRC && t->cols[i].role == TC_SRC)
       return err_set(err, DWL_EXIT_USAGE,
-                     "%s: dimension column '%s' has the name of a source column; rename it under dimension:",
-                     t->spec->path, name);
+                     "the source has columns '%s' and '%s', whose names differ only in case; dwload matches column "
+                     "names without regard to case, so rename one",
+                     t->cols[i].name, name);
+    return err_set(err, DWL_EXIT_USAGE,
+                   "%s: dimension column '%s' has the name of a source column; rename it under dimension:",
+                   t->spec->path, role == TC_SRC ? t->cols[i].name : name);
+  }
   tcol *nc = realloc(t->cols, (t->ncols + 1) * sizeof *nc);
   if (!nc)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -226,37 +237,79 @@ size_t target_cur_params(const target *t, dwl_value *out)
   return 1;
 }
 
-/* Existing table: every column of the layout must be there. */
-static int check_columns(target *t, dwl_error *err)
+/* The names of the existing table's columns: a malloc'd array of n
+ * malloc'd names. */
+static int existing_columns(target *t, char ***out, size_t *n, dwl_error *err)
 {
   char sql[1024];
-  snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE 1 = 0", t->table_q);
+  const char *schema = t->schema ? t->schema : "main";  /* SQLite's name of the file itself */
+  const dwl_value params[2] = {{t->table, strlen(t->table), 0}, {schema, strlen(schema), 0}};
+  size_t np = 0;
+  if (t->d->columns_sql) {
+    snprintf(sql, sizeof sql, "%s", t->d->columns_sql);
+    np = 2;
+  } else {
+    snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE 1 = 0", t->table_q);
+  }
   odbc_stmt *st;
   if (ostmt_prepare(t->c, sql, &st, err) != 0)
     return -1;
-  if (ostmt_execute(st, NULL, NULL, 0, err) != 0) {
+  if (ostmt_execute(st, params, NULL, np, err) != 0) {
     ostmt_free(st);
     return -1;
   }
-  SQLSMALLINT n = 0;
-  SQLNumResultCols(st->h, &n);
-  char **have = calloc(n ? (size_t)n : 1, sizeof *have);
-  if (!have) {
-    ostmt_free(st);
-    return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  }
-  for (SQLSMALLINT i = 0; i < n; i++) {
-    char name[256] = "";
-    SQLSMALLINT ty, dig, nul;
-    SQLULEN sz;
-    ostmt_describe(st, (size_t)i, name, sizeof name, &ty, &sz, &dig, &nul);
-    have[i] = strdup(name);
+  *n = 0;
+  *out = NULL;
+  int rc = 0;
+  if (t->d->columns_sql) {
+    const dwl_value *row;
+    int f;
+    while ((f = ostmt_fetch(st, &row, err)) == 1) {
+      char **nv = realloc(*out, (*n + 1) * sizeof *nv);
+      if (!nv || !(nv[*n] = strndup(row[0].data ? row[0].data : "", row[0].len))) {
+        if (nv)
+          *out = nv;
+        rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+        break;
+      }
+      *out = nv;
+      (*n)++;
+    }
+    if (f < 0)
+      rc = -1;
+  } else {
+    SQLSMALLINT nc = 0;
+    SQLNumResultCols(st->h, &nc);
+    *out = calloc(nc ? (size_t)nc : 1, sizeof **out);
+    if (!*out)
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+    for (SQLSMALLINT i = 0; rc == 0 && i < nc; i++) {
+      char name[256] = "";
+      SQLSMALLINT ty, dig, nul;
+      SQLULEN sz;
+      ostmt_describe(st, (size_t)i, name, sizeof name, &ty, &sz, &dig, &nul);
+      (*out)[(*n)++] = strdup(name);
+    }
   }
   ostmt_free(st);
+  return rc;
+}
+
+/* Existing table: every column of the layout must be there. */
+static int check_columns(target *t, dwl_error *err)
+{
+  char **have = NULL;
+  size_t n = 0;
+  if (existing_columns(t, &have, &n, err) != 0) {
+    for (size_t i = 0; i < n; i++)
+      free(have[i]);
+    free(have);
+    return -1;
+  }
   int rc = 0;
   for (size_t c = 0; c < t->ncols && rc == 0; c++) {
     int found = 0;
-    for (SQLSMALLINT i = 0; i < n && !found; i++)
+    for (size_t i = 0; i < n && !found; i++)
       found = have[i] && strcasecmp(have[i], t->cols[c].name) == 0;
     if (!found)
       rc = err_set(err, DWL_EXIT_FAILED,
@@ -264,7 +317,7 @@ static int check_columns(target *t, dwl_error *err)
                    "dwload creates it",
                    t->spec->target_table, t->cols[c].name);
   }
-  for (SQLSMALLINT i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++)
     free(have[i]);
   free(have);
   return rc;
@@ -315,9 +368,7 @@ static int create_table(target *t, dwl_error *err)
   dwl_buf idx, iname;
   buf_init(&idx, 0);
   buf_init(&iname, 0);
-  char raw[300];
-  snprintf(raw, sizeof raw, "%s_dwl_key", t->table);
-  if (dialect_quote(t->d, raw, &iname, "index name", err) != 0)
+  if (dialect_quote_derived(t->d, t->table, "_dwl_key", &iname, err) != 0)
     goto fail;
   buf_printf(&idx, "CREATE INDEX %s ON %s (", iname.data, t->table_q);
   for (size_t i = 0; i < s->key.n; i++) {

@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 #define DWL_ABI_MAJOR 1
-#define DWL_ABI_MINOR 0
+#define DWL_ABI_MINOR 1
 #define DWL_ABI_VERSION ((uint32_t)((DWL_ABI_MAJOR << 16) | DWL_ABI_MINOR))
 #define DWL_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 
@@ -127,7 +127,25 @@ typedef struct dwl_host {
   size_t (*opt_map_len)(dwl_ctx *ctx, const char *name);
   const char *(*opt_map_key)(dwl_ctx *ctx, const char *name, size_t i);
   const char *(*opt_map_value)(dwl_ctx *ctx, const char *name, size_t i);
+
+  /* ---- ABI 1.1: present when host->size > offsetof(dwl_host, reject) --- */
+
+  /* Hands the host a row the plugin cannot deliver (wrong number of
+   * fields, invalid UTF-8, ...) instead of failing the source.  `origin`
+   * as in dwl_batch; `raw` (raw_len bytes, may be NULL) is the row's text
+   * as it stood in the source; `values` (may be NULL) its fields, used
+   * when there is no raw text; `reason` says what is wrong, without the
+   * position (the host adds it).  Returns DWL_OK when the host set the
+   * row aside: the plugin skips it and goes on.  Returns DWL_ERR when the
+   * job takes no more rejects: the host has recorded the error, and the
+   * plugin fails the call (returns DWL_ERR) as it would have without the
+   * callback.  With a 1.0 host the plugin fails as before. */
+  int (*reject)(dwl_ctx *ctx, uint64_t origin, const char *raw, size_t raw_len, const dwl_value *values,
+                size_t nvalues, const char *reason);
 } dwl_host;
+
+/* Does `host` have member `m` (added in a later minor version)? */
+#define DWL_HOST_HAS(host, m) ((host)->size >= offsetof(dwl_host, m) + sizeof((host)->m))
 
 /* What the host tells a source when opening it. */
 typedef struct dwl_source_args {

@@ -2,7 +2,10 @@
  * one physical line at a time, so every record knows the line it starts
  * on, and hands rows to the host in batches that live in one reusable
  * arena.  Owns the option table, header handling, the `types` map and
- * per-field UTF-8 validation. */
+ * per-field UTF-8 validation.  Rows with the wrong number of fields or
+ * invalid UTF-8 go to the host's reject callback (ABI 1.1) with their raw
+ * text; malformed quoting still fails the file, since where the next
+ * record starts is then unknown. */
 #include <csv.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -77,6 +80,12 @@ typedef struct csv_src {
   uint64_t rec_line;         /* line the current record started on */
   uint64_t quote_line;       /* line the open quoted field started on */
   uint64_t fields_seen;      /* fields submitted so far, to spot a quote closing */
+  /* The raw text of the current record's lines before the one in hand,
+   * kept only while a quoted field spans lines: most records have one
+   * line, and its text is `text` when the record ends. */
+  char *rec_raw;
+  size_t rec_raw_len, rec_raw_cap;
+  char bad_why[160];         /* the current record is bad: why ("" if not) */
 
   /* Blank lines are held back: at the end of the file they are ignored,
    * before more data they are one-field records. */
@@ -249,11 +258,21 @@ static void on_field(void *s, size_t len, void *data)
       for (size_t i = bad; i < len; i++)
         if (((const char *)s)[i] == '\n')
           line--;
-      src_error(st, "%s:%" PRIu64 ": invalid UTF-8 in field %zu (byte 0x%02X at offset %zu of the field)", st->path,
-                line, idx + 1, ((const unsigned char *)s)[bad], bad);
+      if (st->in_header || !DWL_HOST_HAS(host, reject)) {
+        src_error(st, "%s:%" PRIu64 ": invalid UTF-8 in field %zu (byte 0x%02X at offset %zu of the field)",
+                  st->path, line, idx + 1, ((const unsigned char *)s)[bad], bad);
+        return;
+      }
+      /* The record is reported whole, once it has ended (on_row). */
+      if (!st->bad_why[0])
+        snprintf(st->bad_why, sizeof st->bad_why,
+                 "invalid UTF-8 in field %zu (byte 0x%02X at offset %zu of the field, line %" PRIu64 ")", idx + 1,
+                 ((const unsigned char *)s)[bad], bad, line);
       return;
     }
   }
+  if (st->bad_why[0])
+    return;
 
   if (st->in_header) {
     if (st->nhdr == st->hdr_cap) {
@@ -298,6 +317,50 @@ static void on_field(void *s, size_t len, void *data)
   v->is_null = 0;
 }
 
+/* Keeps the text of a line that ends inside a quoted field. */
+static int raw_keep(csv_src *st, const char *a, size_t alen, const char *b, size_t blen)
+{
+  size_t need = st->rec_raw_len + alen + blen;
+  if (need > MAX_FIELD_BYTES + 2)
+    return DWL_OK;  /* feed_line fails such a record anyway */
+  if (need > st->rec_raw_cap) {
+    size_t cap = st->rec_raw_cap ? st->rec_raw_cap : 256;
+    while (cap < need)
+      cap *= 2;
+    char *r = realloc(st->rec_raw, cap);
+    if (!r)
+      return src_error(st, "%s: out of memory", st->path);
+    st->rec_raw = r;
+    st->rec_raw_cap = cap;
+  }
+  memcpy(st->rec_raw + st->rec_raw_len, a, alen);
+  if (blen)
+    memcpy(st->rec_raw + st->rec_raw_len + alen, b, blen);
+  st->rec_raw_len = need;
+  return DWL_OK;
+}
+
+/* Hands the record that just ended, which is bad, to the host: its raw
+ * text is the lines kept while it spanned lines plus the line in hand
+ * (nothing for a held-back blank line). */
+static void reject_row(csv_src *st)
+{
+  if (!DWL_HOST_HAS(host, reject)) {
+    src_error(st, "%s:%" PRIu64 ": %s", st->path, st->rec_line, st->bad_why);
+    return;
+  }
+  const char *raw = "";
+  size_t raw_len = 0;
+  if (!st->in_blank) {
+    if (st->rec_raw_len && raw_keep(st, st->text, st->text_len, NULL, 0) != DWL_OK)
+      return;
+    raw = st->rec_raw_len ? st->rec_raw : st->text;
+    raw_len = st->rec_raw_len ? st->rec_raw_len : st->text_len;
+  }
+  if (host->reject(st->ctx, st->rec_line, raw, raw_len, NULL, 0, st->bad_why) != DWL_OK)
+    st->failed = 1;  /* the host recorded why */
+}
+
 static void on_row(int c, void *data)
 {
   csv_src *st = data;
@@ -311,10 +374,13 @@ static void on_row(int c, void *data)
     st->header_line = st->rec_line;
     return;
   }
-  if (nf != st->ncols) {
-    src_error(st, "%s:%" PRIu64 ": row has %zu field%s, expected %zu%s", st->path, st->rec_line, nf,
-              nf == 1 ? "" : "s", st->ncols,
-              st->in_blank ? " (a blank line is a record of one empty field, allowed only in one-column files)" : "");
+  if (nf != st->ncols && !st->bad_why[0])
+    snprintf(st->bad_why, sizeof st->bad_why, "row has %zu field%s, expected %zu%s", nf, nf == 1 ? "" : "s",
+             st->ncols,
+             st->in_blank ? " (a blank line is a record of one empty field, allowed only in one-column files)" : "");
+  if (st->bad_why[0]) {
+    reject_row(st);
+    st->bad_why[0] = '\0';
     return;
   }
   st->origin[st->nrows++] = st->rec_line;
@@ -386,8 +452,10 @@ static int feed_line(csv_src *st)
   struct csv_parser *p = &st->parser;
   int was_quoted = in_quotes(p);
   uint64_t fields_before = st->fields_seen;
-  if (p->pstate == PS_ROW_NOT_BEGUN)
+  if (p->pstate == PS_ROW_NOT_BEGUN) {
     st->rec_line = st->lineno;
+    st->rec_raw_len = 0;
+  }
 
   size_t n = csv_parse(p, st->text, st->text_len, on_field, on_row, st);
   if (st->failed)
@@ -400,6 +468,8 @@ static int feed_line(csv_src *st)
      * open before, or if the one that was open closed on this line */
     if (!was_quoted || st->fields_seen != fields_before)
       st->quote_line = st->lineno;
+    if (raw_keep(st, st->text, st->text_len, st->ending, st->ending_len) != DWL_OK)
+      return DWL_ERR;
     n = csv_parse(p, st->ending, st->ending_len, on_field, on_row, st);
     if (st->failed)
       return DWL_ERR;
@@ -732,6 +802,7 @@ static void csv_close(void *handle)
   if (st->parser_ready)
     csv_free(&st->parser);
   free(st->line);
+  free(st->rec_raw);
   free(st->path);
   free(st->null_str);
   for (size_t i = 0; i < st->ncols; i++)

@@ -11,7 +11,9 @@ EXAMPLE_DIR="$TOP_BUILDDIR/plugins/example/.libs"
 # ---- dwload plugins ----------------------------------------------------------
 dw plugins
 is "$RC" 0 "plugins: exit 0"
-like "$OUT" "csv 1.0.0 (ABI 1.0) " "plugins: lists csv with its version and ABI"
+# The ABI the plugins of this tree are built with: the header's.
+ABI=$(sed -n 's/^#define DWL_ABI_MAJOR \([0-9]*\)$/\1/p' "$TOP_SRCDIR/include/dwload/plugin.h").$(sed -n 's/^#define DWL_ABI_MINOR \([0-9]*\)$/\1/p' "$TOP_SRCDIR/include/dwload/plugin.h")
+like "$OUT" "csv 1.0.0 (ABI $ABI) " "plugins: lists csv with its version and ABI"
 like "$OUT" "/csv.so" "plugins: ... and its file"
 # every option of the csv plugin's table, with its type and default
 is "$(printf '%s\n' "$OUT" | grep -E '^    path +path +required +the CSV file to read$' | wc -l | tr -d ' ')" 1 \
@@ -27,7 +29,7 @@ d = json.load(sys.stdin)
 csv = [p for p in d["plugins"] if p["name"] == "csv"][0]
 o = {x["name"]: x for x in csv["options"]}
 print(csv["abi"], csv["used"], o["path"]["type"], o["path"]["required"], o["header"]["default"],
-      o["types"]["type"], len(d["errors"]))')" "1.0 True path True true map 0" \
+      o["types"]["type"], len(d["errors"]))')" "$ABI True path True true map 0" \
   "plugins --json: the csv plugin's descriptor and option table"
 dw plugins "$WORK/x.yaml"
 is "$RC" 2 "plugins takes no job file"
@@ -37,7 +39,7 @@ is "$RC" 2 "plugins: an unknown option is a usage error"
 # The test plugins: tiny loads; badabi and noentry do not, and say why.
 dw plugins --plugin-path "$TEST_PLUGINDIR"
 is "$RC" 1 "plugins: a file that does not load makes it exit 1"
-like "$OUT" "tiny 1.0.0 (ABI 1.0) $TEST_PLUGINDIR/tiny.so" "plugins: --plugin-path is searched"
+like "$OUT" "tiny 1.0.0 (ABI $ABI) $TEST_PLUGINDIR/tiny.so" "plugins: --plugin-path is searched"
 like "$OUT" "badabi.so: not loaded: " "plugins: a plugin of another ABI is listed as not loaded"
 like "$OUT" "rebuild the plugin" "plugins: ... with the loader's reason"
 like "$OUT" "noentry.so: not loaded: " "plugins: a library without the entry point is listed as not loaded"
@@ -58,7 +60,7 @@ like "$OUT" "not used: $WORK/shadow/csv.so comes first" "plugins: DWLOAD_PLUGIN_
 [ -f "$EXAMPLE_DIR/seq.so" ] && pass "the example plugin is built" ||
   fail "the example plugin is built" "no $EXAMPLE_DIR/seq.so"
 dw --plugin-path "$EXAMPLE_DIR" plugins
-like "$OUT" "seq 1.0.0 (ABI 1.0) $EXAMPLE_DIR/seq.so" "plugins: lists the example plugin"
+like "$OUT" "seq 1.0.0 (ABI $ABI) $EXAMPLE_DIR/seq.so" "plugins: lists the example plugin"
 like "$OUT" "    count            int     required            how many rows to deliver" \
   "plugins: the example's required option"
 like "$OUT" "    step             int     default 60 " "plugins: the example's option with a default"

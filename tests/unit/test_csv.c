@@ -3,6 +3,7 @@
  * its input into a fresh temporary folder, which is also the base folder
  * that the `path` option resolves against. */
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <ftw.h>
 #include <malloc.h>
@@ -147,7 +148,7 @@ static void feed(const char *text)
   opt_str("path", "feed.csv");
 }
 
-static dwl_source *open_src(size_t batch_rows)
+static dwl_source *open_src_sink(size_t batch_rows, source_reject_fn reject)
 {
   source_config cfg = {
     .plugin = "csv",
@@ -157,6 +158,7 @@ static dwl_source *open_src(size_t batch_rows)
     .base_dir = tmpdir,
     .job = "test",
     .batch_rows = batch_rows,
+    .reject = reject,
   };
   dwl_source *s = NULL;
   err_init(&E);
@@ -166,6 +168,11 @@ static dwl_source *open_src(size_t batch_rows)
     return NULL;
   }
   return s;
+}
+
+static dwl_source *open_src(size_t batch_rows)
+{
+  return open_src_sink(batch_rows, NULL);
 }
 
 static void keep_row(const dwl_value *v, size_t ncols, uint64_t origin)
@@ -750,7 +757,154 @@ START_TEST(test_invalid_utf8_multiline_field)
 {
   /* the bad byte is on line 4, inside a field that opened on line 2 */
   feed("a,b\n1,\"one\ntwo\nth\xC3\x28ree\nfour\"\n");
-  load_fails(0, "feed.csv:4: invalid UTF-8 in field 2", END);
+  /* a row is named by the line it starts on; the message adds the byte's */
+  load_fails(0, "feed.csv:2: invalid UTF-8 in field 2", "line 4)", END);
+}
+END_TEST
+
+/* ---- rejected rows (host->reject, ABI 1.1) -------------------------------- */
+
+typedef struct sunk {
+  size_t n;
+  uint64_t origin[16];
+  char raw[16][128];
+  char reason[16][200];
+  int refuse_at;        /* the sink refuses its Nth row (1-based; 0: never) */
+} sunk;
+static sunk S;
+
+static int sink(void *ud, uint64_t origin, const char *raw, size_t raw_len, const dwl_value *values, size_t nvalues,
+                const char *reason, dwl_error *err)
+{
+  (void)ud, (void)values, (void)nvalues;
+  ck_assert_uint_lt(S.n, 16);
+  if (S.refuse_at && (int)S.n + 1 == S.refuse_at)
+    return err_set(err, DWL_EXIT_FAILED, "sink refuses line %llu", (unsigned long long)origin);
+  S.origin[S.n] = origin;
+  snprintf(S.raw[S.n], sizeof S.raw[0], "%.*s", (int)raw_len, raw ? raw : "");
+  snprintf(S.reason[S.n], sizeof S.reason[0], "%s", reason);
+  S.n++;
+  return 0;
+}
+
+static dwl_source *open_with_sink(size_t batch_rows)
+{
+  dwl_source *s = open_src_sink(batch_rows, sink);
+  ck_assert_msg(s != NULL, "open failed: %s", E.msg);
+  return s;
+}
+
+START_TEST(test_rejects_go_to_the_host)
+{
+  memset(&S, 0, sizeof S);
+  feed("a,b\n"
+       "1,x\n"                       /* 2 */
+       "2\n"                         /* 3: too few */
+       "3,\"multi\nline\",extra\n"   /* 4-5: too many, spans lines */
+       "4,\"bad \xFF\nbyte\"\n"      /* 6-7: invalid UTF-8 */
+       "\n"                          /* 8: blank, two columns */
+       "5,y\n");                     /* 9 */
+  dwl_source *s = open_with_sink(2);
+  ck_assert_int_eq(read_all(s), DWL_EOF);
+  source_close(s);
+  ck_assert_uint_eq(R.nrows, 2);
+  ck_cell(0, 0, "1");
+  ck_cell(1, 0, "5");
+  ck_assert_uint_eq(R.origin[0], 2);
+  ck_assert_uint_eq(R.origin[1], 9);
+  ck_assert_uint_eq(S.n, 4);
+  ck_assert_uint_eq(S.origin[0], 3);
+  ck_assert_str_eq(S.raw[0], "2");
+  ck_assert_str_eq(S.reason[0], "row has 1 field, expected 2");
+  ck_assert_uint_eq(S.origin[1], 4);
+  ck_assert_str_eq(S.raw[1], "3,\"multi\nline\",extra");
+  ck_assert_str_eq(S.reason[1], "row has 3 fields, expected 2");
+  ck_assert_uint_eq(S.origin[2], 6);
+  ck_assert_str_eq(S.raw[2], "4,\"bad \xFF\nbyte\"");
+  ck_assert_msg(strstr(S.reason[2], "invalid UTF-8 in field 2") && strstr(S.reason[2], "line 6)"), "%s",
+                S.reason[2]);
+  ck_assert_uint_eq(S.origin[3], 8);
+  ck_assert_str_eq(S.raw[3], "");
+  ck_assert_msg(strstr(S.reason[3], "blank line"), "%s", S.reason[3]);
+}
+END_TEST
+
+START_TEST(test_reject_refused_fails_the_source)
+{
+  memset(&S, 0, sizeof S);
+  S.refuse_at = 2;
+  feed("a,b\n1,x\n2\n3,y\n4\n5,z\n");
+  dwl_source *s = open_with_sink(0);
+  ck_assert_int_eq(read_all(s), DWL_ERR);
+  source_close(s);
+  ck_assert_uint_eq(S.n, 1);
+  ck_assert_msg(strstr(E.msg, "sink refuses line 5"), "%s", E.msg);
+}
+END_TEST
+
+/* A host of ABI 1.0, which has no reject member: the plugin must not touch
+ * it and must fail on a bad row as it always did.  Just enough of a host
+ * for one file with a header. */
+static char old_path[512];
+static char old_err[2048];
+static void old_log(dwl_ctx *c, int l, const char *f, ...) { (void)c, (void)l, (void)f; }
+static void old_error(dwl_ctx *c, const char *f, ...)
+{
+  (void)c;
+  va_list ap;
+  va_start(ap, f);
+  if (!old_err[0])
+    vsnprintf(old_err, sizeof old_err, f, ap);
+  va_end(ap);
+}
+static const char *old_string(dwl_ctx *c, const char *n) { (void)c; return strcmp(n, "path") == 0 ? old_path : NULL; }
+static int64_t old_int(dwl_ctx *c, const char *n) { (void)c, (void)n; return 0; }
+static int old_bool(dwl_ctx *c, const char *n) { (void)c; return strcmp(n, "header") == 0; }
+static int old_isset(dwl_ctx *c, const char *n) { (void)c; return strcmp(n, "path") == 0; }
+static size_t old_len(dwl_ctx *c, const char *n) { (void)c, (void)n; return 0; }
+static const char *old_item(dwl_ctx *c, const char *n, size_t i) { (void)c, (void)n, (void)i; return NULL; }
+
+START_TEST(test_old_host_without_reject)
+{
+  /* the bytes past a 1.0 host's end are poison: touching reject crashes */
+  struct {
+    dwl_host h;
+    char poison[64];
+  } old;
+  memset(&old, 0xA5, sizeof old);
+  old.h.abi_version = (1u << 16) | 0u;
+  old.h.size = (uint32_t)offsetof(dwl_host, reject);
+  old.h.log = old_log;
+  old.h.error = old_error;
+  old.h.opt_string = old_string;
+  old.h.opt_int = old_int;
+  old.h.opt_bool = old_bool;
+  old.h.opt_isset = old_isset;
+  old.h.opt_list_len = old_len;
+  old.h.opt_list_item = old_item;
+  old.h.opt_map_len = old_len;
+  old.h.opt_map_key = old_item;
+  old.h.opt_map_value = old_item;
+  feed("a,b\n1,x\n2\n");
+  snprintf(old_path, sizeof old_path, "%s/feed.csv", tmpdir);
+  old_err[0] = '\0';
+  void *dl = dlopen(DWL_BUILD_PLUGINDIR "/csv.so", RTLD_NOW | RTLD_LOCAL);
+  ck_assert_msg(dl != NULL, "%s", dlerror());
+  dwl_plugin_entry_fn entry;
+  *(void **)&entry = dlsym(dl, DWL_PLUGIN_ENTRY_SYMBOL);
+  ck_assert_ptr_nonnull(entry);
+  const dwl_plugin *p = entry(&old.h);
+  ck_assert_ptr_nonnull(p);
+  dwl_source_args args = {.size = sizeof args, .job = "test", .batch_rows = 16};
+  void *h = NULL;
+  const dwl_column *cols;
+  size_t ncols;
+  ck_assert_int_eq(p->open(NULL, &args, &h, &cols, &ncols), DWL_OK);
+  dwl_batch b;
+  ck_assert_int_eq(p->next_batch(h, &b), DWL_ERR);
+  ck_assert_msg(strstr(old_err, "feed.csv:3: row has 1 field, expected 2"), "%s", old_err);
+  p->close(h);
+  dlclose(dl);
 }
 END_TEST
 
@@ -1098,6 +1252,9 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_utf8_strictness);
   tcase_add_test(tc, test_invalid_utf8_multiline_field);
   tcase_add_test(tc, test_invalid_utf8_header);
+  tcase_add_test(tc, test_rejects_go_to_the_host);
+  tcase_add_test(tc, test_reject_refused_fails_the_source);
+  tcase_add_test(tc, test_old_host_without_reject);
   tcase_add_test(tc, test_nul_byte_kept);
   tcase_add_test(tc, test_blank_lines_at_end_ignored);
   tcase_add_test(tc, test_blank_line_in_middle);

@@ -1,0 +1,208 @@
+#!/bin/sh
+# Secrets: jobs whose connection strings hold a password made for this test
+# (a user of its own on PostgreSQL and MariaDB, who logs in with it), run
+# with debug logging through successes and every kind of failure (wrong
+# password, unknown host, an SQL error, a data error, a locked job, job
+# files that do not parse), then everything dwload wrote is searched for
+# the password: standard output (summaries, check, state, plan --sql,
+# asof), standard error (logs and errors), reject files and the rows of
+# dwload_state.  None may hold it.
+#
+# To cover another place a secret goes (HTTP headers, say), add a `probe`
+# below whose job holds "$SECRET" there, and files to `searched`.
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+
+# Unique per run, and nothing else holds it.
+SECRET="Sx$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')Q"
+WRONG="Wr$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')Q"
+SECRET_USER="dwl_sec_$$"
+
+# The connection string of the test's own user, with PASSWORD as password.
+case $WAREHOUSE in
+  sqlite)
+    # The SQLite driver takes no password; the attribute must still be
+    # kept out of every message (in braces, with a ';' in it, too).
+    conn_with() { printf 'Driver=SQLite3;Database=%s;PWD={a;%s}' "${2:-$WH}" "$1"; }
+    BAD_HOST_CONN="Driver=SQLite3;Database=$WORK/no/such/dir/wh.db;PWD=$SECRET"
+    ;;
+  postgresql)
+    sql "CREATE ROLE \"$SECRET_USER\" LOGIN PASSWORD '$SECRET';
+         GRANT ALL ON DATABASE \"$WH_DB\" TO \"$SECRET_USER\";
+         GRANT ALL ON SCHEMA public TO \"$SECRET_USER\"" >/dev/null
+    trap '_wh_drop_db; _wh_psql postgres -c "DROP ROLE IF EXISTS \"$SECRET_USER\"" >/dev/null 2>&1;
+          if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
+    conn_with() {
+      printf 'Driver=PostgreSQL Unicode;Server=%s;Port=%s;Database=%s;Uid=%s;Pwd=%s' \
+        "${2:-$DWL_PG_HOST}" "$DWL_PG_PORT" "$WH_DB" "$SECRET_USER" "$1"
+    }
+    BAD_HOST_CONN=$(conn_with "$SECRET" no-such-host.invalid)
+    ;;
+  mariadb)
+    sql "CREATE USER '$SECRET_USER'@'%' IDENTIFIED BY '$SECRET';
+         GRANT ALL ON \"$WH_DB\".* TO '$SECRET_USER'@'%'" >/dev/null
+    trap '_wh_drop_db; _wh_mariadb "" -e "DROP USER IF EXISTS '"'$SECRET_USER'"'@'"'%'"'" >/dev/null 2>&1;
+          if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
+    conn_with() {
+      printf 'Driver=MariaDB Unicode;Server=%s;Port=%s;Database=%s;User=%s;Password=%s' \
+        "${2:-$DWL_MARIADB_HOST}" "$DWL_MARIADB_PORT" "$WH_DB" "$SECRET_USER" "$1"
+    }
+    BAD_HOST_CONN=$(conn_with "$SECRET" no-such-host.invalid)
+    ;;
+esac
+GOOD_CONN=$(conn_with "$SECRET")
+
+# sjob NAME CONNECTION TABLE CSV [LOAD-LINES]: an scd2 job with a reject file
+sjob() {
+  cat >"$WORK/$1.yaml" <<EOF
+version: 1
+job: $1
+source:
+  plugin: csv
+  path: \${FEED:-$4}
+  types: {id: integer}
+target:
+  connection: "$2"
+  table: $3
+load:
+  mode: scd2
+  key: id
+  lmd: lmd
+  max_rejects: 5
+  reject_file: $1.rejects.csv
+${5:-}
+EOF
+  echo "$WORK/$1.yaml"
+}
+
+OUTS="$WORK/outputs"
+mkdir -p "$OUTS"
+N=0
+
+# probe WANT-RC NAME ARGS...: runs dwload --log-level debug ARGS, keeps its
+# output for the search, and checks its exit status
+probe() {
+  _want=$1
+  _name=$2
+  shift 2
+  N=$((N + 1))
+  "$DWLOAD" --log-level debug "$@" >"$OUTS/$N.$_name.out" 2>"$OUTS/$N.$_name.err"
+  _rc=$?
+  is "$_rc" "$_want" "$_name: exit $_want"
+  [ "$_rc" = "$_want" ] || sed 's/^/#   /' "$OUTS/$N.$_name.err"
+  is "$(cat "$OUTS/$N.$_name.out" "$OUTS/$N.$_name.err" | grep -c -F -e "$SECRET" -e "$WRONG")" 0 \
+    "$_name: the password is in neither stdout nor stderr"
+}
+
+FEED=$(file feed.csv <<'EOF'
+id,name,lmd
+1,Ann,2024-01-01 00:00:00
+2,Bob,not a time
+3,Cat,2024-01-03 00:00:00
+EOF
+)
+
+# ---- successes ---------------------------------------------------------------
+J=$(sjob plain "$GOOD_CONN" dim "$FEED")
+probe 0 "run (password written in the job file)" run "$J"
+like "$(cat "$OUTS/$N."*.err)" "***" "the log shows the connection with the password masked"
+probe 0 "check" check "$J"
+probe 0 "state" state "$J"
+probe 0 "plan --sql" plan --sql "$J"
+probe 0 "asof" asof "$J" --at '2024-01-02 00:00:00'
+export DWL_SECRET_CONN="$GOOD_CONN"
+J=$(sjob fromenv '${DWL_SECRET_CONN}' dim2 "$FEED")
+probe 0 "run (password from \${VAR})" run "$J"
+
+# ---- failures ----------------------------------------------------------------
+if ! is_warehouse sqlite; then
+  J=$(sjob wrongpw "$(conn_with "$WRONG")" dim3 "$FEED")
+  probe 1 "wrong password" run "$J"
+  probe 1 "wrong password, check" check "$J"
+fi
+J=$(sjob badhost "$BAD_HOST_CONN" dim4 "$FEED")
+probe 1 "unreachable warehouse" run "$J"
+
+# An SQL error: the table exists, and a CHECK constraint refuses a row.
+sql "CREATE TABLE sqlerr (dim_id BIGINT, id BIGINT, name VARCHAR(20) CHECK (name <> 'Cat'), lmd TIMESTAMP,
+     valid_from TIMESTAMP, valid_to TIMESTAMP, is_current BOOLEAN, is_deleted BOOLEAN)" >/dev/null
+J=$(sjob sqlerr "$GOOD_CONN" sqlerr "$FEED")
+probe 1 "an SQL error" run "$J"
+
+# Too many bad rows: a data error, and a .failed reject file.
+J=$(sjob baddata "$GOOD_CONN" dim5 "$FEED" "  lookup: scan")
+sed -i 's/max_rejects: 5/max_rejects: 0/; s/reject_file: .*/reject_file: baddata.rejects.csv/' "$J"
+probe 1 "a data error" run "$J"
+
+# A locked job: the first run is held mid-way by a FIFO it reads.
+FIFO="$WORK/feed.fifo"
+mkfifo "$FIFO"
+J=$(sjob locked "$GOOD_CONN" dim6 "$FEED")
+exec 3<>"$FIFO"
+FEED="$FIFO" "$DWLOAD" --log-level debug run "$J" >"$OUTS/held.out" 2>"$OUTS/held.err" 3>&- &
+HELD=$!
+printf 'id,name,lmd\n1,Ann,2024-01-01 00:00:00\n' >&3
+i=0
+until [ "$(sql "SELECT CASE WHEN running_since IS NOT NULL THEN 1 ELSE 0 END FROM dwload_state
+              WHERE job = 'locked'" 2>/dev/null)" = 1 ] || [ $i -ge 100 ]; do
+  sleep 0.1
+  i=$((i + 1))
+done
+probe 3 "a locked job" run "$J"
+exec 3>&-
+wait "$HELD"
+is "$?" 0 "the run that held the lock finishes"
+is "$(cat "$OUTS/held.out" "$OUTS/held.err" | grep -c -F "$SECRET")" 0 \
+  "the run that held the lock: the password is in neither stdout nor stderr"
+
+# Job files that do not parse, with the password written in them.
+cat >"$WORK/syntax.yaml" <<EOF
+version: 1
+job: syntax
+target:
+  connection: "$GOOD_CONN
+  table: t
+EOF
+probe 2 "a YAML syntax error on the password's line" run "$WORK/syntax.yaml"
+cat >"$WORK/unset.yaml" <<EOF
+version: 1
+job: unset
+source: {plugin: csv, path: $FEED}
+target:
+  connection: "$GOOD_CONN;X=\${DWL_SURELY_UNSET_VAR}"
+  table: t
+EOF
+probe 2 "an unset variable beside the password" run "$WORK/unset.yaml"
+cat >"$WORK/malformed.yaml" <<EOF
+version: 1
+job: malformed
+source: {plugin: csv, path: $FEED}
+target:
+  connection: "$GOOD_CONN;X=\${oops"
+  table: t
+EOF
+probe 2 "a malformed variable beside the password" run "$WORK/malformed.yaml"
+cat >"$WORK/shape.yaml" <<EOF
+version: 1
+job: shape
+source: {plugin: csv, path: $FEED}
+target:
+  connection: ["$GOOD_CONN"]
+  table: t
+EOF
+probe 2 "a connection that is not a string" run "$WORK/shape.yaml"
+
+# ---- what stays behind ---------------------------------------------------------
+like "$(cat "$WORK/plain.rejects.csv" "$WORK/baddata.rejects.csv.failed" 2>&1)" "not a time" \
+  "reject files were written (committed and failed runs)"
+is "$(cat "$WORK"/*.rejects.csv* | grep -c -F "$SECRET")" 0 "the reject files do not hold the password"
+STATE=$(sqln "SELECT * FROM dwload_state")
+like "$STATE" "baddata" "dwload_state has the failed runs' rows"
+is "$(printf '%s\n' "$STATE" | grep -c -F -e "$SECRET" -e "$WRONG")" 0 "dwload_state does not hold the password"
+unlike "$(cat "$OUTS"/*)" "$SECRET" "no output at all holds the password"
+if [ -d "$WORK/odbc" ]; then
+  is "$(cat "$WORK"/odbc/* | grep -c -F "$SECRET")" 0 "the ODBC driver's own logs (psqlODBC's CommLog) do not hold it"
+fi
+# The search itself finds the password where it is.
+is "$(grep -c -F "$SECRET" "$WORK/plain.yaml")" 1 "the search finds the password in the job file that holds it"
+
+done_testing
