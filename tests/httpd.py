@@ -35,6 +35,7 @@ A path is modifiers, then a style, then NAME:
     /moved/NAME           redirects to /next/NAME
     /away/NAME            redirects to /next/NAME on http://localhost (another host)
     /big/BYTES            a page of one record holding BYTES bytes of text
+    /raw/FILE             DIR/FILE byte for byte, as a 200 JSON page
 """
 import json
 import os
@@ -164,6 +165,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return None
+        if style == "raw":
+            # DIR/FILE byte for byte, as the body of a 200 JSON page
+            with open(os.path.join(DIR, os.path.basename(rest[0])), "rb") as fh:
+                body = fh.read()
+            return self.send(200, body)
         if style == "big":
             return self.send(200, json.dumps([{"id": 1, "blob": "x" * int(rest[0])}]))
         if not rest:

@@ -15,8 +15,9 @@
 # file in the case's folder but the warehouse (and a reject file's .failed
 # list, which is what a failed run leaves).
 #
-# Cases that need a server of their own (HTTP pages, say) can add a
-# `serve` file later; this runner knows only files.
+# JSON page cases (http_json jobs) read from tests/httpd.py, started here
+# on loopback: "${BAD_API}" is its address, and a case's api/FILE is served
+# as "${BAD_API}/raw/${BAD_CASE}.FILE", byte for byte.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 skip_unless_warehouse sqlite "the corpus runs on a fresh SQLite file per case; identifiers.sh covers names on every warehouse"
@@ -27,6 +28,19 @@ CORPUS="$TOP_SRCDIR/tests/bad"
 expect_field() {
   sed -n "s/^$2: //p" "$1" | head -n 1
 }
+
+API="$WORK/api"
+mkdir -p "$API"
+python3 "$TOP_SRCDIR/tests/httpd.py" "$API" 2>"$WORK/httpd.err" &
+HTTPD_PID=$!
+i=0
+while [ ! -s "$API/port" ] && [ "$i" -lt 100 ] && kill -0 "$HTTPD_PID" 2>/dev/null; do
+  sleep 0.1
+  i=$((i + 1))
+done
+[ -s "$API/port" ] || { echo "Bail out! tests/httpd.py did not start: $(cat "$WORK/httpd.err")"; exit 1; }
+BAD_API="http://127.0.0.1:$(cat "$API/port")"
+export BAD_API
 
 n=0
 for dir in "$CORPUS"/*/; do
@@ -42,8 +56,11 @@ for dir in "$CORPUS"/*/; do
   mkdir -p "$run"
   cp -R "$dir". "$run/"
   rm -f "$run/expect"
+  if [ -d "$dir/api" ]; then
+    for p in "$dir"/api/*; do cp "$p" "$API/$case.$(basename "$p")"; done
+  fi
   before=$(cd "$run" && ls -A | LC_ALL=C sort)
-  BAD_CONN="Driver=SQLite3;Database=$run/wh.db" BAD_TABLE="bad_$case" \
+  BAD_CASE="$case" BAD_CONN="Driver=SQLite3;Database=$run/wh.db" BAD_TABLE="bad_$case" \
     "$DWLOAD" "${cmd:-run}" "$run/job.yaml" >"$run.out" 2>"$run.err"
   rc=$?
   err=$(cat "$run.err")
@@ -74,6 +91,8 @@ for dir in "$CORPUS"/*/; do
   [ "$after" = "$before" ] || written="$written files: $(echo "$after" | tr '\n' ' ')"
   is "$written" "" "$case: nothing written"
 done
+kill "$HTTPD_PID" 2>/dev/null
+wait "$HTTPD_PID" 2>/dev/null
 [ "$n" -ge 40 ] && pass "the corpus has $n cases (at least 40)" || fail "the corpus has $n cases, fewer than 40"
 
 done_testing
