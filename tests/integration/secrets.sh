@@ -3,7 +3,8 @@
 # (a user of its own on PostgreSQL and MariaDB, who logs in with it), run
 # with debug logging through successes and every kind of failure (wrong
 # password, unknown host, an SQL error, a data error, a locked job, job
-# files that do not parse), then everything dwload wrote is searched for
+# files that do not parse), and http_json jobs with the token in a header
+# and the URL (good, 401, echoed back, timeout); then everything dwload wrote is searched for
 # the password: standard output (summaries, check, state, plan --sql,
 # asof), standard error (logs and errors), reject files and the rows of
 # dwload_state.  None may hold it.
@@ -190,6 +191,57 @@ target:
   table: t
 EOF
 probe 2 "a connection that is not a string" run "$WORK/shape.yaml"
+
+# ---- HTTP headers ---------------------------------------------------------------
+# The same search for a token in an http_json job's headers (tests/httpd.py
+# on loopback wants it in X-Api-Token) and in its URL's query: a good run,
+# a wrong token (401), an error page that echoes the token back, and a
+# timeout, all with debug logging.
+API="$WORK/api"
+mkdir "$API"
+printf '%s\n' "$SECRET" >"$API/token"
+printf '[{"id": 1, "name": "Ann", "lmd": "2024-01-01 10:00:00"}]\n' >"$API/people.json"
+python3 "$TOP_SRCDIR/tests/httpd.py" "$API" 2>"$WORK/httpd.err" &
+HTTPD_PID=$!
+i=0
+while [ ! -s "$API/port" ] && [ "$i" -lt 100 ] && kill -0 "$HTTPD_PID" 2>/dev/null; do
+  sleep 0.1
+  i=$((i + 1))
+done
+BASE="http://127.0.0.1:$(cat "$API/port")"
+# hjob NAME PATH TOKEN: an scd2 job reading BASE/PATH with TOKEN in a header
+# and in the URL's query
+hjob() {
+  cat >"$WORK/$1.yaml" <<EOF
+version: 1
+job: $1
+source:
+  plugin: http_json
+  url: "$BASE/$2?api_key=$3"
+  records: data
+  next: links.next
+  timeout: 2
+  max_retries: 0
+  headers:
+    X-Api-Token: "$3"
+  fields: {id: id, name: name, lmd: lmd}
+target:
+  connection: "$GOOD_CONN"
+  table: $1
+load:
+  mode: scd2
+  key: id
+  lmd: lmd
+EOF
+  echo "$WORK/$1.yaml"
+}
+probe 0 "http_json with the token in a header" run "$(hjob http_ok auth/next/people "$SECRET")"
+probe 1 "http_json with a wrong token (401)" run "$(hjob http_401 auth/next/people "$WRONG")"
+probe 1 "http_json: an error page that repeats the token" run "$(hjob http_echo echo "$SECRET")"
+probe 1 "http_json: a timeout" run "$(hjob http_slow slow/5/next/people "$SECRET")"
+is "$(sql 'SELECT count(*) FROM http_ok')" 1 "the run with the right token loaded its row"
+kill "$HTTPD_PID" 2>/dev/null
+wait "$HTTPD_PID" 2>/dev/null
 
 # ---- what stays behind ---------------------------------------------------------
 like "$(cat "$WORK/plain.rejects.csv" "$WORK/baddata.rejects.csv.failed" 2>&1)" "not a time" \
