@@ -502,7 +502,10 @@ static int process_scd2(scd_engine *e, rs_row *const *rows, size_t n, const scd_
     if (emit_pending(&w, 1, none, w.kind == H_PEND_TOMB, err) != 0)
       return -1;
   }
-  if (w.scope_all && cur && (cur->flags & (KM_LIVE | KM_TOMBSTONE)) && w.last && !fp_eq(w.last->fp1, cur->fp1)) {
+  /* A key deleted without a tombstone has stored versions too, whose type 1
+   * values the key map does not know: a revival updates them. */
+  if (w.scope_all && cur && (cur->flags & (KM_LIVE | KM_TOMBSTONE | KM_GONE)) && w.last &&
+      ((cur->flags & KM_GONE) || !fp_eq(w.last->fp1, cur->fp1))) {
     if (sink->type1(sink->ud, w.last->vals, NULL, 1, err) != 0)
       return -1;
     counts->updated++;
