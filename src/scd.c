@@ -1,6 +1,8 @@
 /* The change engine: SCD type 2 history with type 1 columns, upserts and
  * soft deletes, computed in memory from fingerprints of the dimension's
- * current versions and the rows of the delta.  See scd.h for the flow. */
+ * current versions and the rows of the delta.  Keys with late rows (dated
+ * before their stored history ends) wait for their full history and are
+ * replayed (scd_repair, at the end).  See scd.h for the flow. */
 #include "scd.h"
 
 #include <stdio.h>

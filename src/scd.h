@@ -4,8 +4,11 @@
  * keymap) and the source rows (the delta, kept in a rowset), then walks
  * each business key's rows in lmd order and emits operations through an
  * scd_sink: insert a version, expire a key's current version, overwrite
- * type 1 columns, and for upsert update or remove a row.  It knows nothing
- * of SQL; the target writer turns the operations into statements. */
+ * type 1 columns, and for upsert update or remove a row.  Keys with rows
+ * older than their stored history (late rows) get their full history fed
+ * in (scd_add_history) and are rebuilt: reshape, drop and insert versions.
+ * It knows nothing of SQL; the target writer turns the operations into
+ * statements. */
 #ifndef DWL_SCD_H
 #define DWL_SCD_H
 

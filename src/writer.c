@@ -1,7 +1,8 @@
 /* Target writer: rows and engine operations to bound SQL statements.
  *
  * Inserts go out as multi-row INSERT ... VALUES statements.  Expires, type 1
- * updates, upsert updates and removals go one of two ways, by dialect:
+ * updates, upsert updates, removals, and the history repair's reshapes and
+ * drops of stored versions go one of two ways, by dialect:
  * per key through a prepared statement (SQLite, in-process and indexed), or
  * staged into temporary tables with the same batched inserts and applied
  * by one UPDATE ... FROM / UPDATE ... JOIN per kind at the end (PostgreSQL,
