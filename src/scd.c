@@ -949,11 +949,11 @@ static int settle_instants(const scd_engine *e, hev *ev, size_t nev, scd_counts 
     for (size_t k = i; k < j; k++) {
       if (!ev[k].syn)
         continue;
-      if (ev[k].del == ev[d].del && (ev[d].del || fp_eq(ev[k].r.fp2, ev[d].r.fp2)))
-        ev[k].skip = 1;  /* the source's row is the stored event */
-      else if (!(ev[k].del && !ev[d].del))
+      /* The source's row is the stored event, or two different things
+       * happened at one instant, as with two source rows. */
+      if (ev[k].del != ev[d].del || (!ev[d].del && !fp_eq(ev[k].r.fp2, ev[d].r.fp2)))
         return hist_conflict(e, &ev[d], &ev[k], err);
-      /* (a stored deletion, then the row reviving the key at that instant) */
+      ev[k].skip = 1;
     }
   }
   return 0;
