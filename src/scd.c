@@ -741,18 +741,6 @@ int scd_add_history(scd_engine *e, const dwl_value *row, const dwl_ts *valid_fro
   return 0;
 }
 
-static int cmp_hist(const void *a, const void *b)
-{
-  const rs_row *x = &sort_rs->rows[*(const size_t *)a], *y = &sort_rs->rows[*(const size_t *)b];
-  if (x->key.hi != y->key.hi)
-    return x->key.hi < y->key.hi ? -1 : 1;
-  if (x->key.lo != y->key.lo)
-    return x->key.lo < y->key.lo ? -1 : 1;
-  if (x->lmd.us != y->lmd.us)
-    return x->lmd.us < y->lmd.us ? -1 : 1;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 /* One event of a key's replayed history. */
 typedef struct hev {
   rs_row r;     /* a copy whose lmd is the event's time */
@@ -1152,7 +1140,7 @@ int scd_repair(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_erro
   for (size_t i = 0; i < nh; i++)
     idx[i] = i;
   sort_rs = &e->hist;
-  qsort(idx, nh, sizeof *idx, cmp_hist);
+  qsort(idx, nh, sizeof *idx, cmp_rows);  /* by key, then valid_from */
   sort_rs = NULL;
   /* Each waiting key's stored versions: a run of idx, found through the
    * key map's group slot. */

@@ -544,30 +544,30 @@ int target_scan_deleted(target *t, const size_t *cols, size_t ncols, target_row_
   return scan(t, cols, ncols, 0, SCAN_DELETED, NULL, fn, NULL, ud, err);
 }
 
+static scan_filter filter_of(const target_keys *keys)
+{
+  scan_filter f = {
+    .stage = keys->stage,
+    .stage_cols = keys->stage_cols,
+    .keyrow = keys->keyrow,
+    .key = keys->key,
+    .nkey = keys->nkey,
+  };
+  return f;
+}
+
 int target_scan_keys(target *t, const size_t *cols, size_t ncols, int deleted, const target_keys *keys,
                      target_row_fn fn, void *ud, dwl_error *err)
 {
   if (deleted && (t->spec->mode != MODE_SCD2 || t->ix[TC_DELETED] < 0))
     return 0;
-  scan_filter f = {
-    .stage = keys->stage,
-    .stage_cols = keys->stage_cols,
-    .keyrow = keys->keyrow,
-    .key = keys->key,
-    .nkey = keys->nkey,
-  };
+  scan_filter f = filter_of(keys);
   return scan(t, cols, ncols, 0, deleted ? SCAN_DELETED : SCAN_CURRENT, &f, fn, NULL, ud, err);
 }
 
 int target_scan_history(target *t, const target_keys *keys, target_hist_fn fn, void *ud, dwl_error *err)
 {
-  scan_filter f = {
-    .stage = keys->stage,
-    .stage_cols = keys->stage_cols,
-    .keyrow = keys->keyrow,
-    .key = keys->key,
-    .nkey = keys->nkey,
-  };
+  scan_filter f = filter_of(keys);
   return scan(t, NULL, 0, 1, SCAN_HISTORY, &f, NULL, fn, ud, err);
 }
 

@@ -20,26 +20,14 @@ layout() {
   _dir="$WORK/$_name"
   python3 "$TOP_SRCDIR/tests/late_gen.py" "$_seed" "$CASES" "$_dir" 7200
   _runs=$(cat "$_dir/runs")
-  _inc=$(mkjob "${_name}_inc" "$_dir/src.csv" "${_name}_inc" <<EOF
-load:
+  _load="load:
   mode: scd2
   key: [id]
   lmd: lmd
-  deletes: {column: op, values: [D]}
-  lookback: 2h
-  late: repair
-$_yaml
-EOF
-)
-  _ref=$(mkjob "${_name}_ref" "$_dir/all.csv" "${_name}_ref" <<EOF
-load:
-  mode: scd2
-  key: [id]
-  lmd: lmd
-  deletes: {column: op, values: [D]}
-$_yaml
-EOF
-)
+  deletes: {column: op, values: [D]}"
+  _inc=$(printf '%s\n  lookback: 2h\n  late: repair\n%s\n' "$_load" "$_yaml" |
+    mkjob "${_name}_inc" "$_dir/src.csv" "${_name}_inc")
+  _ref=$(printf '%s\n%s\n' "$_load" "$_yaml" | mkjob "${_name}_ref" "$_dir/all.csv" "${_name}_ref")
   _k=1 _bad="" _late=0
   while [ "$_k" -le "$_runs" ]; do
     cp "$_dir/run$_k.csv" "$_dir/src.csv"

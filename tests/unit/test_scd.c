@@ -684,19 +684,26 @@ START_TEST(conflicting_duplicates_fail)
 }
 END_TEST
 
-/* Oslo from 01-01, Bergen from 01-10 (current); a late row at 01-05. */
-static void late_setup(int late, const char *const *row)
+/* Oslo from 01-01, Bergen from 01-10 (current); a late row. */
+static void late_setup_close(int late, int close, const char *const *row)
 {
   scd2_setup();
   F.spec.late = late;
+  F.spec.close = close;
   fx_init(NULL);
   current(ROW("1", "Ann", "Bergen", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", 0);
   source(row, 9, 1);
   apply_ok();
   NO_OPS();  /* the key waits for its history */
   ck_assert_int_eq(scd_deferred(&F.e), 1);
-  history(ROW("1", "Ann", "Oslo", "2024-01-01 00:00:00"), "2024-01-01 00:00:00", "2024-01-10 00:00:00", 0);
+  history(ROW("1", "Ann", "Oslo", "2024-01-01 00:00:00"), "2024-01-01 00:00:00",
+          close == CLOSE_DAY_BEFORE ? "2024-01-09 00:00:00" : "2024-01-10 00:00:00", 0);
   history(ROW("1", "Ann", "Bergen", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", NULL, 0);
+}
+
+static void late_setup(int late, const char *const *row)
+{
+  late_setup_close(late, CLOSE_AT_NEXT, row);
 }
 
 START_TEST(late_row_spliced_into_history)
@@ -774,14 +781,7 @@ END_TEST
 
 START_TEST(late_row_day_before)
 {
-  scd2_setup();
-  F.spec.close = CLOSE_DAY_BEFORE;
-  fx_init(NULL);
-  current(ROW("1", "Ann", "Bergen", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", 0);
-  source(ROW("1", "Ann", "Rome", "2024-01-05 00:00:00"), 9, 1);
-  apply_ok();
-  history(ROW("1", "Ann", "Oslo", "2024-01-01 00:00:00"), "2024-01-01 00:00:00", "2024-01-09 00:00:00", 0);
-  history(ROW("1", "Ann", "Bergen", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", NULL, 0);
+  late_setup_close(LATE_REPAIR, CLOSE_DAY_BEFORE, ROW("1", "Ann", "Rome", "2024-01-05 00:00:00"));
   ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
   OPS("RESHAPE 1 from=2024-01-01 00:00:00 del=0 -> 1,Ann,Oslo,2024-01-01 00:00:00 "
       "[2024-01-01 00:00:00 .. 2024-01-04 00:00:00] cur=0 del=0",
@@ -792,13 +792,7 @@ END_TEST
 
 START_TEST(late_row_at_a_stored_start_other_values_fails)
 {
-  scd2_setup();
-  fx_init(NULL);
-  current(ROW("1", "Ann", "Bergen", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", 0);
-  source(ROW("1", "Ann", "Rome", "2024-01-01 00:00:00"), 9, 1);
-  apply_ok();
-  history(ROW("1", "Ann", "Oslo", "2024-01-01 00:00:00"), "2024-01-01 00:00:00", "2024-01-10 00:00:00", 0);
-  history(ROW("1", "Ann", "Bergen", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", NULL, 0);
+  late_setup(LATE_REPAIR, ROW("1", "Ann", "Rome", "2024-01-01 00:00:00"));
   ck_assert_int_eq(repair(), -1);
   ck_assert_msg(strstr(F.err.msg, "src.csv:9: key (id='1') has lmd 2024-01-01 00:00:00, the same as a stored version "
                                   "of the key, but different type 2 values") != NULL,
@@ -922,15 +916,21 @@ START_TEST(revival_closes_tombstone)
 }
 END_TEST
 
-START_TEST(late_delete_expire_style)
+/* Ann from 01-01, Bob from 01-10 (current); a delete row of 01-05. */
+static void late_delete_setup(int style)
 {
-  op_setup(DELSTYLE_EXPIRE);
-  current(ROW("1", "Ann", "I", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", 0);
+  op_setup(style);
+  current(ROW("1", "Bob", "I", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", 0);
   source(ROW("1", "Ann", "D", "2024-01-05 00:00:00"), 2, 1);
   apply_ok();
   history(ROW("1", "Ann", "I", "2024-01-01 00:00:00"), "2024-01-01 00:00:00", "2024-01-10 00:00:00", 0);
   history(ROW("1", "Bob", "I", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", NULL, 0);
   ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
+}
+
+START_TEST(late_delete_expire_style)
+{
+  late_delete_setup(DELSTYLE_EXPIRE);
   /* closed and flagged at the deletion; the next version is now a revival */
   OPS("RESHAPE 1 from=2024-01-01 00:00:00 del=0 -> 1,Ann,I,2024-01-01 00:00:00 "
       "[2024-01-01 00:00:00 .. 2024-01-05 00:00:00] cur=0 del=1");
@@ -941,13 +941,7 @@ END_TEST
 
 START_TEST(late_delete_tombstone_style)
 {
-  op_setup(DELSTYLE_TOMBSTONE);
-  current(ROW("1", "Bob", "I", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", 0);
-  source(ROW("1", "Ann", "D", "2024-01-05 00:00:00"), 2, 1);
-  apply_ok();
-  history(ROW("1", "Ann", "I", "2024-01-01 00:00:00"), "2024-01-01 00:00:00", "2024-01-10 00:00:00", 0);
-  history(ROW("1", "Bob", "I", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", NULL, 0);
-  ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
+  late_delete_setup(DELSTYLE_TOMBSTONE);
   OPS("RESHAPE 1 from=2024-01-01 00:00:00 del=0 -> 1,Ann,I,2024-01-01 00:00:00 "
       "[2024-01-01 00:00:00 .. 2024-01-05 00:00:00] cur=0 del=0",
       "INS 1,Ann,D,2024-01-05 00:00:00 [2024-01-05 00:00:00 .. 2024-01-10 00:00:00] cur=0 del=1");
