@@ -317,7 +317,10 @@ static int read_history(run_ctx *r, dwl_error *err)
   const rowset *keys = &r->e.latekeys;
   target_keys k = {.key = c->key, .nkey = c->nkey};
   double t0 = now_s();
-  long staged = writer_stage_keys(r->w, keys, &k.stage, &k.stage_cols, err);
+  /* plan creates no temporary table unless lookup: keys asks for it: one
+   * lookup per key instead */
+  int stage = !r->o->plan || r->spec->lookup == LOOKUP_KEYS;
+  long staged = stage ? writer_stage_keys(r->w, keys, &k.stage, &k.stage_cols, err) : 0;
   int rc = staged < 0 ? -1 : 0;
   if (rc == 0 && staged > 0)
     rc = target_scan_history(r->t, &k, on_history, r, err);
@@ -326,7 +329,7 @@ static int read_history(run_ctx *r, dwl_error *err)
     int has_null = 0;
     for (size_t j = 0; j < c->nkey; j++)
       has_null |= keys->rows[i].vals[c->key[j]].is_null;
-    if (!has_null)
+    if (stage && !has_null)
       continue;
     k.keyrow = keys->rows[i].vals;
     rc = target_scan_history(r->t, &k, on_history, r, err);

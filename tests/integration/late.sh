@@ -131,6 +131,37 @@ $want4" "$name: spliced, merged, deleted and revived in lmd order"
   done
 done
 
+# ---- plan, and lookup: keys ---------------------------------------------------
+csv=$(file pl.csv <<'EOF'
+id,city,lmd
+7,Oslo,2024-03-01 08:00:00
+7,Rome,2024-03-04 08:00:00
+8,X,2024-03-01 00:00:00
+EOF
+)
+j=$(mkjob pl "$csv" d_pl <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+  lookback: 1d
+EOF
+)
+run_ok "$j" "plan: history"
+echo "7,Bergen,2024-03-03 20:00:00" >>"$csv"
+before=$(wh_dump)
+dw plan --sql "$j"
+is "$RC|$(field late_repaired)|$(field inserted)|$(field updated)|$(field skipped)" "0|1|1|1|2" \
+  "plan: the repair it would make (Oslo closed earlier, Bergen inserted; Oslo's row older than the window)"
+like "$OUT" "'Bergen'" "plan --sql: the inserted version is shown"
+is "$(wh_dump)" "$before" "plan: nothing written"
+sed -i 's/lookback: 1d/lookback: 1d\n  lookup: keys/' "$j"
+run_ok "$j" "lookup: keys, the late row"
+is "$(sql "select city, valid_from, valid_to, is_current from d_pl where id = '7' order by valid_from")" \
+"Oslo|2024-03-01 08:00:00|2024-03-03 20:00:00|0
+Bergen|2024-03-03 20:00:00|2024-03-04 08:00:00|0
+Rome|2024-03-04 08:00:00||1" "lookup: keys: the history read through the staged keys and repaired"
+
 # ---- reject and ignore -------------------------------------------------------
 csv=$(file rj.csv <<'EOF'
 id,v,lmd
