@@ -578,7 +578,9 @@ static char *apply_set(const writer *w, int kind, const size_t *idx, size_t n, s
 
 /* Staged drop and reshape: key, valid_from [, deleted] of the stored
  * version, then (reshape) what it becomes; applied by one DELETE or UPDATE
- * joined on those. */
+ * joined on those.  Staged on SQLite too (UPDATE ... FROM, SQLite 3.33):
+ * the key index covers current versions only, so a statement per closed
+ * version would scan the table each time. */
 static int history_stages(writer *w, dwl_error *err)
 {
   const target *t = w->t;
@@ -607,6 +609,9 @@ static int history_stages(writer *w, dwl_error *err)
       buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_DELETED]].q, s->cols[nk + 1]);
     if (slot == SLOT_DROP && join)
       buf_printf(&b, "DELETE d FROM %s AS d JOIN %s AS s ON %s", t->table_q, s->name, on.data);
+    else if (slot == SLOT_DROP && t->d->update_style == UPD_PER_ROW)
+      buf_printf(&b, "DELETE FROM %s AS d WHERE EXISTS (SELECT 1 FROM %s AS s WHERE %s)", t->table_q, s->name,
+                 on.data);
     else if (slot == SLOT_DROP)
       buf_printf(&b, "DELETE FROM %s AS d USING %s AS s WHERE %s", t->table_q, s->name, on.data);
     else if (join)
@@ -833,6 +838,8 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
       rc = build_stages(w, err);
     else if (rc == 0)
       rc = stage_init(w, STAGE_KEYS, "dwl_stage_keys", NULL, 0, err);
+    if (rc == 0 && t->d->update_style == UPD_PER_ROW && t->spec->mode == MODE_SCD2)
+      rc = history_stages(w, err);
   }
   /* Scratch for binding: a full batch of the widest table, or one row of a
    * per-key statement. */
@@ -1110,7 +1117,7 @@ static int sink_drop(void *ud, const dwl_value *keyrow, const dwl_ts *vf, int de
 {
   writer *w = ud;
   size_t n = version_params(w, keyrow, vf, deleted, w->params);
-  if (staged(w, keyrow))
+  if (staged_key(w, keyrow))
     return stage_add(w, SLOT_DROP, w->params, err);
   return run_slot(w, SLOT_DROP, w->params, n, err);
 }
@@ -1122,7 +1129,7 @@ static int sink_reshape(void *ud, const dwl_value *keyrow, const dwl_ts *old_vf,
   const long *what = w->rs_what;
   size_t nset = w->rs_n;
   version_row(w, v, 0);
-  if (staged(w, keyrow)) {
+  if (staged_key(w, keyrow)) {
     size_t n = version_params(w, keyrow, old_vf, old_deleted, w->params);
     for (size_t i = 0; i < nset; i++)
       w->params[n++] = w->row[what_tcol(w, what[i])];

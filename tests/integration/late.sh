@@ -162,6 +162,29 @@ is "$(sql "select city, valid_from, valid_to, is_current from d_pl where id = '7
 Bergen|2024-03-03 20:00:00|2024-03-04 08:00:00|0
 Rome|2024-03-04 08:00:00||1" "lookup: keys: the history read through the staged keys and repaired"
 
+# ---- a stored history with two equal versions in a row (written by hand) ----
+csv=$(file rd.csv <<'EOF'
+id,v,lmd
+9,a,2024-01-01 00:00:00
+9,b,2024-01-10 00:00:00
+EOF
+)
+j=$(mkjob rd "$csv" d_rd <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+  lookback: 30d
+EOF
+)
+run_ok "$j" "redundant: history"
+sql "update d_rd set v = 'a' where valid_from = '2024-01-10 00:00:00'" >/dev/null
+echo "9,a,2024-01-05 00:00:00" >>"$csv"
+sed -i 's/^9,b,/9,a,/' "$csv"
+run_ok "$j" "redundant: a key's history rebuilt"
+is "$(sqln "select v, valid_from, valid_to, is_current from d_rd")" "a|2024-01-01 00:00:00|<null>|1" \
+  "redundant: the replay merges the equal versions: one reshaped, the other removed"
+
 # ---- reject and ignore -------------------------------------------------------
 csv=$(file rj.csv <<'EOF'
 id,v,lmd
