@@ -449,7 +449,14 @@ static int open_source(run_ctx *r, dwl_error *err)
     r->have_cp = 1;
     log_msg(LOG_INFO, "checkpoint %s", st.checkpoint);
   }
-  source_config cfg = source_config_for(spec, r->have_cp ? st.checkpoint : NULL);
+  /* A plugin that skips old rows itself must leave the lookback window. */
+  char low[32];
+  if (r->have_cp && spec->lookback_us > 0) {
+    dwl_ts t = ts_add_us(r->cp, -spec->lookback_us);
+    ts_format(&t, low);
+  }
+  source_config cfg = source_config_for(
+    spec, !r->have_cp ? NULL : spec->lookback_us > 0 ? low : st.checkpoint);
   if (source_open(&cfg, &r->src, err) != 0)
     return -1;
   if (prep_init(&r->p, spec, r->src, err) != 0 || target_layout(r->t, r->src->cols, r->src->ncols, err) != 0)
