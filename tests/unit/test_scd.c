@@ -1040,6 +1040,32 @@ START_TEST(absent_expire)
 }
 END_TEST
 
+START_TEST(absent_late_rows_before_the_deletion_ignored)
+{
+  /* Oslo from 01-01, deleted by absence at a run's clock (06-01), back as
+   * Rome from then; rows dated before the deletion cannot be ordered
+   * against it: ignored even with load.late: repair.  One after it is
+   * spliced in. */
+  absent_setup(MODE_SCD2, DELSTYLE_EXPIRE);
+  F.spec.deleted = "is_deleted";  /* tells the deletion from the revival at its instant */
+  current(ROW("1", "Ann", "Rome", "2024-05-01 00:00:00"), "2024-06-01 00:00:00", 0);
+  source(ROW("1", "Ann", "Lima", "2024-03-01 00:00:00"), 2, 1);
+  source(ROW("1", "Ann", "Kyiv", "2024-06-05 00:00:00"), 3, 1);
+  source(ROW("1", "Ann", "Rome", "2024-06-09 00:00:00"), 4, 1);
+  apply_ok();
+  NO_OPS();
+  history(ROW("1", "Ann", "Oslo", "2024-01-01 00:00:00"), "2024-01-01 00:00:00", "2024-06-01 00:00:00", 1);
+  history(ROW("1", "Ann", "Rome", "2024-05-01 00:00:00"), "2024-06-01 00:00:00", NULL, 0);
+  ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
+  OPS("RESHAPE 1 from=2024-06-01 00:00:00 del=0 -> 1,Ann,Rome,2024-05-01 00:00:00 "
+      "[2024-06-01 00:00:00 .. 2024-06-05 00:00:00] cur=0 del=0",
+      "INS 1,Ann,Kyiv,2024-06-05 00:00:00 [2024-06-05 00:00:00 .. 2024-06-09 00:00:00] cur=0 del=0",
+      "INS 1,Ann,Rome,2024-06-09 00:00:00 [2024-06-09 00:00:00 .. open] cur=1 del=0");
+  late_counts_are(0, 0, 1);
+  fx_teardown();
+}
+END_TEST
+
 START_TEST(absent_tombstone)
 {
   absent_setup(MODE_SCD2, DELSTYLE_TOMBSTONE);
@@ -1229,6 +1255,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, revival_before_tombstone_starts_at_it);
   tcase_add_test(tc, deleted_key_delete_again_is_unchanged);
   tcase_add_test(tc, absent_expire);
+  tcase_add_test(tc, absent_late_rows_before_the_deletion_ignored);
   tcase_add_test(tc, absent_tombstone);
   tcase_add_test(tc, upsert_insert_update_unchanged);
   tcase_add_test(tc, upsert_composite_key_null_safe);
