@@ -227,7 +227,9 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
       int past = 1;
       if (r->p.lmd >= 0) {
         note_lmd(r, &lmd);
-        past = !r->have_cp || lmd.us > r->cp.us;
+        /* load.lookback rereads a window before the checkpoint: rows
+         * already loaded there are no-ops, late ones are caught. */
+        past = !r->have_cp || lmd.us > r->cp.us - r->spec->lookback_us;
       }
       if (take(r, r->p.row, origin, r->p.lmd >= 0 ? &lmd : NULL, past, err) != 0)
         return -1;
@@ -363,6 +365,44 @@ static int read_current(run_ctx *r, int keyed, dwl_error *err)
   return 0;
 }
 
+static int on_history(void *ud, const dwl_value *row, const dwl_ts *vf, const dwl_ts *vt, int deleted,
+                      dwl_error *err)
+{
+  run_ctx *r = ud;
+  return scd_add_history(&r->e, row, vf, vt, deleted, err);
+}
+
+/* Every stored version of the keys with late rows, and only of them:
+ * their keys staged and joined, as in a keyed lookup. */
+static int read_history(run_ctx *r, dwl_error *err)
+{
+  const scd_cols *c = &r->e.cols;
+  const rowset *keys = &r->e.latekeys;
+  target_keys k = {.key = c->key, .nkey = c->nkey};
+  double t0 = now_s();
+  /* plan creates no temporary table unless lookup: keys asks for it: one
+   * lookup per key instead */
+  int stage = !r->o->plan || r->spec->lookup == LOOKUP_KEYS;
+  long staged = stage ? writer_stage_keys(r->w, keys, &k.stage, &k.stage_cols, err) : 0;
+  int rc = staged < 0 ? -1 : 0;
+  if (rc == 0 && staged > 0)
+    rc = target_scan_history(r->t, &k, on_history, r, err);
+  k.stage = NULL;
+  for (size_t i = 0; rc == 0 && i < keys->n; i++) {
+    int has_null = 0;
+    for (size_t j = 0; j < c->nkey; j++)
+      has_null |= keys->rows[i].vals[c->key[j]].is_null;
+    if (stage && !has_null)
+      continue;
+    k.keyrow = keys->rows[i].vals;
+    rc = target_scan_history(r->t, &k, on_history, r, err);
+  }
+  if (rc == 0)
+    log_msg(LOG_INFO, "read %zu stored versions of %zu keys with late rows in %.2fs", r->e.hist.n, keys->n,
+            now_s() - t0);
+  return rc;
+}
+
 /* Keyed lookups pay off while the delta is small against the dimension;
  * one tenth is where staging keys and joining stops beating one scan. */
 #define KEYED_LOOKUP_RATIO 10
@@ -399,6 +439,10 @@ static int run_engine(run_ctx *r, dwl_error *err)
   progress_phase("apply");
   if (scd_apply(&r->e, &sink, &counts, err) != 0)
     return -1;
+  if (scd_deferred(&r->e) > 0 && (read_history(r, err) != 0 || scd_repair(&r->e, &sink, &counts, err) != 0)) {
+    r->sum->late_rejected += counts.late_rejected;
+    return -1;
+  }
   if (spec->deletes == DEL_ABSENT && scd_mark_absent(&r->e) > 0) {
     rowset_init(&r->doomed, r->t->nsrc);
     if (target_scan(r->t, NULL, 0, 1, on_doomed, r, err) != 0)
@@ -412,6 +456,9 @@ static int run_engine(run_ctx *r, dwl_error *err)
   r->sum->updated += counts.updated;
   r->sum->deleted += counts.deleted;
   r->sum->unchanged += counts.unchanged;
+  r->sum->late_repaired += counts.late_repaired;
+  r->sum->late_rejected += counts.late_rejected;
+  r->sum->late_ignored += counts.late_ignored;
   return 0;
 }
 
@@ -468,11 +515,18 @@ static int open_source(run_ctx *r, dwl_error *err)
     log_msg(LOG_INFO, "checkpoint %s", st.checkpoint);
   }
   /* A source may push the checkpoint down (read only later rows): not when
-   * the run needs every row, to rebuild the table or to judge absence. */
+   * the run needs every row, to rebuild the table or to judge absence.  A
+   * plugin that skips old rows itself must leave the lookback window. */
   int all_rows = spec->mode == MODE_REPLACE || spec->deletes == DEL_ABSENT;
+  char low[32];
+  if (r->have_cp && spec->lookback_us > 0) {
+    dwl_ts t = ts_add_us(r->cp, -spec->lookback_us);
+    ts_format(&t, low);
+  }
   if (rejects_open(&r->rj, spec, !r->o->plan, err) != 0)
     return -1;
-  source_config cfg = source_config_for(spec, r->have_cp && !all_rows ? st.checkpoint : NULL);
+  source_config cfg = source_config_for(
+    spec, !r->have_cp || all_rows ? NULL : spec->lookback_us > 0 ? low : st.checkpoint);
   cfg.reject = on_plugin_reject;
   cfg.reject_ud = r;
   if (source_open(&cfg, &r->src, err) != 0)

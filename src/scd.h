@@ -4,8 +4,11 @@
  * keymap) and the source rows (the delta, kept in a rowset), then walks
  * each business key's rows in lmd order and emits operations through an
  * scd_sink: insert a version, expire a key's current version, overwrite
- * type 1 columns, and for upsert update or remove a row.  It knows nothing
- * of SQL; the target writer turns the operations into statements. */
+ * type 1 columns, and for upsert update or remove a row.  Keys with rows
+ * older than their stored history (late rows) get their full history fed
+ * in (scd_add_history) and are rebuilt: reshape, drop and insert versions.
+ * It knows nothing of SQL; the target writer turns the operations into
+ * statements. */
 #ifndef DWL_SCD_H
 #define DWL_SCD_H
 
@@ -55,11 +58,31 @@ typedef struct scd_sink {
   int (*update)(void *ud, const dwl_value *row, dwl_error *err);
   /* upsert: remove the key's row. */
   int (*remove)(void *ud, const dwl_value *keyrow, dwl_error *err);
+  /* History repair: rewrite the version of the key that started at
+   * `old_vf` (with deleted flag `old_deleted`) as `v`: its valid_from,
+   * valid_to, flags and every non-key value.  A sequence surrogate key is
+   * kept; a hash one follows the new valid_from. */
+  int (*reshape)(void *ud, const dwl_value *keyrow, const dwl_ts *old_vf, int old_deleted, const scd_version *v,
+                 dwl_error *err);
+  /* History repair: remove the version of the key that started at `vf`. */
+  int (*drop)(void *ud, const dwl_value *keyrow, const dwl_ts *vf, int deleted, dwl_error *err);
 } scd_sink;
 
 typedef struct scd_counts {
   long long inserted, expired, updated, deleted, unchanged;
+  long long late_repaired, late_rejected, late_ignored;
 } scd_counts;
+
+typedef struct scd_span {
+  size_t first, n;
+} scd_span;
+
+/* A stored version of a key with late rows, beside its row in `hist`. */
+typedef struct scd_hver {
+  int64_t vt;     /* valid_to as stored (when !open) */
+  uint8_t open;
+  uint8_t deleted;
+} scd_hver;
 
 typedef struct scd_engine {
   const dwl_spec *spec;
@@ -71,6 +94,14 @@ typedef struct scd_engine {
   dwl_ts run_ts;
   size_t ndelete;           /* keys marked for deletion by absence */
   const char *origin_name;  /* "feed.csv" or "source", for messages */
+  /* Keys with rows older than their history (late rows) wait for it. */
+  rs_row **sorted;          /* the delta by key and lmd, kept while keys wait */
+  scd_span *deferred;       /* their groups in `sorted` */
+  size_t ndeferred;
+  rowset latekeys;          /* one row per such key, to look their history up */
+  rowset hist;              /* their stored versions (lmd = valid_from) */
+  scd_hver *hver;           /* parallel to hist */
+  size_t hver_cap;
 } scd_engine;
 
 /* Resolves the spec's column names against the source columns.  Unknown
@@ -97,8 +128,24 @@ int scd_add_gone(scd_engine *e, const dwl_value *row, const dwl_ts *valid_to, dw
 int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
                    dwl_error *err);
 
-/* Walks the delta and emits operations. */
+/* Walks the delta and emits operations.  Keys with rows dated before
+ * their latest stored version (or deletion) wait: see scd_repair. */
 int scd_apply(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_error *err);
+
+/* Keys that wait for their history; e->latekeys holds one row of each. */
+size_t scd_deferred(const scd_engine *e);
+
+/* Registers one stored version (every column, source layout) of a key that
+ * waits; versions of other keys are ignored.  `valid_to` NULL: open. */
+int scd_add_history(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, const dwl_ts *valid_to,
+                    int deleted, dwl_error *err);
+
+/* Handles the keys that wait, after their history is registered, by
+ * load.late: repair splices the rows into the history (reshape, drop and
+ * insert versions), ignore skips the late rows, reject fails the run.  A
+ * row equal to the stored version covering its lmd is a no-op, whatever
+ * load.late says. */
+int scd_repair(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_error *err);
 
 /* Marks live keys the source did not deliver (deletes: absent) and returns
  * how many there are. */

@@ -481,6 +481,50 @@ static int get_enum(pctx *c, const yaml_node_t *v, const char *name,
   return -1;
 }
 
+/* A duration such as 90s, 15m, 2h, 1d or 1h30m: whole numbers, each with a
+ * unit (s, m, h, d), largest unit first; at most 366 days. */
+static int get_duration(pctx *c, const yaml_node_t *v, const char *name, long long *out)
+{
+  char *t = NULL;
+  if (get_str(c, v, name, STR_NONEMPTY, &t) != 0)
+    return -1;
+  static const struct { char unit; long long us; } units[] = {
+    {'d', 86400000000LL}, {'h', 3600000000LL}, {'m', 60000000LL}, {'s', 1000000LL}};
+  long long total = 0;
+  size_t next_unit = 0;
+  const char *p = strcmp(t, "0") == 0 ? "" : t;
+  int ok = 1;
+  while (ok && *p) {
+    if (*p < '0' || *p > '9') {
+      ok = 0;
+      break;
+    }
+    long long n = 0;
+    while (*p >= '0' && *p <= '9' && n <= 366LL * 86400)
+      n = n * 10 + (*p++ - '0');
+    size_t u = next_unit;
+    while (u < sizeof units / sizeof units[0] && units[u].unit != *p)
+      u++;
+    if (u == sizeof units / sizeof units[0] || n > 366LL * 86400) {
+      ok = 0;
+      break;
+    }
+    total += n * units[u].us;
+    next_unit = u + 1;
+    p++;
+  }
+  if (ok && total > 366LL * 86400000000LL)
+    ok = 0;
+  int rc = 0;
+  if (!ok)
+    rc = perr(c, NPOS(v), "%s: '%s' is not a duration of at most 366 days (such as 90s, 15m, 2h, 1d or 1h30m)",
+              name, t);
+  else
+    *out = total;
+  free(t);
+  return rc;
+}
+
 static int list_push(pctx *c, spec_list *l, char *str)
 {
   char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
@@ -557,7 +601,8 @@ static const char *const top_keys[] = {"version", "job", "source", "target", "lo
 static const char *const target_keys[] = {"connection", "table", NULL};
 static const char *const load_keys[] = {"mode", "lmd", "lmd_format", "key", "type2", "type1",
                                         "type1_scope", "deletes", "delete_style", "lookup",
-                                        "max_rejects", "reject_file", "null_keys", NULL};
+                                        "max_rejects", "reject_file", "null_keys", "lookback", "late",
+                                        NULL};
 static const char *const deletes_keys[] = {"column", "values", NULL};
 static const char *const dim_keys[] = {"surrogate_key", "surrogate_strategy", "valid_from",
                                        "valid_to", "current", "deleted", "open_end",
@@ -589,6 +634,7 @@ static int get_count(pctx *c, const yaml_node_t *v, const char *name, long long 
   *out = n;
   return bad ? -1 : 0;
 }
+static const char *const late_names[] = {"repair", "reject", "ignore", NULL};
 
 static int parse_version(pctx *c, const yaml_node_t *v)
 {
@@ -836,7 +882,9 @@ static int parse_load(pctx *c, const yaml_node_t *v)
     case 9: rc = get_enum(c, val, dotted, lookup_names, &s->lookup); break;
     case 10: rc = get_count(c, val, dotted, &s->max_rejects); break;
     case 11: rc = get_str(c, val, dotted, STR_NONEMPTY, &s->reject_file); break;
-    default: rc = get_enum(c, val, dotted, null_keys_names, &s->null_keys); break;
+    case 12: rc = get_enum(c, val, dotted, null_keys_names, &s->null_keys); break;
+    case 13: rc = get_duration(c, val, dotted, &s->lookback_us); break;
+    default: rc = get_enum(c, val, dotted, late_names, &s->late); break;
     }
     if (rc != 0)
       return -1;
@@ -1086,6 +1134,14 @@ static int check_cross(pctx *c)
   if (s->lookup == LOOKUP_KEYS && s->deletes == DEL_ABSENT) {
     key_pos(c, "load.lookup", NULL, &line, &col);
     return perr(c, line, col, "load.lookup: keys cannot judge deletes: absent (it needs every current key); use scan");
+  }
+  /* Rereading rows is safe only where rows already loaded are no-ops. */
+  static const char *const scd2_history[] = {"load.lookback", "load.late", NULL};
+  for (int i = 0; s->mode != MODE_SCD2 && scd2_history[i]; i++) {
+    if (!given(c, scd2_history[i]))
+      continue;
+    key_pos(c, scd2_history[i], NULL, &line, &col);
+    return perr(c, line, col, "%s applies only to mode scd2 (mode is %s)", scd2_history[i], mode);
   }
   /* A tombstone is told from a live version only by the deleted flag. */
   if (s->mode == MODE_SCD2 && s->delete_style == DELSTYLE_TOMBSTONE && !s->deleted) {

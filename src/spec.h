@@ -34,6 +34,7 @@ enum spec_close { CLOSE_AT_NEXT = 0, CLOSE_DAY_BEFORE, CLOSE_SECOND_BEFORE };
 enum spec_t1_scope { T1_CURRENT = 0, T1_ALL };
 enum spec_lookup { LOOKUP_AUTO = 0, LOOKUP_SCAN, LOOKUP_KEYS };
 enum spec_null_keys { NULLKEYS_ALLOW = 0, NULLKEYS_REJECT };
+enum spec_late { LATE_REPAIR = 0, LATE_REJECT, LATE_IGNORE };
 
 typedef struct dwl_spec {
   char *path;            /* the job file as given */
@@ -65,6 +66,8 @@ typedef struct dwl_spec {
   long long max_rejects; /* bad rows set aside before the run fails; default 0 */
   char *reject_file;     /* where they go, as written (relative: to dir); or NULL */
   int null_keys;         /* enum spec_null_keys: a NULL in a key column */
+  long long lookback_us; /* load.lookback: rows with lmd > checkpoint - this are read */
+  int late;              /* enum spec_late: rows older than their key's history */
 
   /* dimension: bookkeeping column names; NULL leaves one out */
   char *surrogate_key;

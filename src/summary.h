@@ -10,6 +10,7 @@ typedef struct run_summary {
   int ok;
   const char *mode;
   long long read, skipped, inserted, expired, updated, deleted, unchanged, rejected;
+  long long late_repaired, late_rejected, late_ignored;  /* rows older than their key's history */
   char checkpoint[40];   /* "" = null */
   double seconds;
 } run_summary;

@@ -418,7 +418,7 @@ int target_prepare_table(target *t, int create, dwl_error *err)
   return 0;
 }
 
-enum { SCAN_CURRENT, SCAN_DELETED };
+enum { SCAN_CURRENT, SCAN_DELETED, SCAN_HISTORY };
 
 /* Which rows a scan reads beyond its kind: all, those whose key is in a
  * staged key table, or one key (NULL-safe, for keys with a NULL part). */
@@ -431,7 +431,7 @@ typedef struct scan_filter {
 } scan_filter;
 
 static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int which, const scan_filter *flt,
-                target_row_fn fn, void *ud, dwl_error *err)
+                target_row_fn fn, target_hist_fn hfn, void *ud, dwl_error *err)
 {
   if (!t->exists)
     return 0;
@@ -465,7 +465,9 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
     buf_printf(&sql, "%sd.%s, %s%s", nsel ? ", " : "", t->cols[t->ix[TC_VALID_FROM]].q,
                t->ix[TC_DELETED] >= 0 ? "d." : "",
                t->ix[TC_DELETED] >= 0 ? t->cols[t->ix[TC_DELETED]].q : t->d->false_lit);
-  else if (nsel == 0)
+  if (which == SCAN_HISTORY)
+    buf_printf(&sql, ", d.%s", t->cols[t->ix[TC_VALID_TO]].q);
+  else if (!scd2 && nsel == 0)
     buf_adds(&sql, "1");
   buf_printf(&sql, " FROM %s AS d", t->table_q);
   if (flt && flt->stage) {
@@ -484,14 +486,14 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
   }
   if (scd2 && which == SCAN_DELETED)
     buf_printf(&sql, " AND d.%s = %s AND NOT (%s)", t->cols[t->ix[TC_DELETED]].q, t->d->true_lit, t->cur_pred);
-  else if (scd2)
+  else if (scd2 && which == SCAN_CURRENT)
     buf_printf(&sql, " AND %s", t->cur_pred);
-  if (scd2 && target_cur_params(t, &p[np]))
+  if (scd2 && which != SCAN_HISTORY && target_cur_params(t, &p[np]))
     pt[np++] = SQL_VARCHAR;
   /* A table created by this run's transaction is empty and invisible to
    * another connection; a staged key table lives on the run's own. */
   odbc_conn *conn = t->c;
-  if (t->d->scan_separately && t->c->in_txn && !t->created && !(flt && flt->stage)) {
+  if (t->d->scan_separately && t->c->in_txn && !t->created && !(flt && flt->stage) && which != SCAN_HISTORY) {
     if (!t->reader && open_conn(t, t->connstr, &t->reader, err) != 0)
       goto out;
     conn = t->reader;
@@ -542,8 +544,26 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
       deleted = !d->is_null && d->len > 0 && !(d->len == 1 && d->data[0] == '0') &&
                 strncasecmp(d->data, "f", 1) != 0;
     }
-    if (fn(ud, row, scd2 ? &vf : NULL, deleted, err) != 0)
+    if (which == SCAN_HISTORY) {
+      /* open: NULL, or the open end */
+      const dwl_value *v = &r[nsel + 2];
+      dwl_ts vt = {0, 0};
+      int open = v->is_null;
+      if (!open && ts_parse(v->data, v->len, &vt) != 0) {
+        err_set(err, DWL_EXIT_FAILED, "table %s: a version has valid_to '%.*s', not a timestamp",
+                t->spec->target_table, (int)v->len, v->data);
+        goto out;
+      }
+      if (!open && t->open_end[0]) {
+        char txt[32];
+        target_ts_text(t, &vt, txt);
+        open = strcmp(txt, t->open_end) == 0;
+      }
+      if (hfn(ud, row, &vf, open ? NULL : &vt, deleted, err) != 0)
+        goto out;
+    } else if (fn(ud, row, scd2 ? &vf : NULL, deleted, err) != 0) {
       goto out;
+    }
   }
   rc = f < 0 ? -1 : 0;
 out:
@@ -565,21 +585,18 @@ out:
 int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
                 dwl_error *err)
 {
-  return scan(t, cols, ncols, all_cols, SCAN_CURRENT, NULL, fn, ud, err);
+  return scan(t, cols, ncols, all_cols, SCAN_CURRENT, NULL, fn, NULL, ud, err);
 }
 
 int target_scan_deleted(target *t, const size_t *cols, size_t ncols, target_row_fn fn, void *ud, dwl_error *err)
 {
   if (t->spec->mode != MODE_SCD2 || t->ix[TC_DELETED] < 0)
     return 0;
-  return scan(t, cols, ncols, 0, SCAN_DELETED, NULL, fn, ud, err);
+  return scan(t, cols, ncols, 0, SCAN_DELETED, NULL, fn, NULL, ud, err);
 }
 
-int target_scan_keys(target *t, const size_t *cols, size_t ncols, int deleted, const target_keys *keys,
-                     target_row_fn fn, void *ud, dwl_error *err)
+static scan_filter filter_of(const target_keys *keys)
 {
-  if (deleted && (t->spec->mode != MODE_SCD2 || t->ix[TC_DELETED] < 0))
-    return 0;
   scan_filter f = {
     .stage = keys->stage,
     .stage_cols = keys->stage_cols,
@@ -587,7 +604,22 @@ int target_scan_keys(target *t, const size_t *cols, size_t ncols, int deleted, c
     .key = keys->key,
     .nkey = keys->nkey,
   };
-  return scan(t, cols, ncols, 0, deleted ? SCAN_DELETED : SCAN_CURRENT, &f, fn, ud, err);
+  return f;
+}
+
+int target_scan_keys(target *t, const size_t *cols, size_t ncols, int deleted, const target_keys *keys,
+                     target_row_fn fn, void *ud, dwl_error *err)
+{
+  if (deleted && (t->spec->mode != MODE_SCD2 || t->ix[TC_DELETED] < 0))
+    return 0;
+  scan_filter f = filter_of(keys);
+  return scan(t, cols, ncols, 0, deleted ? SCAN_DELETED : SCAN_CURRENT, &f, fn, NULL, ud, err);
+}
+
+int target_scan_history(target *t, const target_keys *keys, target_hist_fn fn, void *ud, dwl_error *err)
+{
+  scan_filter f = filter_of(keys);
+  return scan(t, NULL, 0, 1, SCAN_HISTORY, &f, NULL, fn, ud, err);
 }
 
 /* The catalog's estimate, -1 when it has none (never analyzed), -2 on

@@ -84,6 +84,12 @@ typedef struct target_keys {
 int target_scan_keys(target *t, const size_t *cols, size_t ncols, int deleted, const target_keys *keys,
                      target_row_fn fn, void *ud, dwl_error *err);
 
+/* Every version (scd2) of the given keys, every column, in source layout:
+ * valid_to NULL for an open version. */
+typedef int (*target_hist_fn)(void *ud, const dwl_value *row, const dwl_ts *valid_from, const dwl_ts *valid_to,
+                              int deleted, dwl_error *err);
+int target_scan_history(target *t, const target_keys *keys, target_hist_fn fn, void *ud, dwl_error *err);
+
 /* Rows in the table (0 when it does not exist), to choose between a full
  * scan and a keyed lookup: the catalog's estimate where the warehouse
  * keeps one (PostgreSQL, MariaDB), else a count. */

@@ -1,7 +1,8 @@
 /* Target writer: rows and engine operations to bound SQL statements.
  *
  * Inserts go out as multi-row INSERT ... VALUES statements.  Expires, type 1
- * updates, upsert updates and removals go one of two ways, by dialect:
+ * updates, upsert updates, removals, and the history repair's reshapes and
+ * drops of stored versions go one of two ways, by dialect:
  * per key through a prepared statement (SQLite, in-process and indexed), or
  * staged into temporary tables with the same batched inserts and applied
  * by one UPDATE ... FROM / UPDATE ... JOIN per kind at the end (PostgreSQL,
@@ -22,7 +23,7 @@
  * the driver round trip; the dialect caps parameters per statement. */
 #define WRITER_BATCH_ROWS 500
 
-enum { SLOT_EXPIRE, SLOT_T1_CUR, SLOT_T1_ALL, SLOT_UPDATE, SLOT_REMOVE, NSLOTS };
+enum { SLOT_EXPIRE, SLOT_T1_CUR, SLOT_T1_ALL, SLOT_UPDATE, SLOT_REMOVE, SLOT_DROP, SLOT_RESHAPE, NSLOTS };
 /* Stages: one per slot, plus the keys of a keyed lookup. */
 enum { STAGE_KEYS = NSLOTS, NSTAGES };
 
@@ -76,7 +77,9 @@ struct writer {
   int staged_expire;       /* the last expire was staged, not yet applied: */
   fp128 staged_key;        /* its key */
   int64_t staged_vf;       /* and the valid_from of the version it closes */
-  char vf[32], vt[32], sk[68];
+  char vf[32], vt[32], sk[68], ovf[32];
+  long *rs_what;           /* what a reshape sets (reshape_set) */
+  size_t rs_n;
 };
 
 static SQLSMALLINT col_ptype(const writer *w, size_t tc)
@@ -287,6 +290,94 @@ static void cur_param_type(const writer *w, SQLSMALLINT *types, size_t *nt)
     types[(*nt)++] = col_ptype(w, (size_t)w->t->ix[TC_VALID_TO]);
 }
 
+/* ---- history repair: what reshape and drop touch ------------------------- */
+
+enum { SC_VF = -1, SC_VT = -2, SC_DEL = -3, SC_OLDVF = -4, SC_OLDDEL = -5, SC_CUR = -6, SC_SK = -7 };
+
+/* The bookkeeping column an SC_* value belongs to. */
+static int stage_role(long what)
+{
+  switch (what) {
+  case SC_VF:
+  case SC_OLDVF: return TC_VALID_FROM;
+  case SC_VT: return TC_VALID_TO;
+  case SC_CUR: return TC_CURRENT;
+  case SC_SK: return TC_SK;
+  default: return TC_DELETED;
+  }
+}
+
+static size_t what_tcol(const writer *w, long what)
+{
+  return what < 0 ? (size_t)w->t->ix[stage_role(what)] : tcol_of(w, (size_t)what);
+}
+
+/* What a reshape sets (SC_* values or source indexes): the bookkeeping
+ * columns, every non-key source column, and a hash surrogate key, which
+ * follows valid_from (a sequence one stays). */
+static size_t reshape_set(const writer *w, long *what)
+{
+  const target *t = w->t;
+  size_t n = 0;
+  what[n++] = SC_VF;
+  what[n++] = SC_VT;
+  if (t->ix[TC_CURRENT] >= 0)
+    what[n++] = SC_CUR;
+  if (t->ix[TC_DELETED] >= 0)
+    what[n++] = SC_DEL;
+  for (size_t i = 0; i < t->nsrc; i++) {
+    int key = 0;
+    for (size_t k = 0; k < w->cols->nkey; k++)
+      key |= w->cols->key[k] == i;
+    if (!key && (ssize_t)tcol_of(w, i) != t->ix[TC_VALID_FROM])
+      what[n++] = (long)i;
+  }
+  if (t->ix[TC_SK] >= 0 && t->spec->sk_strategy == SK_HASH)
+    what[n++] = SC_SK;
+  return n;
+}
+
+/* Per-key statements: a version is named by key, valid_from and (where
+ * there is one) its deleted flag, as a tombstone and a revival may share
+ * a valid_from. */
+static void history_slots(writer *w)
+{
+  const target *t = w->t;
+  if (t->spec->mode != MODE_SCD2) {
+    w->slot_sql[SLOT_DROP] = strdup("-- (scd2 only)");
+    w->slot_sql[SLOT_RESHAPE] = strdup("-- (scd2 only)");
+    return;
+  }
+  long *what = w->rs_what = calloc(t->ncols + 4, sizeof *what);
+  if (!what)
+    return;
+  w->rs_n = reshape_set(w, what);
+  for (int slot = SLOT_DROP; slot <= SLOT_RESHAPE; slot++) {
+    SQLSMALLINT *ty = w->slot_types[slot];
+    size_t nt = 0;
+    dwl_buf b;
+    buf_init(&b, 0);
+    if (slot == SLOT_DROP) {
+      buf_printf(&b, "DELETE FROM %s", t->table_q);
+    } else {
+      size_t n = w->rs_n;
+      buf_printf(&b, "UPDATE %s SET ", t->table_q);
+      for (size_t i = 0; i < n; i++) {
+        buf_printf(&b, "%s%s = ?", i ? ", " : "", t->cols[what_tcol(w, what[i])].q);
+        ty[nt++] = col_ptype(w, what_tcol(w, what[i]));
+      }
+    }
+    where_key(w, &b, ty, &nt);
+    buf_printf(&b, " AND %s = ?", t->cols[t->ix[TC_VALID_FROM]].q);
+    ty[nt++] = col_ptype(w, (size_t)t->ix[TC_VALID_FROM]);
+    if (t->ix[TC_DELETED] >= 0) {
+      buf_printf(&b, " AND %s = ?", t->cols[t->ix[TC_DELETED]].q);
+      ty[nt++] = col_ptype(w, (size_t)t->ix[TC_DELETED]);
+    }
+    w->slot_sql[slot] = buf_steal(&b);
+  }
+}
+
 static int build_slots(writer *w, dwl_error *err)
 {
   const target *t = w->t;
@@ -348,6 +439,7 @@ static int build_slots(writer *w, dwl_error *err)
   buf_printf(&b, "DELETE FROM %s", t->table_q);
   where_key(w, &b, w->slot_types[SLOT_REMOVE], &nt);
   w->slot_sql[SLOT_REMOVE] = buf_steal(&b);
+  history_slots(w);
   for (int s = 0; s < NSLOTS; s++)
     if (!w->slot_sql[s])
       return err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -363,16 +455,13 @@ static size_t key_params(const writer *w, const dwl_value *row, dwl_value *p);
 
 /* ---- staged operations (PostgreSQL, MariaDB) ------------------------------ */
 
-enum { SC_VF = -1, SC_VT = -2, SC_DEL = -3 };
-
 /* Quoted name of a stage column: source columns keep their names; the
  * bookkeeping values get names of their own. */
 static char *stage_col_name(const writer *w, long what, dwl_error *err)
 {
-  const char *name = what == SC_VF ? "dwl_valid_from"
-                     : what == SC_VT ? "dwl_valid_to"
-                     : what == SC_DEL ? "dwl_deleted"
-                                      : w->t->cols[tcol_of(w, (size_t)what)].name;
+  static const char *const names[] = {"dwl_valid_from", "dwl_valid_to", "dwl_deleted", "dwl_old_valid_from",
+                                      "dwl_old_deleted", "dwl_current", "dwl_sk"};
+  const char *name = what < 0 ? names[-what - 1] : w->t->cols[tcol_of(w, (size_t)what)].name;
   dwl_buf q;
   buf_init(&q, 0);
   if (dialect_quote(w->t->d, name, &q, "stage column", err) != 0) {
@@ -399,10 +488,7 @@ static int stage_init(writer *w, int kind, const char *name, const long *extra, 
   s->ncols = n;
   for (size_t i = 0; i < n; i++) {
     long what = i < w->cols->nkey ? (long)w->cols->key[i] : extra[i - w->cols->nkey];
-    size_t tc = what == SC_VF ? (size_t)t->ix[TC_VALID_FROM]
-                : what == SC_VT ? (size_t)t->ix[TC_VALID_TO]
-                : what == SC_DEL ? (size_t)t->ix[TC_DELETED]
-                                 : tcol_of(w, (size_t)what);
+    size_t tc = what < 0 ? (size_t)t->ix[stage_role(what)] : tcol_of(w, (size_t)what);
     s->cols[i] = stage_col_name(w, what, err);
     if (!s->cols[i]) {
       free(types);
@@ -490,6 +576,60 @@ static char *apply_set(const writer *w, int kind, const size_t *idx, size_t n, s
   return sql;
 }
 
+/* Staged drop and reshape: key, valid_from [, deleted] of the stored
+ * version, then (reshape) what it becomes; applied by one DELETE or UPDATE
+ * joined on those.  Staged on SQLite too (UPDATE ... FROM, SQLite 3.33):
+ * the key index covers current versions only, so a statement per closed
+ * version would scan the table each time. */
+static int history_stages(writer *w, dwl_error *err)
+{
+  const target *t = w->t;
+  size_t nk = w->cols->nkey;
+  int del = t->ix[TC_DELETED] >= 0, join = t->d->update_style == UPD_JOIN;
+  long *extra = calloc(t->ncols + 6, sizeof *extra);
+  if (!extra)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  int rc = 0;
+  for (int slot = SLOT_DROP; rc == 0 && slot <= SLOT_RESHAPE; slot++) {
+    size_t ne = 0;
+    extra[ne++] = slot == SLOT_DROP ? SC_VF : SC_OLDVF;
+    if (del)
+      extra[ne++] = slot == SLOT_DROP ? SC_DEL : SC_OLDDEL;
+    size_t nset = slot == SLOT_RESHAPE ? reshape_set(w, extra + ne) : 0;
+    rc = stage_init(w, slot, slot == SLOT_DROP ? "dwl_stage_drop" : "dwl_stage_reshape", extra, ne + nset, err);
+    if (rc != 0)
+      break;
+    const stage *s = &w->stages[slot];
+    dwl_buf on, b;
+    buf_init(&on, 0);
+    buf_init(&b, 0);
+    join_keys(w, s, &on);
+    buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[nk]);
+    if (del)
+      buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_DELETED]].q, s->cols[nk + 1]);
+    if (slot == SLOT_DROP && join)
+      buf_printf(&b, "DELETE d FROM %s AS d JOIN %s AS s ON %s", t->table_q, s->name, on.data);
+    else if (slot == SLOT_DROP && t->d->update_style == UPD_PER_ROW)
+      buf_printf(&b, "DELETE FROM %s AS d WHERE EXISTS (SELECT 1 FROM %s AS s WHERE %s)", t->table_q, s->name,
+                 on.data);
+    else if (slot == SLOT_DROP)
+      buf_printf(&b, "DELETE FROM %s AS d USING %s AS s WHERE %s", t->table_q, s->name, on.data);
+    else if (join)
+      buf_printf(&b, "UPDATE %s AS d JOIN %s AS s ON %s SET ", t->table_q, s->name, on.data);
+    else
+      buf_printf(&b, "UPDATE %s AS d SET ", t->table_q);
+    for (size_t i = 0; i < nset; i++)
+      buf_printf(&b, "%s%s%s = s.%s", i ? ", " : "", join ? "d." : "", t->cols[what_tcol(w, extra[ne + i])].q,
+                 s->cols[nk + ne + i]);
+    if (slot == SLOT_RESHAPE && !join)
+      buf_printf(&b, " FROM %s AS s WHERE %s", s->name, on.data);
+    buf_free(&on);
+    w->stages[slot].apply_sql = buf_steal(&b);
+  }
+  free(extra);
+  return rc;
+}
+
 static int build_stages(writer *w, dwl_error *err)
 {
   const target *t = w->t;
@@ -536,6 +676,8 @@ static int build_stages(writer *w, dwl_error *err)
       if (rc == 0)
         w->stages[SLOT_T1_ALL].apply_sql = apply_set(w, SLOT_T1_ALL, c->t1, c->nt1, nk, NULL, 0);
     }
+    if (rc == 0)
+      rc = history_stages(w, err);
   } else {
     ne = 0;
     for (size_t i = 0; i < c->nt2; i++)
@@ -696,6 +838,8 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
       rc = build_stages(w, err);
     else if (rc == 0)
       rc = stage_init(w, STAGE_KEYS, "dwl_stage_keys", NULL, 0, err);
+    if (rc == 0 && t->d->update_style == UPD_PER_ROW && t->spec->mode == MODE_SCD2)
+      rc = history_stages(w, err);
   }
   /* Scratch for binding: a full batch of the widest table, or one row of a
    * per-key statement. */
@@ -741,6 +885,7 @@ void writer_free(writer *w)
   free(w->params);
   free(w->row);
   free(w->from_t1);
+  free(w->rs_what);
   free(w);
 }
 
@@ -777,6 +922,13 @@ long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *
    * table is no write to the warehouse. */
   int plan = w->plan;
   w->plan = 0;
+  if (s->used && s->b.rows > 0) {
+    /* a second lookup in the run (the history of keys with late rows) */
+    char sql[80];
+    snprintf(sql, sizeof sql, "DELETE FROM %s", s->name);
+    rc = run_sql(w, NULL, sql, NULL, NULL, 0, err);
+    s->b.rows = 0;
+  }
   for (size_t i = 0; rc == 0 && i < rows->n; i++) {
     const rs_row *r = &rows->rows[i];
     if (!staged_key(w, r->vals))
@@ -810,26 +962,16 @@ static void set_text(dwl_value *v, const char *s)
   v->is_null = s == NULL;
 }
 
-static int sink_insert(void *ud, const scd_version *v, dwl_error *err)
+/* Fills w->row with version v in table layout; `new_sk`: a sequence
+ * surrogate key takes the next number (a reshaped version keeps its own). */
+static void version_row(writer *w, const scd_version *v, int new_sk)
 {
-  writer *w = ud;
   const target *t = w->t;
   const scd_cols *c = w->cols;
   for (size_t i = 0; i < t->ncols; i++) {
     const tcol *tc = &t->cols[i];
     if (tc->role == TC_SRC)
       w->row[i] = (w->from_t1[i] ? v->t1vals : v->vals)[tc->src];
-  }
-  if (t->spec->mode != MODE_SCD2)
-    return batch_add(w, &w->main, w->row, err);
-  /* A key revived at the instant it was deleted gets a version with the
-   * tombstone's valid_from: the staged expire of the tombstone would match
-   * it too, so it must reach the table first (and the insert after). */
-  if (w->staged_expire && v->valid_from.us == w->staged_vf &&
-      fp_eq(fp_tuple(v->vals, c->key, c->nkey), w->staged_key)) {
-    if (stages_apply(w, err) != 0 || batch_flush(w, &w->main, err) != 0)
-      return -1;
-    w->staged_expire = 0;
   }
   target_ts_text(t, &v->valid_from, w->vf);
   set_text(&w->row[t->ix[TC_VALID_FROM]], w->vf);
@@ -850,11 +992,34 @@ static int sink_insert(void *ud, const scd_version *v, dwl_error *err)
       char extra[48];
       int n = snprintf(extra, sizeof extra, "%s%s", w->vf, v->tombstone ? "|tombstone" : "");
       fp_sha256_hex(v->vals, c->key, c->nkey, extra, (size_t)n, w->sk);
-    } else {
+    } else if (new_sk) {
       snprintf(w->sk, sizeof w->sk, "%" PRId64, w->next_sk++);
     }
     set_text(&w->row[t->ix[TC_SK]], w->sk);
   }
+}
+
+static int sink_insert(void *ud, const scd_version *v, dwl_error *err)
+{
+  writer *w = ud;
+  const target *t = w->t;
+  const scd_cols *c = w->cols;
+  if (t->spec->mode != MODE_SCD2) {
+    for (size_t i = 0; i < t->ncols; i++)
+      if (t->cols[i].role == TC_SRC)
+        w->row[i] = v->vals[t->cols[i].src];
+    return batch_add(w, &w->main, w->row, err);
+  }
+  /* A key revived at the instant it was deleted gets a version with the
+   * tombstone's valid_from: the staged expire of the tombstone would match
+   * it too, so it must reach the table first (and the insert after). */
+  if (w->staged_expire && v->valid_from.us == w->staged_vf &&
+      fp_eq(fp_tuple(v->vals, c->key, c->nkey), w->staged_key)) {
+    if (stages_apply(w, err) != 0 || batch_flush(w, &w->main, err) != 0)
+      return -1;
+    w->staged_expire = 0;
+  }
+  version_row(w, v, 1);
   return batch_add(w, &w->main, w->row, err);
 }
 
@@ -936,6 +1101,46 @@ static int sink_remove(void *ud, const dwl_value *keyrow, dwl_error *err)
   return run_slot(w, SLOT_REMOVE, w->params, n, err);
 }
 
+/* key, valid_from [, deleted]: the stored version an operation names. */
+static size_t version_params(writer *w, const dwl_value *keyrow, const dwl_ts *vf, int deleted, dwl_value *p)
+{
+  const target *t = w->t;
+  size_t n = key_params(w, keyrow, p);
+  target_ts_text(t, vf, w->ovf);
+  set_text(&p[n++], w->ovf);
+  if (t->ix[TC_DELETED] >= 0)
+    set_text(&p[n++], deleted ? t->d->true_val : t->d->false_val);
+  return n;
+}
+
+static int sink_drop(void *ud, const dwl_value *keyrow, const dwl_ts *vf, int deleted, dwl_error *err)
+{
+  writer *w = ud;
+  size_t n = version_params(w, keyrow, vf, deleted, w->params);
+  if (staged_key(w, keyrow))
+    return stage_add(w, SLOT_DROP, w->params, err);
+  return run_slot(w, SLOT_DROP, w->params, n, err);
+}
+
+static int sink_reshape(void *ud, const dwl_value *keyrow, const dwl_ts *old_vf, int old_deleted,
+                        const scd_version *v, dwl_error *err)
+{
+  writer *w = ud;
+  const long *what = w->rs_what;
+  size_t nset = w->rs_n;
+  version_row(w, v, 0);
+  if (staged_key(w, keyrow)) {
+    size_t n = version_params(w, keyrow, old_vf, old_deleted, w->params);
+    for (size_t i = 0; i < nset; i++)
+      w->params[n++] = w->row[what_tcol(w, what[i])];
+    return stage_add(w, SLOT_RESHAPE, w->params, err);
+  }
+  for (size_t i = 0; i < nset; i++)
+    w->params[i] = w->row[what_tcol(w, what[i])];
+  size_t n = nset + version_params(w, keyrow, old_vf, old_deleted, w->params + nset);
+  return run_slot(w, SLOT_RESHAPE, w->params, n, err);
+}
+
 scd_sink writer_sink(writer *w)
 {
   scd_sink s = {
@@ -945,6 +1150,8 @@ scd_sink writer_sink(writer *w)
     .type1 = sink_type1,
     .update = sink_update,
     .remove = sink_remove,
+    .reshape = sink_reshape,
+    .drop = sink_drop,
   };
   return s;
 }

@@ -64,13 +64,14 @@ is "$(cols dwload_state)" \
 KEYS=$(printf '%s' "$LAST" | python3 -c '
 import json, sys
 print(",".join(k for k, _ in json.loads(sys.stdin.read(), object_pairs_hook=list)))')
-is "$KEYS" "job,status,mode,read,skipped,inserted,expired,updated,deleted,unchanged,rejected,checkpoint,seconds" \
+is "$KEYS" "job,status,mode,read,skipped,inserted,expired,updated,deleted,unchanged,rejected,late_repaired,late_rejected,late_ignored,checkpoint,seconds" \
   "summary has exactly the documented keys, in order"
 is "$(printf '%s' "$LAST" | python3 -c '
 import json, sys
 d = json.loads(sys.stdin.read())
 print(all(isinstance(d[k], int) and not isinstance(d[k], bool) for k in
-  ("read", "skipped", "inserted", "expired", "updated", "deleted", "unchanged", "rejected"))
+  ("read", "skipped", "inserted", "expired", "updated", "deleted", "unchanged", "rejected", "late_repaired",
+   "late_rejected", "late_ignored"))
   and isinstance(d["seconds"], (int, float)))')" True "summary counts are integers, seconds a number"
 
 # ---- run 2: older rows are skipped, newer ones appended -----------------

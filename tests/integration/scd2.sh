@@ -799,20 +799,45 @@ load:
   mode: scd2
   key: [id]
   lmd: lmd
+  late: reject
 EOF
 )
 dw run "$j2"
-is "$RC" 1 "late row: exit 1"
-like "$ERR" "late2.csv:3: key (id='1') has lmd 2024-01-05 00:00:00, before the key's current version (valid from 2024-01-10 00:00:00)" \
-  "late row: the message names the row, the key and both times"
-is "$(tdump d_late dim_id)" "$before" "late row: nothing written"
-file late2.csv >/dev/null <<'EOF'
+is "$RC" 1 "late row, late: reject: exit 1"
+like "$ERR" "late2.csv:3: key (id='1') has lmd 2024-01-05 00:00:00, before the key's stored history ends (2024-01-10 00:00:00): a late row, and load.late is reject" \
+  "late row, reject: the message names the row, the key and both times"
+is "$(field late_rejected)" 1 "late row, reject: counted late_rejected"
+is "$(tdump d_late dim_id)" "$before" "late row, reject: nothing written"
+# The default, repair: the row becomes the version before the current one.
+j2=$(mkjob late2 "$csv" d_late <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+run_ok "$j2" "late row, repair"
+is "$(field late_repaired)" 1 "late row, repair: counted late_repaired"
+is "$(sqln "select id, v, valid_from, valid_to, is_current from d_late order by id, valid_from")" \
+"1|b|2024-01-05 00:00:00|2024-01-10 00:00:00|0
+1|a|2024-01-10 00:00:00|<null>|1
+2|n|2024-01-20 00:00:00|<null>|1" "late row, repair: spliced in before the current version, which stays"
+before=$(tdump d_late dim_id)
+csv=$(file late3.csv <<'EOF'
 id,v,lmd
 1,c,2024-01-10 00:00:00
 EOF
-dw run "$j2"
+)
+j3=$(mkjob late3 "$csv" d_late <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+)
+dw run "$j3"
 is "$RC" 1 "same lmd as the current version, other values: exit 1"
-like "$ERR" "the same as the key's current version" "same lmd as the current version: said so"
+like "$ERR" "the same as a stored version of the key" "same lmd as the current version: said so"
 is "$(tdump d_late dim_id)" "$before" "same lmd as the current version: nothing written"
 
 # ---- a wide dimension ------------------------------------------------------

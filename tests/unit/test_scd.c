@@ -18,7 +18,7 @@
 
 typedef struct capture {
   const scd_engine *e;
-  char ops[MAXOPS][512];
+  char ops[MAXOPS][640];
   size_t n;
 } capture;
 
@@ -238,7 +238,39 @@ static int cap_remove(void *ud, const dwl_value *keyrow, dwl_error *err)
   return 0;
 }
 
+static int cap_reshape(void *ud, const dwl_value *keyrow, const dwl_ts *old_vf, int old_deleted,
+                       const scd_version *v, dwl_error *err)
+{
+  (void)err;
+  capture *c = ud;
+  char k[128], from[32], vals[256], vf[32], vt[32];
+  keyof(k, sizeof k, keyrow, &c->e->cols);
+  ts_format(old_vf, from);
+  join(vals, sizeof vals, v->vals, v->t1vals, &c->e->cols, c->e->ncols);
+  ts_format(&v->valid_from, vf);
+  if (v->open)
+    snprintf(vt, sizeof vt, "open");
+  else
+    ts_format(&v->valid_to, vt);
+  snprintf(next_op(c), sizeof c->ops[0], "RESHAPE %s from=%s del=%d -> %s [%s .. %s] cur=%d del=%d", k, from, old_deleted, vals,
+           vf, vt, v->current, v->deleted);
+  return 0;
+}
+
+static int cap_drop(void *ud, const dwl_value *keyrow, const dwl_ts *vf, int deleted, dwl_error *err)
+{
+  (void)err;
+  capture *c = ud;
+  char k[128], at[32];
+  keyof(k, sizeof k, keyrow, &c->e->cols);
+  ts_format(vf, at);
+  snprintf(next_op(c), 512, "DROP %s from=%s del=%d", k, at, deleted);
+  return 0;
+}
+
 static const scd_sink SINK = {
+  .reshape = cap_reshape,
+  .drop = cap_drop,
   .ud = &F.cap,
   .insert = cap_insert,
   .expire = cap_expire,
@@ -251,6 +283,32 @@ static int apply(void)
 {
   err_init(&F.err);
   return scd_apply(&F.e, &SINK, &F.counts, &F.err);
+}
+
+/* A stored version of a key with late rows; valid_to NULL: open. */
+static void history(const char *const *row, const char *valid_from, const char *valid_to, int deleted)
+{
+  dwl_value v[8];
+  to_values(row, v);
+  dwl_ts vf = ts(valid_from), vt = valid_to ? ts(valid_to) : vf;
+  dwl_error err;
+  err_init(&err);
+  ck_assert_msg(scd_add_history(&F.e, v, &vf, valid_to ? &vt : NULL, deleted, &err) == 0, "scd_add_history: %s",
+                err.msg);
+}
+
+static int repair(void)
+{
+  err_init(&F.err);
+  return scd_repair(&F.e, &SINK, &F.counts, &F.err);
+}
+
+static void late_counts_are(long long repaired, long long rejected, long long ignored)
+{
+  const scd_counts *c = &F.counts;
+  ck_assert_msg(c->late_repaired == repaired && c->late_rejected == rejected && c->late_ignored == ignored,
+                "late counts repaired %lld rejected %lld ignored %lld, expected %lld %lld %lld", c->late_repaired,
+                c->late_rejected, c->late_ignored, repaired, rejected, ignored);
 }
 
 static void apply_ok(void)
@@ -626,16 +684,118 @@ START_TEST(conflicting_duplicates_fail)
 }
 END_TEST
 
-START_TEST(late_row_fails)
+/* Oslo from 01-01, Bergen from 01-10 (current); a late row. */
+static void late_setup_close(int late, int close, const char *const *row)
 {
   scd2_setup();
+  F.spec.late = late;
+  F.spec.close = close;
   fx_init(NULL);
-  current(ROW("1", "Ann", "Oslo", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", 0);
-  source(ROW("1", "Ann", "Rome", "2024-01-05 00:00:00"), 9, 1);
-  ck_assert_int_eq(apply(), -1);
+  current(ROW("1", "Ann", "Bergen", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", 0);
+  source(row, 9, 1);
+  apply_ok();
+  NO_OPS();  /* the key waits for its history */
+  ck_assert_int_eq(scd_deferred(&F.e), 1);
+  history(ROW("1", "Ann", "Oslo", "2024-01-01 00:00:00"), "2024-01-01 00:00:00",
+          close == CLOSE_DAY_BEFORE ? "2024-01-09 00:00:00" : "2024-01-10 00:00:00", 0);
+  history(ROW("1", "Ann", "Bergen", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", NULL, 0);
+}
+
+static void late_setup(int late, const char *const *row)
+{
+  late_setup_close(late, CLOSE_AT_NEXT, row);
+}
+
+START_TEST(late_row_spliced_into_history)
+{
+  late_setup(LATE_REPAIR, ROW("1", "Ann", "Rome", "2024-01-05 00:00:00"));
+  ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
+  OPS("RESHAPE 1 from=2024-01-01 00:00:00 del=0 -> 1,Ann,Oslo,2024-01-01 00:00:00 "
+      "[2024-01-01 00:00:00 .. 2024-01-05 00:00:00] cur=0 del=0",
+      "INS 1,Ann,Rome,2024-01-05 00:00:00 [2024-01-05 00:00:00 .. 2024-01-10 00:00:00] cur=0 del=0");
+  counts_are(1, 0, 1, 0, 0);
+  late_counts_are(1, 0, 0);
+  fx_teardown();
+}
+END_TEST
+
+START_TEST(late_row_merges_with_successor)
+{
+  late_setup(LATE_REPAIR, ROW("1", "Ann", "Bergen", "2024-01-05 00:00:00"));
+  ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
+  /* Bergen now starts at 01-05: the current version grows back, no new one */
+  OPS("RESHAPE 1 from=2024-01-01 00:00:00 del=0 -> 1,Ann,Oslo,2024-01-01 00:00:00 "
+      "[2024-01-01 00:00:00 .. 2024-01-05 00:00:00] cur=0 del=0",
+      "RESHAPE 1 from=2024-01-10 00:00:00 del=0 -> 1,Ann,Bergen,2024-01-05 00:00:00 "
+      "[2024-01-05 00:00:00 .. open] cur=1 del=0");
+  counts_are(0, 0, 2, 0, 0);
+  late_counts_are(1, 0, 0);
+  fx_teardown();
+}
+END_TEST
+
+START_TEST(late_row_equal_to_its_version_is_noop)
+{
+  late_setup(LATE_REJECT, ROW("1", "Ann", "Oslo", "2024-01-05 00:00:00"));
+  ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);  /* not late: a reread */
+  NO_OPS();
+  counts_are(0, 0, 0, 0, 1);
+  late_counts_are(0, 0, 0);
+  fx_teardown();
+}
+END_TEST
+
+START_TEST(late_row_rejected_fails)
+{
+  late_setup(LATE_REJECT, ROW("1", "Ann", "Rome", "2024-01-05 00:00:00"));
+  ck_assert_int_eq(repair(), -1);
   ck_assert_int_eq(F.err.code, DWL_EXIT_FAILED);
-  ck_assert_msg(strstr(F.err.msg, "src.csv:9: key (id='1') has lmd 2024-01-05 00:00:00, before the key's current "
-                                  "version (valid from 2024-01-10 00:00:00)") != NULL,
+  ck_assert_msg(strstr(F.err.msg, "src.csv:9: key (id='1') has lmd 2024-01-05 00:00:00, before the key's stored "
+                                  "history ends (2024-01-10 00:00:00): a late row, and load.late is reject") != NULL,
+                "message: %s", F.err.msg);
+  NO_OPS();
+  late_counts_are(0, 1, 0);
+  fx_teardown();
+}
+END_TEST
+
+START_TEST(late_row_ignored_rest_applied)
+{
+  scd2_setup();
+  F.spec.late = LATE_IGNORE;
+  fx_init(NULL);
+  current(ROW("1", "Ann", "Bergen", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", 0);
+  source(ROW("1", "Ann", "Rome", "2024-01-05 00:00:00"), 9, 1);
+  source(ROW("1", "Ann", "Paris", "2024-01-20 00:00:00"), 10, 1);
+  apply_ok();
+  NO_OPS();
+  history(ROW("1", "Ann", "Bergen", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", NULL, 0);
+  ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
+  OPS("EXP 1 to=2024-01-20 00:00:00 del=0",
+      "INS 1,Ann,Paris,2024-01-20 00:00:00 [2024-01-20 00:00:00 .. open] cur=1 del=0");
+  counts_are(1, 1, 0, 0, 0);
+  late_counts_are(0, 0, 1);
+  fx_teardown();
+}
+END_TEST
+
+START_TEST(late_row_day_before)
+{
+  late_setup_close(LATE_REPAIR, CLOSE_DAY_BEFORE, ROW("1", "Ann", "Rome", "2024-01-05 00:00:00"));
+  ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
+  OPS("RESHAPE 1 from=2024-01-01 00:00:00 del=0 -> 1,Ann,Oslo,2024-01-01 00:00:00 "
+      "[2024-01-01 00:00:00 .. 2024-01-04 00:00:00] cur=0 del=0",
+      "INS 1,Ann,Rome,2024-01-05 00:00:00 [2024-01-05 00:00:00 .. 2024-01-09 00:00:00] cur=0 del=0");
+  fx_teardown();
+}
+END_TEST
+
+START_TEST(late_row_at_a_stored_start_other_values_fails)
+{
+  late_setup(LATE_REPAIR, ROW("1", "Ann", "Rome", "2024-01-01 00:00:00"));
+  ck_assert_int_eq(repair(), -1);
+  ck_assert_msg(strstr(F.err.msg, "src.csv:9: key (id='1') has lmd 2024-01-01 00:00:00, the same as a stored version "
+                                  "of the key, but different type 2 values") != NULL,
                 "message: %s", F.err.msg);
   NO_OPS();
   fx_teardown();
@@ -649,7 +809,7 @@ START_TEST(same_lmd_as_current_other_values_fails)
   current(ROW("1", "Ann", "Oslo", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", 0);
   source(ROW("1", "Ann", "Rome", "2024-01-10 00:00:00"), 3, 1);
   ck_assert_int_eq(apply(), -1);
-  ck_assert_msg(strstr(F.err.msg, "the same as the key's current version") != NULL, "message: %s", F.err.msg);
+  ck_assert_msg(strstr(F.err.msg, "the same as a stored version of the key") != NULL, "message: %s", F.err.msg);
   fx_teardown();
 }
 END_TEST
@@ -756,10 +916,71 @@ START_TEST(revival_closes_tombstone)
 }
 END_TEST
 
+/* Ann from 01-01, Bob from 01-10 (current); a delete row of 01-05. */
+static void late_delete_setup(int style)
+{
+  op_setup(style);
+  current(ROW("1", "Bob", "I", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", 0);
+  source(ROW("1", "Ann", "D", "2024-01-05 00:00:00"), 2, 1);
+  apply_ok();
+  history(ROW("1", "Ann", "I", "2024-01-01 00:00:00"), "2024-01-01 00:00:00", "2024-01-10 00:00:00", 0);
+  history(ROW("1", "Bob", "I", "2024-01-10 00:00:00"), "2024-01-10 00:00:00", NULL, 0);
+  ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
+}
+
+START_TEST(late_delete_expire_style)
+{
+  late_delete_setup(DELSTYLE_EXPIRE);
+  /* closed and flagged at the deletion; the next version is now a revival */
+  OPS("RESHAPE 1 from=2024-01-01 00:00:00 del=0 -> 1,Ann,I,2024-01-01 00:00:00 "
+      "[2024-01-01 00:00:00 .. 2024-01-05 00:00:00] cur=0 del=1");
+  late_counts_are(1, 0, 0);
+  fx_teardown();
+}
+END_TEST
+
+START_TEST(late_delete_tombstone_style)
+{
+  late_delete_setup(DELSTYLE_TOMBSTONE);
+  OPS("RESHAPE 1 from=2024-01-01 00:00:00 del=0 -> 1,Ann,I,2024-01-01 00:00:00 "
+      "[2024-01-01 00:00:00 .. 2024-01-05 00:00:00] cur=0 del=0",
+      "INS 1,Ann,D,2024-01-05 00:00:00 [2024-01-05 00:00:00 .. 2024-01-10 00:00:00] cur=0 del=1");
+  fx_teardown();
+}
+END_TEST
+
+START_TEST(late_row_revives_before_a_deletion)
+{
+  /* deleted at 01-10 by a flagged row; a row of 01-05 arrives late: the
+   * deletion now closes it */
+  op_setup(DELSTYLE_EXPIRE);
+  current(ROW("1", "Ann", "I", "2024-01-01 00:00:00"), "2024-01-01 00:00:00", 0);
+  scd_free(&F.e);
+  fx_init(NULL);
+  dwl_value v[8];
+  to_values(ROW("1", "Ann", "I", "2024-01-01 00:00:00"), v);
+  dwl_ts vt = ts("2024-01-10 00:00:00");
+  dwl_error err;
+  err_init(&err);
+  ck_assert(scd_add_gone(&F.e, v, &vt, &err) == 0);
+  source(ROW("1", "Bob", "I", "2024-01-05 00:00:00"), 2, 1);
+  apply_ok();
+  NO_OPS();
+  history(ROW("1", "Ann", "I", "2024-01-01 00:00:00"), "2024-01-01 00:00:00", "2024-01-10 00:00:00", 1);
+  ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
+  OPS("RESHAPE 1 from=2024-01-01 00:00:00 del=1 -> 1,Ann,I,2024-01-01 00:00:00 "
+      "[2024-01-01 00:00:00 .. 2024-01-05 00:00:00] cur=0 del=0",
+      "INS 1,Bob,I,2024-01-05 00:00:00 [2024-01-05 00:00:00 .. 2024-01-10 00:00:00] cur=0 del=1");
+  fx_teardown();
+}
+END_TEST
+
 START_TEST(revival_before_tombstone_starts_at_it)
 {
   op_setup(DELSTYLE_TOMBSTONE);
-  /* deleted by absence at the run's clock, later than the data's lmd */
+  /* deleted by absence at the run's clock, later than the data's lmd: rows
+   * dated before it cannot be ordered against it (not late rows) */
+  F.spec.deletes = DEL_ABSENT;
   current(ROW("1", "Ann", "I", "2024-01-01 00:00:00"), "2026-06-01 12:00:00", 1);
   source(ROW("1", "Ann", "I", "2024-03-01 00:00:00"), 2, 1);
   apply_ok();
@@ -815,6 +1036,32 @@ START_TEST(absent_expire)
   ck_assert_int_eq(delete_absent(ROW("2", "Bob", "Rome", "2024-01-01 00:00:00")), 0); /* once */
   OPS("EXP 2 to=2026-11-30 08:00:00 del=1");
   counts_are(0, 0, 0, 1, 0);
+  fx_teardown();
+}
+END_TEST
+
+START_TEST(absent_late_rows_before_the_deletion_ignored)
+{
+  /* Oslo from 01-01, deleted by absence at a run's clock (06-01), back as
+   * Rome from then; rows dated before the deletion cannot be ordered
+   * against it: ignored even with load.late: repair.  One after it is
+   * spliced in. */
+  absent_setup(MODE_SCD2, DELSTYLE_EXPIRE);
+  F.spec.deleted = "is_deleted";  /* tells the deletion from the revival at its instant */
+  current(ROW("1", "Ann", "Rome", "2024-05-01 00:00:00"), "2024-06-01 00:00:00", 0);
+  source(ROW("1", "Ann", "Lima", "2024-03-01 00:00:00"), 2, 1);
+  source(ROW("1", "Ann", "Kyiv", "2024-06-05 00:00:00"), 3, 1);
+  source(ROW("1", "Ann", "Rome", "2024-06-09 00:00:00"), 4, 1);
+  apply_ok();
+  NO_OPS();
+  history(ROW("1", "Ann", "Oslo", "2024-01-01 00:00:00"), "2024-01-01 00:00:00", "2024-06-01 00:00:00", 1);
+  history(ROW("1", "Ann", "Rome", "2024-05-01 00:00:00"), "2024-06-01 00:00:00", NULL, 0);
+  ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
+  OPS("RESHAPE 1 from=2024-06-01 00:00:00 del=0 -> 1,Ann,Rome,2024-05-01 00:00:00 "
+      "[2024-06-01 00:00:00 .. 2024-06-05 00:00:00] cur=0 del=0",
+      "INS 1,Ann,Kyiv,2024-06-05 00:00:00 [2024-06-05 00:00:00 .. 2024-06-09 00:00:00] cur=0 del=0",
+      "INS 1,Ann,Rome,2024-06-09 00:00:00 [2024-06-09 00:00:00 .. open] cur=1 del=0");
+  late_counts_are(0, 0, 1);
   fx_teardown();
 }
 END_TEST
@@ -987,7 +1234,13 @@ static Suite *make_suite(void)
   tcase_add_test(tc, type1_scope_all_new_versions_carry_last_value);
   tcase_add_test(tc, identical_duplicates_count_once);
   tcase_add_test(tc, conflicting_duplicates_fail);
-  tcase_add_test(tc, late_row_fails);
+  tcase_add_test(tc, late_row_spliced_into_history);
+  tcase_add_test(tc, late_row_merges_with_successor);
+  tcase_add_test(tc, late_row_equal_to_its_version_is_noop);
+  tcase_add_test(tc, late_row_rejected_fails);
+  tcase_add_test(tc, late_row_ignored_rest_applied);
+  tcase_add_test(tc, late_row_day_before);
+  tcase_add_test(tc, late_row_at_a_stored_start_other_values_fails);
   tcase_add_test(tc, same_lmd_as_current_other_values_fails);
   tcase_add_test(tc, same_lmd_as_current_type1_only_is_fine);
   tcase_add_test(tc, delete_by_op_expires_as_of_lmd);
@@ -996,9 +1249,13 @@ static Suite *make_suite(void)
   tcase_add_test(tc, op_column_alone_is_no_change);
   tcase_add_test(tc, tombstone_by_op_column);
   tcase_add_test(tc, revival_closes_tombstone);
+  tcase_add_test(tc, late_delete_expire_style);
+  tcase_add_test(tc, late_delete_tombstone_style);
+  tcase_add_test(tc, late_row_revives_before_a_deletion);
   tcase_add_test(tc, revival_before_tombstone_starts_at_it);
   tcase_add_test(tc, deleted_key_delete_again_is_unchanged);
   tcase_add_test(tc, absent_expire);
+  tcase_add_test(tc, absent_late_rows_before_the_deletion_ignored);
   tcase_add_test(tc, absent_tombstone);
   tcase_add_test(tc, upsert_insert_update_unchanged);
   tcase_add_test(tc, upsert_composite_key_null_safe);

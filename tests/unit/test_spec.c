@@ -527,6 +527,45 @@ START_TEST(test_lookup)
 }
 END_TEST
 
+START_TEST(test_lookback_and_late)
+{
+  dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n");
+  ck_assert_int_eq(s->lookback_us, 0);
+  ck_assert_int_eq(s->late, LATE_REPAIR);
+  spec_free(s);
+  static const struct {
+    const char *text;
+    long long us;
+  } ok[] = {{"90s", 90000000LL},           {"15m", 900000000LL},    {"2h", 7200000000LL},
+            {"1d", 86400000000LL},         {"1h30m", 5400000000LL}, {"0", 0},
+            {"1d2h3m4s", 93784000000LL}, {"366d", 366LL * 86400000000LL}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    char yaml[512];
+    snprintf(yaml, sizeof yaml, BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  lookback: %s\n", ok[i].text);
+    s = load_ok(yaml);
+    ck_assert_msg(s->lookback_us == ok[i].us, "%s: %lld", ok[i].text, s->lookback_us);
+    spec_free(s);
+  }
+  static const char *const bad[] = {"2", "h", "2x", "-1h", "1.5h", "30m2h", "1h1h", "367d", "99999999999999s", "2 h"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char yaml[512];
+    snprintf(yaml, sizeof yaml, BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  lookback: '%s'\n", bad[i]);
+    expect_error(yaml, 12, 13, "is not a duration of at most 366 days");
+  }
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: ignore\n");
+  ck_assert_int_eq(s->late, LATE_IGNORE);
+  spec_free(s);
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: reject\n");
+  ck_assert_int_eq(s->late, LATE_REJECT);
+  spec_free(s);
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: repare\n", 12, 9, "did you mean 'repair'");
+  expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: l\n  lookback: 1h\n", 12, 3,
+               "load.lookback applies only to mode scd2 (mode is upsert)");
+  expect_error(BASE "load:\n  mode: append\n  lmd: l\n  late: ignore\n", 11, 3,
+               "load.late applies only to mode scd2 (mode is append)");
+}
+END_TEST
+
 START_TEST(test_lmd_format_requires_lmd)
 {
   expect_error(BASE "load:\n  mode: append\n  lmd_format: yyyy\n", 10, 3,
@@ -855,6 +894,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_scd2_requires_key_and_lmd);
   tcase_add_test(tc, test_lmd_format_requires_lmd);
   tcase_add_test(tc, test_lookup);
+  tcase_add_test(tc, test_lookback_and_late);
   tcase_add_test(tc, test_scd2_only_keys);
   tcase_add_test(tc, test_overlapping_lists);
   tcase_add_test(tc, test_lmd_in_lists);
