@@ -252,6 +252,16 @@ static int on_plugin_reject(void *ud, uint64_t origin, const char *raw, size_t r
   return 0;
 }
 
+/* load.late: reject, with load.max_rejects: a late row set aside. */
+static int on_late_reject(void *ud, const rs_row *row, const char *reason, dwl_error *err)
+{
+  run_ctx *r = ud;
+  if (rejects_add(&r->rj, r->p.origin_name, row->origin, NULL, 0, row->vals, r->src->ncols, reason, err) != 0)
+    return -1;
+  r->sum->rejected = r->rj.count;
+  return 0;
+}
+
 static int take_append(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                        dwl_error *err)
 {
@@ -543,6 +553,8 @@ static int open_source(run_ctx *r, dwl_error *err)
     if (scd_init(&r->e, spec, r->src->cols, r->src->ncols, at, err) != 0)
       return -1;
     r->e.origin_name = r->p.origin_name;
+    r->e.reject = on_late_reject;
+    r->e.reject_ud = r;
   }
   return 0;
 }

@@ -801,21 +801,22 @@ static int late_noop(const hkey *h, const hev *ev)
   return live && fp_eq(ev->r.fp2, hrow(h, (size_t)c)->fp2);
 }
 
-/* load.late: reject.  dwload has no reject file yet, so a rejected late
- * row fails the run (nothing is written); this is the one place that will
- * hand the row to the reject file once there is one. */
+/* load.late: reject.  With load.max_rejects the row goes to the run's
+ * rejects (returns 0: set aside); without, or one too many, it fails the
+ * run (-1), and nothing is written. */
 static int late_reject(const scd_engine *e, const rs_row *r, int64_t end, scd_counts *counts, dwl_error *err)
 {
-  char k[512], when[32], upto[32];
+  char k[512], when[32], upto[32], why[1024];
   dwl_ts t = {end, 0};
   counts->late_rejected++;
   describe_key(e, r->vals, k, sizeof k);
   ts_format(&r->lmd, when);
   ts_format(&t, upto);
-  return err_set(err, DWL_EXIT_FAILED,
-                 "%s:%llu: key %s has lmd %s, before the key's stored history ends (%s): a late row, and "
-                 "load.late is reject",
-                 ON(e), (unsigned long long)r->origin, k, when, upto);
+  snprintf(why, sizeof why, "key %s has lmd %s, before the key's stored history ends (%s): a late row, and "
+           "load.late is reject", k, when, upto);
+  if (e->reject && e->spec->max_rejects > 0)
+    return e->reject(e->reject_ud, r, why, err);
+  return err_set(err, DWL_EXIT_FAILED, "%s:%llu: %s", ON(e), (unsigned long long)r->origin, why);
 }
 
 /* Two events of one key at one instant that cannot both hold. */
@@ -896,8 +897,8 @@ static ssize_t build_events(hkey *h, rs_row *const *rows, size_t n, int64_t end,
           continue;
         x.late = 2;  /* counted; replayed, as its type 1 values may count */
       } else if (e->spec->late == LATE_REJECT) {
-        late_reject(e, rows[i], end, counts, err);
-        fail = 1;
+        if (late_reject(e, rows[i], end, counts, err) != 0)
+          fail = 1;
         continue;
       } else if (e->spec->late == LATE_IGNORE) {
         counts->late_ignored++;

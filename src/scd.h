@@ -102,6 +102,11 @@ typedef struct scd_engine {
   rowset hist;              /* their stored versions (lmd = valid_from) */
   scd_hver *hver;           /* parallel to hist */
   size_t hver_cap;
+  /* load.late: reject with load.max_rejects above 0: late rows go to the
+   * run's rejects through this (0: set aside; -1: one too many, err set).
+   * NULL: a rejected late row fails the run. */
+  int (*reject)(void *ud, const rs_row *r, const char *reason, dwl_error *err);
+  void *reject_ud;
 } scd_engine;
 
 /* Resolves the spec's column names against the source columns.  Unknown

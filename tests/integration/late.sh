@@ -216,6 +216,21 @@ is "$RC|$(field status)|$(field late_rejected)" '1|failed|1' "reject: a late row
 like "$ERR" "rj.csv:5: key (id='2') has lmd 2024-01-05 00:00:00, before the key's stored history ends (2024-01-10 00:00:00): a late row, and load.late is reject" \
   "reject: the message names the row and the key"
 is "$(tdump d_rj)" "$before" "reject: nothing written, not even the other key's change"
+# With load.max_rejects the late row goes to the reject file instead, and
+# the rest of the run is applied.
+# (a job of its own: its first run loads the first two rows of rj.csv)
+head -n 3 "$WORK/rj.csv" >"$WORK/rj2.csv"
+sed -e 's/rj\.csv/rj2.csv/; s/d_rj/d_rj2/; s/^job: .*/job: rj2/' "$j" >"$WORK/rj2.yaml"
+printf '  max_rejects: 1\n  reject_file: rj2.rejects.csv\n' >>"$WORK/rj2.yaml"
+run_ok "$WORK/rj2.yaml" "reject with max_rejects: first run"
+cp "$WORK/rj.csv" "$WORK/rj2.csv"
+dw run "$WORK/rj2.yaml"
+is "$RC|$(field late_rejected)|$(field rejected)|$(field inserted)|$(field expired)" "0|1|1|1|1" \
+  "reject with max_rejects: the late row set aside, counted twice, key 1's change applied"
+like "$(cat "$WORK/rj2.rejects.csv")" "rj2.csv,5,\"key (id='2') has lmd 2024-01-05 00:00:00" \
+  "reject with max_rejects: the reject file names the row, its line and why"
+is "$(sql "select id, v, valid_from from d_rj2 where id = 2")" "2|x|2024-01-10 00:00:00" \
+  "reject with max_rejects: key 2's history untouched"
 sed -i 's/late: reject/late: ignore/' "$j"
 run_ok "$j" "ignore"
 is "$(field late_ignored)|$(field inserted)|$(field expired)" "1|1|1" "ignore: the late row skipped and counted, the rest applied"
