@@ -10,6 +10,7 @@
 #include "log.h"
 #include "norm.h"
 #include "plugin_host.h"
+#include "pushdown.h"
 #include "scd.h"
 #include "state.h"
 #include "target.h"
@@ -147,6 +148,7 @@ typedef struct run_ctx {
   int have_max;
   dwl_ts max;           /* greatest lmd read */
   rowset doomed;        /* current rows of keys deleted by absence */
+  pushdown *pd;         /* load.engine: pushdown */
   int locked;
   dwl_ts started;       /* the run's timestamp: deletions by absence */
 } run_ctx;
@@ -304,9 +306,44 @@ static int read_current(run_ctx *r, int keyed, dwl_error *err)
  * one tenth is where staging keys and joining stops beating one scan. */
 #define KEYED_LOOKUP_RATIO 10
 
+static void add_counts(run_ctx *r, const scd_counts *counts)
+{
+  r->sum->inserted += counts->inserted;
+  r->sum->expired += counts->expired;
+  r->sum->updated += counts->updated;
+  r->sum->deleted += counts->deleted;
+  r->sum->unchanged += counts->unchanged;
+}
+
+static int take_pushdown(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
+                         dwl_error *err)
+{
+  if (!past) {
+    r->sum->skipped++;
+    return 0;
+  }
+  return pushdown_add(r->pd, row, origin, lmd, err);
+}
+
+/* load.engine: pushdown: the delta goes to the warehouse, which computes
+ * the changes (pushdown.c). */
+static int run_pushdown(run_ctx *r, dwl_error *err)
+{
+  scd_counts counts = {0};
+  if (pushdown_open(r->t, r->w, &r->e, &r->pd, err) != 0 || read_source(r, take_pushdown, err) != 0)
+    return -1;
+  log_msg(LOG_INFO, "read %lld source rows; computing the changes in the warehouse", r->sum->read);
+  if (pushdown_apply(r->pd, &counts, err) != 0)
+    return -1;
+  add_counts(r, &counts);
+  return 0;
+}
+
 static int run_engine(run_ctx *r, dwl_error *err)
 {
   const dwl_spec *spec = r->spec;
+  if (spec->engine == ENGINE_PUSHDOWN)
+    return run_pushdown(r, err);
   /* Judging absence needs every current key, before the source is read
    * (rows not past the checkpoint only mark their key present).  Otherwise
    * the delta comes first, and its size decides how to read the current
@@ -343,11 +380,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
       if (scd_delete_absent(&r->e, r->doomed.rows[i].vals, &r->doomed.rows[i].lmd, &sink, &counts, err) < 0)
         return -1;
   }
-  r->sum->inserted += counts.inserted;
-  r->sum->expired += counts.expired;
-  r->sum->updated += counts.updated;
-  r->sum->deleted += counts.deleted;
-  r->sum->unchanged += counts.unchanged;
+  add_counts(r, &counts);
   return 0;
 }
 
@@ -368,6 +401,7 @@ static source_config source_config_for(const dwl_spec *spec, const char *checkpo
 
 static void run_free(run_ctx *r)
 {
+  pushdown_free(r->pd);
   writer_free(r->w);
   if (r->have_engine)
     scd_free(&r->e);

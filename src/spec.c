@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "buf.h"
+#include "pushdown.h"
 #include "ts.h"
 
 /* A job file is a page of YAML; the cap only stops `dwload /dev/zero`. */
@@ -555,7 +556,8 @@ static const char *const top_keys[] = {"version", "job", "source", "target", "lo
                                        "dimension", NULL};
 static const char *const target_keys[] = {"connection", "table", NULL};
 static const char *const load_keys[] = {"mode", "lmd", "lmd_format", "key", "type2", "type1",
-                                        "type1_scope", "deletes", "delete_style", "lookup", NULL};
+                                        "type1_scope", "deletes", "delete_style", "lookup", "engine",
+                                        NULL};
 static const char *const deletes_keys[] = {"column", "values", NULL};
 static const char *const dim_keys[] = {"surrogate_key", "surrogate_strategy", "valid_from",
                                        "valid_to", "current", "deleted", "open_end",
@@ -569,6 +571,7 @@ static const char *const sk_names[] = {"sequence", "hash", NULL};
 static const char *const close_names[] = {"at_next", "day_before", "second_before", NULL};
 static const char *const deletes_names[] = {"none", "absent", NULL};
 static const char *const lookup_names[] = {"auto", "scan", "keys", NULL};
+static const char *const engine_names[] = {"memory", "pushdown", NULL};
 
 static int parse_version(pctx *c, const yaml_node_t *v)
 {
@@ -813,7 +816,8 @@ static int parse_load(pctx *c, const yaml_node_t *v)
     case 6: rc = get_enum(c, val, dotted, t1scope_names, &s->type1_scope); break;
     case 7: rc = parse_deletes(c, val); break;
     case 8: rc = get_enum(c, val, dotted, delstyle_names, &s->delete_style); break;
-    default: rc = get_enum(c, val, dotted, lookup_names, &s->lookup); break;
+    case 9: rc = get_enum(c, val, dotted, lookup_names, &s->lookup); break;
+    default: rc = get_enum(c, val, dotted, engine_names, &s->engine); break;
     }
     if (rc != 0)
       return -1;
@@ -1068,6 +1072,13 @@ static int check_cross(pctx *c)
   if (s->mode == MODE_SCD2 && s->delete_style == DELSTYLE_TOMBSTONE && !s->deleted) {
     key_pos(c, "load.delete_style", NULL, &line, &col);
     return perr(c, line, col, "load.delete_style: tombstone needs a deleted column (dimension.deleted is null)");
+  }
+  /* What pushdown cannot compute as the memory engine does is refused here,
+   * never left to differ. */
+  const char *why = s->engine == ENGINE_PUSHDOWN ? pushdown_refusal(s) : NULL;
+  if (why) {
+    key_pos(c, "load.engine", NULL, &line, &col);
+    return perr(c, line, col, "load.engine: pushdown %s", why);
   }
   if (check_lists(c) != 0)
     return -1;

@@ -66,6 +66,7 @@ struct writer {
   ins_batch main;
   char **main_cols;
   dwl_value *params;       /* scratch for binding */
+  size_t nparams;          /* its capacity */
   dwl_value *row;          /* one row being built */
   unsigned char *from_t1;  /* per table column: a type 1 column (takes t1vals) */
   odbc_stmt *slots[NSLOTS];
@@ -704,7 +705,8 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
     for (int k = 0; k < NSTAGES; k++)
       if (w->stages[k].b.rows_per * w->stages[k].ncols > most)
         most = w->stages[k].b.rows_per * w->stages[k].ncols;
-    w->params = calloc(most + t->ncols + (cols ? cols->nkey : 0) + 8, sizeof *w->params);
+    w->nparams = most + t->ncols + (cols ? cols->nkey : 0) + 8;
+    w->params = calloc(w->nparams, sizeof *w->params);
     if (!w->params)
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
@@ -799,6 +801,102 @@ long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *
   *table = s->name;
   *cols = s->cols;
   return rc == 0 ? n : -1;
+}
+
+/* ---- stages of the caller's own (pushdown) ----------------------------------- */
+
+struct writer_stage {
+  writer *w;
+  stage s;
+};
+
+int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_column *decl, size_t ncols,
+                      writer_stage **out, dwl_error *err)
+{
+  *out = NULL;
+  writer_stage *ws = calloc(1, sizeof *ws);
+  SQLSMALLINT *types = calloc(ncols ? ncols : 1, sizeof *types);
+  if (!ws || !types) {
+    free(ws);
+    free(types);
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  ws->w = w;
+  stage *s = &ws->s;
+  snprintf(s->name, sizeof s->name, "%s", name);
+  s->cols = calloc(ncols ? ncols : 1, sizeof *s->cols);
+  s->decl = calloc(ncols ? ncols : 1, sizeof *s->decl);
+  int rc = s->cols && s->decl ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; rc == 0 && i < ncols; i++) {
+    s->ncols++;
+    s->decl[i] = decl[i];
+    types[i] = w->t->d->param_type(decl[i].type);
+    if (!(s->cols[i] = strdup(cols[i])))
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  if (rc == 0)
+    rc = batch_init(w, &s->b, s->name, s->cols, types, ncols, err);
+  free(types);
+  /* The binding scratch must hold a full batch of this stage too. */
+  size_t need = s->b.rows_per * ncols + 8;
+  if (rc == 0 && need > w->nparams) {
+    dwl_value *p = realloc(w->params, need * sizeof *p);
+    if (!p)
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+    else {
+      w->params = p;
+      w->nparams = need;
+    }
+  }
+  int plan = w->plan;
+  w->plan = 0;
+  if (rc == 0)
+    rc = stage_create(w, s, err);
+  w->plan = plan;
+  s->used = rc == 0;
+  if (rc != 0) {
+    writer_stage_free(ws);
+    return -1;
+  }
+  *out = ws;
+  return 0;
+}
+
+int writer_stage_add(writer_stage *ws, const dwl_value *row, dwl_error *err)
+{
+  int plan = ws->w->plan;
+  ws->w->plan = 0;
+  int rc = batch_add(ws->w, &ws->s.b, row, err);
+  ws->w->plan = plan;
+  return rc;
+}
+
+int writer_stage_flush(writer_stage *ws, dwl_error *err)
+{
+  int plan = ws->w->plan;
+  ws->w->plan = 0;
+  int rc = batch_flush(ws->w, &ws->s.b, err);
+  ws->w->plan = plan;
+  return rc;
+}
+
+void writer_stage_free(writer_stage *ws)
+{
+  if (!ws)
+    return;
+  stage *s = &ws->s;
+  batch_free(&s->b);
+  for (size_t i = 0; s->cols && i < s->ncols; i++)
+    free(s->cols[i]);
+  free(s->cols);
+  free(s->decl);
+  free(ws);
+}
+
+int writer_exec(writer *w, const char *sql, const dwl_value *params, const SQLSMALLINT *types, size_t n,
+                dwl_error *err)
+{
+  return run_sql(w, NULL, sql, params, types, n, err);
 }
 
 /* ---- the engine's sink ---------------------------------------------------------- */

@@ -493,8 +493,31 @@ mkjob() {
     if [ -n "${4:-}" ]; then printf '%s\n' "$4"; fi
     printf 'target:\n  connection: "%s"\n  table: %s\n' "$WH_CONN" "$3"
     cat
-  } >"$WORK/$1.yaml"
+  } | _engine >"$WORK/$1.yaml"
   echo "$WORK/$1.yaml"
+}
+
+# _engine: a job file on stdin, with `engine: $DWL_ENGINE` added to its
+# block-style load mapping when DWL_ENGINE is set (make check runs the
+# engine-sensitive scripts once more with DWL_ENGINE=pushdown).  Jobs the
+# engine refuses at spec-check time (deletes: absent, load.lookup, modes
+# other than scd2 and upsert) stay with the memory engine; the job files
+# that test the engine key itself set it explicitly.
+_engine() {
+  if [ -z "${DWL_ENGINE:-}" ]; then
+    cat
+    return
+  fi
+  awk -v e="$DWL_ENGINE" '
+    { line[NR] = $0 }
+    /^  mode: *(scd2|upsert) *$/ { ok = 1 }
+    /deletes: *absent|^  lookup:|^  engine:/ { no = 1 }
+    END {
+      for (i = 1; i <= NR; i++) {
+        print line[i]
+        if (ok && !no && line[i] ~ /^load: *$/) print "  engine: " e
+      }
+    }'
 }
 
 # run_ok JOB MSG: runs the job, asserts exit 0

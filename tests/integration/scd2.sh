@@ -675,7 +675,8 @@ id,v,lmd
 3,a,2024-01-01 00:00:00
 EOF
 )
-j=$(mkjob plan "$csv" d_plan <<'EOF'
+# (the statements are the memory engine's; pushdown.sh checks its own)
+j=$(DWL_ENGINE= mkjob plan "$csv" d_plan <<'EOF'
 load:
   mode: scd2
   key: [id]
