@@ -77,6 +77,8 @@ struct writer {
   int staged_expire;       /* the last expire was staged, not yet applied: */
   fp128 staged_key;        /* its key */
   int64_t staged_vf;       /* and the valid_from of the version it closes */
+  int staged_t1;           /* a type 1 overwrite of a current version was staged: */
+  fp128 t1_key;            /* its key */
   char vf[32], vt[32], sk[68];
 };
 
@@ -607,7 +609,11 @@ static int staged(const writer *w, const dwl_value *keyrow)
  * can wait for the end; see sink_insert for the one exception. */
 static int stages_apply(writer *w, dwl_error *err)
 {
-  for (int k = 0; k < NSLOTS; k++) {
+  /* Type 1 overwrites of a current version come before its expire: they
+   * find it by the current predicate, and the engine emits them first. */
+  static const int order[NSLOTS] = {SLOT_T1_CUR, SLOT_EXPIRE, SLOT_T1_ALL, SLOT_UPDATE, SLOT_REMOVE};
+  for (int i = 0; i < NSLOTS; i++) {
+    int k = order[i];
     stage *s = &w->stages[k];
     if (!s->used || (s->b.npend == 0 && s->b.rows == s->applied))
       continue;
@@ -996,6 +1002,21 @@ static int sink_set(writer *w, int slot, const size_t *idx, size_t nidx, const d
 {
   size_t n = 0;
   if (staged(w, row)) {
+    /* Several overwrites of one current version in a run: one UPDATE ...
+     * FROM/JOIN would apply an arbitrary one of them, so the last replaces
+     * the previous while that is still pending, else follows its applying.
+     * The engine emits a key's operations together. */
+    if (slot == SLOT_T1_CUR) {
+      fp128 k = fp_tuple(row, w->cols->key, w->cols->nkey);
+      if (w->staged_t1 && fp_eq(k, w->t1_key)) {
+        if (w->stages[slot].b.npend > 0)
+          w->stages[slot].b.npend--;
+        else if (stages_apply(w, err) != 0)
+          return -1;
+      }
+      w->staged_t1 = 1;
+      w->t1_key = k;
+    }
     n = key_params(w, row, w->params);
     if (slot == SLOT_T1_CUR) {
       target_ts_text(w->t, valid_from, w->vf);
