@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "buf.h"
 #include "fingerprint.h"
@@ -165,6 +166,13 @@ static void staged_cols(const pushdown *p, dwl_buf *b, const char *a)
     buf_printf(b, ", %s.%s", a, xname[x]);
 }
 
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Runs a statement that only builds temporary tables or reads; these run
  * in plan mode too. */
 static int exec(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALLINT *types, size_t n,
@@ -172,8 +180,9 @@ static int exec(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALL
 {
   if (!b->data)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  log_msg(LOG_DEBUG, "pushdown: %s", b->data);
+  double t0 = now_s();
   int rc = odbc_exec(p->t->c, b->data, params, types, n, err);
+  log_msg(LOG_DEBUG, "pushdown: %.3fs: %s", now_s() - t0, b->data);
   if (rc != 0)
     err_prefix(err, "pushdown into %s", p->spec->target_table);
   buf_reset(b);
@@ -465,6 +474,8 @@ static int check_gone(pushdown *p, dwl_buf *b, dwl_error *err)
   int isnull[24];
   if (nk + 3 > 24 || p->spec->deletes == DEL_NONE || is_tomb(p) || t->ix[TC_DELETED] < 0 || !t->exists)
     return 0;
+  if (analyze(p, "dwl_pd_b", err) != 0)
+    return -1;
   buf_adds(b, "SELECT ");
   keys(p, b, "b");
   buf_printf(b, ", b.dwl_origin, b.dwl_t, d.%s FROM dwl_pd_b b JOIN %s d ON ", tq(p, TC_VALID_TO), t->table_q);
@@ -985,6 +996,7 @@ int pushdown_apply(pushdown *p, scd_counts *counts, dwl_error *err)
     return 0;
   dwl_buf b;
   buf_init(&b, 0);
+  double t0 = now_s();
   int rc = build_a(p, &b, err);
   if (rc == 0)
     rc = analyze(p, "dwl_pd_a", err);
@@ -993,9 +1005,10 @@ int pushdown_apply(pushdown *p, scd_counts *counts, dwl_error *err)
   if (rc == 0)
     rc = build_b(p, &b, err);
   if (rc == 0)
-    rc = analyze(p, "dwl_pd_b", err);
-  if (rc == 0)
     rc = p->spec->mode == MODE_SCD2 ? run_scd2(p, &b, counts, err) : run_upsert(p, &b, counts, err);
   buf_free(&b);
+  if (rc == 0)
+    log_msg(LOG_INFO, "pushdown: %lld rows staged; changes computed and applied in the warehouse in %.2fs", p->n,
+            now_s() - t0);
   return rc;
 }
