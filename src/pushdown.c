@@ -69,12 +69,17 @@ struct pushdown {
   char vf[32], vt[32], sk[65], skt[65];
 };
 
+#define PD_MAX_KEY 16
+
 const char *pushdown_refusal(const dwl_spec *s)
 {
   if (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT)
     return "applies only to modes scd2 and upsert";
   if (s->deletes == DEL_ABSENT)
     return "does not support deletes: absent (judging absence needs every current key; use engine: memory)";
+  /* Its messages name a key by values fetched into a fixed array. */
+  if (s->key.n > PD_MAX_KEY)
+    return "supports keys of at most 16 columns";
   if (s->lookup != LOOKUP_AUTO)
     return "does not read current versions into memory, so load.lookup does not apply; remove it";
   return NULL;
@@ -392,24 +397,36 @@ static void when_text(const pushdown *p, const char *us, char out[32])
 
 #define ON(p) ((p)->e->origin_name ? (p)->e->origin_name : "source")
 
+/* The first row of "SELECT <alias's key columns>, <rest>" (nrest more
+ * values): the key described into k and the value at v[nkey + when_at]
+ * (microseconds) formatted into when.  1 found, 0 none, -1 error. */
+static int offending_row(pushdown *p, dwl_buf *b, const char *alias, const char *rest, size_t nrest,
+                         size_t when_at, char v[][512], int *isnull, char k[512], char when[32], dwl_error *err)
+{
+  size_t nk = p->e->cols.nkey;
+  buf_adds(b, "SELECT ");
+  keys(p, b, alias);
+  buf_adds(b, rest);
+  int rc = first_row(p, b, v, isnull, nk + nrest, err);
+  if (rc == 1) {
+    describe(p, v, isnull, k, 512);
+    when_text(p, v[nk + when_at], when);
+  }
+  return rc;
+}
+
 /* Two rows of a key with the same lmd must be identical (as scd.c). */
 static int check_conflicts(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   size_t nk = p->e->cols.nkey;
-  char v[24][512];
-  int isnull[24];
-  if (nk + 3 > 24)
-    return 0; /* more key columns than a message can name: checked below */
-  buf_adds(b, "SELECT ");
-  keys(p, b, "a");
-  buf_adds(b, ", a.dwl_porigin, a.dwl_origin, a.dwl_t FROM dwl_pd_a a WHERE a.dwl_pt = a.dwl_t AND "
-              "a.dwl_pfpa <> a.dwl_fpa ORDER BY a.dwl_seq");
-  int rc = first_row(p, b, v, isnull, nk + 3, err);
+  char v[PD_MAX_KEY + 5][512], k[512], when[32];
+  int isnull[PD_MAX_KEY + 5];
+  int rc = offending_row(p, b, "a",
+                         ", a.dwl_porigin, a.dwl_origin, a.dwl_t FROM dwl_pd_a a WHERE a.dwl_pt = a.dwl_t AND "
+                         "a.dwl_pfpa <> a.dwl_fpa ORDER BY a.dwl_seq",
+                         3, 2, v, isnull, k, when, err);
   if (rc <= 0)
     return rc;
-  char k[512], when[32];
-  describe(p, v, isnull, k, sizeof k);
-  when_text(p, v[nk + 2], when);
   if (p->e->cols.lmd < 0)
     return err_set(err, DWL_EXIT_FAILED,
                    "key %s has two different source rows (%s:%s and %s:%s) and no lmd to order them; "
@@ -428,23 +445,17 @@ static int check_conflicts(pushdown *p, dwl_buf *b, dwl_error *err)
 static int check_late(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   size_t nk = p->e->cols.nkey;
-  char v[24][512];
-  int isnull[24];
-  if (nk + 5 > 24)
-    return 0;
-  buf_adds(b, "SELECT ");
-  keys(p, b, "b");
-  buf_adds(b, ", b.dwl_origin, b.dwl_t, b.dwl_ck, b.dwl_cvf, CASE WHEN b.dwl_vf = b.dwl_cvf THEN 1 ELSE 0 END "
-              "FROM dwl_pd_b b WHERE (b.dwl_ck = 1 AND (b.dwl_vf < b.dwl_cvf OR (b.dwl_vf = b.dwl_cvf AND "
-              "b.dwl_del = 0 AND b.dwl_ceq2 = 0))) OR (b.dwl_ck = 2 AND b.dwl_vf <= b.dwl_cvf) "
-              "ORDER BY b.dwl_t, b.dwl_seq");
-  int rc = first_row(p, b, v, isnull, nk + 5, err);
+  char v[PD_MAX_KEY + 5][512], k[512], when[32], cur[32] = "?";
+  int isnull[PD_MAX_KEY + 5];
+  int rc = offending_row(p, b, "b",
+                         ", b.dwl_origin, b.dwl_t, b.dwl_ck, b.dwl_cvf, CASE WHEN b.dwl_vf = b.dwl_cvf THEN 1 "
+                         "ELSE 0 END FROM dwl_pd_b b WHERE (b.dwl_ck = 1 AND (b.dwl_vf < b.dwl_cvf OR (b.dwl_vf = "
+                         "b.dwl_cvf AND b.dwl_del = 0 AND b.dwl_ceq2 = 0))) OR (b.dwl_ck = 2 AND b.dwl_vf <= "
+                         "b.dwl_cvf) ORDER BY b.dwl_t, b.dwl_seq",
+                         5, 1, v, isnull, k, when, err);
   if (rc <= 0)
     return rc;
-  char k[512], when[32], cur[32] = "?";
   dwl_ts cvf;
-  describe(p, v, isnull, k, sizeof k);
-  when_text(p, v[nk + 1], when);
   if (ts_parse(v[nk + 3], strlen(v[nk + 3]), &cvf) == 0)
     target_ts_text(p->t, &cvf, cur);
   if (strcmp(v[nk + 2], "2") == 0)
@@ -470,25 +481,24 @@ static int check_gone(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   const target *t = p->t;
   size_t nk = p->e->cols.nkey;
-  char v[24][512];
-  int isnull[24];
-  if (nk + 3 > 24 || p->spec->deletes == DEL_NONE || is_tomb(p) || t->ix[TC_DELETED] < 0 || !t->exists)
+  char v[PD_MAX_KEY + 5][512], k[512], when[32];
+  int isnull[PD_MAX_KEY + 5];
+  if (p->spec->deletes == DEL_NONE || is_tomb(p) || t->ix[TC_DELETED] < 0 || !t->exists)
     return 0;
   if (analyze(p, "dwl_pd_b", err) != 0)
     return -1;
-  buf_adds(b, "SELECT ");
-  keys(p, b, "b");
-  buf_printf(b, ", b.dwl_origin, b.dwl_t, d.%s FROM dwl_pd_b b JOIN %s d ON ", tq(p, TC_VALID_TO), t->table_q);
-  keyeq(p, b, "d", "b");
-  buf_printf(b, " AND d.%s = %s AND NOT (", tq(p, TC_DELETED), t->d->true_lit);
-  curpred(p, b, "d", "b");
-  buf_printf(b, ") WHERE b.dwl_ck = 0 AND b.dwl_vt < d.%s ORDER BY b.dwl_t, b.dwl_seq", tq(p, TC_VALID_TO));
-  int rc = first_row(p, b, v, isnull, nk + 3, err);
+  dwl_buf rest;
+  buf_init(&rest, 0);
+  buf_printf(&rest, ", b.dwl_origin, b.dwl_t, d.%s FROM dwl_pd_b b JOIN %s d ON ", tq(p, TC_VALID_TO), t->table_q);
+  keyeq(p, &rest, "d", "b");
+  buf_printf(&rest, " AND d.%s = %s AND NOT (", tq(p, TC_DELETED), t->d->true_lit);
+  curpred(p, &rest, "d", "b");
+  buf_printf(&rest, ") WHERE b.dwl_ck = 0 AND b.dwl_vt < d.%s ORDER BY b.dwl_t, b.dwl_seq", tq(p, TC_VALID_TO));
+  int rc = rest.data ? offending_row(p, b, "b", rest.data, 3, 1, v, isnull, k, when, err)
+                     : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  buf_free(&rest);
   if (rc <= 0)
     return rc;
-  char k[512], when[32];
-  describe(p, v, isnull, k, sizeof k);
-  when_text(p, v[nk + 1], when);
   return err_set(err, DWL_EXIT_FAILED,
                  "%s:%s: key %s has lmd %s, before its deletion (a version deleted up to %s); pushdown does "
                  "not move rows past a deletion, engine: memory does",
