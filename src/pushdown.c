@@ -59,6 +59,8 @@ struct pushdown {
   const scd_engine *e;
   const dwl_spec *spec;
   writer_stage *st;
+  writer_stage *seen;    /* upsert, deletes: absent: every source key */
+  dwl_value *keyrow;     /* one staged key */
   size_t ncols;          /* source columns */
   const char **q;        /* quoted target name of each source column */
   dwl_value *row;        /* one staged row */
@@ -75,8 +77,9 @@ const char *pushdown_refusal(const dwl_spec *s)
 {
   if (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT)
     return "applies only to modes scd2 and upsert";
-  if (s->deletes == DEL_ABSENT)
-    return "does not support deletes: absent (judging absence needs every current key; use engine: memory)";
+  if (s->deletes == DEL_ABSENT && s->mode == MODE_SCD2)
+    return "does not support deletes: absent in mode scd2 (a deletion stamped with the run's clock moves "
+           "later rows in the memory engine); use engine: memory";
   /* Its messages name a key by values fetched into a fixed array. */
   if (s->key.n > PD_MAX_KEY)
     return "supports keys of at most 16 columns";
@@ -286,6 +289,26 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
   }
   if (rc == 0)
     rc = writer_stage_open(w, "dwl_pd_src", names, decl, n, &p->st, err);
+  /* Absence is judged against every source key, past the checkpoint or
+   * not; dwl_one tells a matched key from an unmatched one in a join. */
+  if (rc == 0 && p->spec->deletes == DEL_ABSENT) {
+    const scd_cols *c = &e->cols;
+    char **kn = calloc(c->nkey + 1, sizeof *kn);
+    dwl_column *kd = calloc(c->nkey + 1, sizeof *kd);
+    p->keyrow = calloc(c->nkey + 1, sizeof *p->keyrow);
+    rc = kn && kd && p->keyrow ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+    for (size_t i = 0; rc == 0 && i < c->nkey; i++) {
+      kn[i] = names[c->key[i]];
+      kd[i] = decl[c->key[i]];
+    }
+    if (rc == 0) {
+      kn[c->nkey] = "dwl_one";
+      kd[c->nkey] = integer;
+      rc = writer_stage_open(w, "dwl_pd_seen", kn, kd, c->nkey + 1, &p->seen, err);
+    }
+    free(kn);
+    free(kd);
+  }
   free(names);
   free(decl);
   if (rc != 0) {
@@ -301,6 +324,8 @@ void pushdown_free(pushdown *p)
   if (!p)
     return;
   writer_stage_free(p->st);
+  writer_stage_free(p->seen);
+  free(p->keyrow);
   free(p->q);
   free(p->row);
   free(p);
@@ -316,6 +341,19 @@ static void set_text(dwl_value *v, const char *s)
 static void fp_hex(fp128 f, char out[33])
 {
   snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, f.hi, f.lo);
+}
+
+int pushdown_seen(pushdown *p, const dwl_value *row, dwl_error *err)
+{
+  const scd_cols *c = &p->e->cols;
+  if (!p->seen)
+    return 0;
+  for (size_t i = 0; i < c->nkey; i++) {
+    p->keyrow[i] = row[c->key[i]];
+    p->nullkeys |= row[c->key[i]].is_null;
+  }
+  set_text(&p->keyrow[c->nkey], "1");
+  return writer_stage_add(p->seen, p->keyrow, err);
 }
 
 int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
@@ -364,6 +402,8 @@ int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_t
     }
   }
   p->n++;
+  if (pushdown_seen(p, row, err) != 0)
+    return -1;
   return writer_stage_add(p->st, v, err);
 }
 
@@ -998,12 +1038,51 @@ static int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *er
   return rc;
 }
 
+/* upsert, deletes: absent: the rows of keys the source no longer has
+ * (after the delta's changes, every key the source has is seen). */
+static int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
+{
+  const target *t = p->t;
+  if (!p->seen || !t->exists)
+    return 0;
+  if (writer_stage_flush(p->seen, err) != 0 || analyze(p, "dwl_pd_seen", err) != 0)
+    return -1;
+  dwl_buf on;
+  buf_init(&on, 0);
+  keyeq(p, &on, "d", "s");
+  if (!on.data)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  char v[1][512];
+  int isnull[1];
+  buf_printf(b, "SELECT COUNT(*) FROM %s d WHERE NOT EXISTS (SELECT 1 FROM dwl_pd_seen s WHERE %s)", t->table_q,
+             on.data);
+  int rc = first_row(p, b, v, isnull, 1, err);
+  long long n = rc == 1 ? strtoll(v[0], NULL, 10) : 0;
+  if (rc >= 0 && n > 0) {
+    counts->deleted += n;
+    if (t->d->update_style == UPD_JOIN)
+      buf_printf(b, "DELETE d FROM %s AS d LEFT JOIN dwl_pd_seen AS s ON %s WHERE s.dwl_one IS NULL", t->table_q,
+                 on.data);
+    else
+      buf_printf(b, "DELETE FROM %s AS d WHERE NOT EXISTS (SELECT 1 FROM dwl_pd_seen AS s WHERE %s)", t->table_q,
+                 on.data);
+    rc = apply(p, b, NULL, NULL, 0, err);
+  }
+  buf_free(&on);
+  return rc < 0 ? -1 : 0;
+}
+
 int pushdown_apply(pushdown *p, scd_counts *counts, dwl_error *err)
 {
   if (writer_stage_flush(p->st, err) != 0)
     return -1;
-  if (p->n == 0)
-    return 0;
+  if (p->n == 0) {
+    dwl_buf b;
+    buf_init(&b, 0);
+    int rc = apply_absent(p, &b, counts, err);
+    buf_free(&b);
+    return rc;
+  }
   dwl_buf b;
   buf_init(&b, 0);
   double t0 = now_s();
@@ -1016,6 +1095,8 @@ int pushdown_apply(pushdown *p, scd_counts *counts, dwl_error *err)
     rc = build_b(p, &b, err);
   if (rc == 0)
     rc = p->spec->mode == MODE_SCD2 ? run_scd2(p, &b, counts, err) : run_upsert(p, &b, counts, err);
+  if (rc == 0)
+    rc = apply_absent(p, &b, counts, err);
   buf_free(&b);
   if (rc == 0)
     log_msg(LOG_INFO, "pushdown: %lld rows staged; changes computed and applied in the warehouse in %.2fs", p->n,

@@ -320,7 +320,7 @@ static int take_pushdown(run_ctx *r, const dwl_value *row, uint64_t origin, cons
 {
   if (!past) {
     r->sum->skipped++;
-    return 0;
+    return pushdown_seen(r->pd, row, err);
   }
   return pushdown_add(r->pd, row, origin, lmd, err);
 }

@@ -500,9 +500,9 @@ mkjob() {
 # _engine: a job file on stdin, with `engine: $DWL_ENGINE` added to its
 # block-style load mapping when DWL_ENGINE is set (make check runs the
 # engine-sensitive scripts once more with DWL_ENGINE=pushdown).  Jobs the
-# engine refuses at spec-check time (deletes: absent, load.lookup, modes
-# other than scd2 and upsert) stay with the memory engine; the job files
-# that test the engine key itself set it explicitly.
+# engine refuses at spec-check time (scd2 with deletes: absent, load.lookup,
+# modes other than scd2 and upsert) stay with the memory engine; the job
+# files that test the engine key itself set it explicitly.
 _engine() {
   if [ -z "${DWL_ENGINE:-}" ]; then
     cat
@@ -511,11 +511,13 @@ _engine() {
   awk -v e="$DWL_ENGINE" '
     { line[NR] = $0 }
     /^  mode: *(scd2|upsert) *$/ { ok = 1 }
-    /deletes: *absent|^  lookup:|^  engine:/ { no = 1 }
+    /^  mode: *scd2 *$/ { scd2 = 1 }
+    /deletes: *absent/ { absent = 1 }
+    /^  lookup:|^  engine:/ { no = 1 }
     END {
       for (i = 1; i <= NR; i++) {
         print line[i]
-        if (ok && !no && line[i] ~ /^load: *$/) print "  engine: " e
+        if (ok && !no && !(scd2 && absent) && line[i] ~ /^load: *$/) print "  engine: " e
       }
     }'
 }

@@ -179,6 +179,35 @@ a,b,v,op,lmd
 EOF
 both ups t_ups 4 "upsert run 2: a no-op, an update by NULL key, a delete, re-inserted and new keys"
 
+# upsert with deletes: absent: rows not past the checkpoint still say their
+# key is present; a run with no row past it still deletes
+pair upa t_upa '  types: {a: integer, lmd: timestamp}' <<'EOF'
+load:
+  mode: upsert
+  engine: @ENGINE@
+  key: a
+  lmd: lmd
+  deletes: absent
+EOF
+file upa.csv >/dev/null <<'EOF'
+a,v,lmd
+1,x,2024-01-01 00:00:00
+2,y,2024-01-01 00:00:00
+3,z,2024-01-01 00:00:00
+EOF
+both upa t_upa 3 "upsert absent run 1"
+file upa.csv >/dev/null <<'EOF'
+a,v,lmd
+1,x,2024-01-01 00:00:00
+2,w,2024-01-02 00:00:00
+EOF
+both upa t_upa 2 "upsert absent run 2: a key missing, one skipped but present"
+file upa.csv >/dev/null <<'EOF'
+a,v,lmd
+1,x,2024-01-01 00:00:00
+EOF
+both upa t_upa 1 "upsert absent run 3: nothing past the checkpoint, a key missing"
+
 # ---- generated feeds: many keys, random changes, deletes and duplicates -----
 # Seeded, so a failure reproduces; values from small sets so that no-ops,
 # collapses and flip-flops are common.

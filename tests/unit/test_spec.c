@@ -536,7 +536,7 @@ START_TEST(test_engine)
                    "  deletes: {column: op, values: [D]}\n  delete_style: tombstone\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
   spec_free(s);
-  s = load_ok(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n");
+  s = load_ok(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n  deletes: absent\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
   spec_free(s);
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdwn\n", 12, 11,
