@@ -29,7 +29,9 @@
  * closing of current versions, the new versions (INSERT ... SELECT, with
  * sequence surrogate keys numbered in the memory engine's order), type 1
  * overwrites of every version.  upsert keeps the last row per key and
- * applies it with one MERGE (PostgreSQL) or DELETE/UPDATE/INSERT. */
+ * applies it with one MERGE (PostgreSQL) or DELETE/UPDATE/INSERT; with
+ * deletes: absent every source key is staged too (dwl_pd_seen) and the
+ * rows of the other keys are deleted. */
 #include "pushdown.h"
 
 #include <inttypes.h>
