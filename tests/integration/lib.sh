@@ -7,6 +7,8 @@
 #   DWLOAD      the dwload binary under test
 #   TOP_SRCDIR  the source tree (test data lives under tests/data)
 #   WAREHOUSE   sqlite (the default), postgresql or mariadb
+#   DWL_ENGINE  set (pushdown): mkjob's scd2/upsert jobs name that
+#               load.engine (make check's X.pushdown.*.wh tests)
 #   DWL_PG_HOST, DWL_PG_PORT, DWL_PG_USER, DWL_PG_PASSWORD
 #   DWL_MARIADB_HOST, DWL_MARIADB_PORT, DWL_MARIADB_USER, DWL_MARIADB_PASSWORD
 #               the server of WAREHOUSE=postgresql / mariadb (tests/servers.sh
