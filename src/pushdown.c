@@ -694,6 +694,31 @@ static int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *c
   return apply(p, b, NULL, NULL, 0, err);
 }
 
+/* update_from setting the source columns idx[] from the stage's columns
+ * of the same names. */
+static int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const char *on,
+                       dwl_error *err)
+{
+  const char **tc = calloc(n ? n : 1, sizeof *tc);
+  char **ex = calloc(n ? n : 1, sizeof *ex);
+  int rc = tc && ex ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    tc[i] = p->q[idx[i]];
+    dwl_buf e1;
+    buf_init(&e1, 0);
+    buf_printf(&e1, "s.%s", tc[i]);
+    if (!(ex[i] = buf_steal(&e1)))
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  if (rc == 0)
+    rc = update_from(p, b, stage, tc, (const char *const *)ex, n, on, err);
+  for (size_t i = 0; ex && i < n; i++)
+    free(ex[i]);
+  free(ex);
+  free(tc);
+  return rc;
+}
+
 static long long count_of(pushdown *p, dwl_buf *b, const char *table, dwl_error *err)
 {
   char v[1][512];
@@ -756,31 +781,15 @@ static int apply_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t
   }
   if (analyze(p, "dwl_pd_t1", err) != 0)
     return -1;
-  const char **tc = calloc(c->nt1, sizeof *tc);
-  char **ex = calloc(c->nt1, sizeof *ex);
   dwl_buf on;
   buf_init(&on, 0);
-  int rc = tc && ex ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
-  for (size_t i = 0; rc == 0 && i < c->nt1; i++) {
-    tc[i] = p->q[c->t1[i]];
-    dwl_buf e1;
-    buf_init(&e1, 0);
-    buf_printf(&e1, "s.%s", tc[i]);
-    if (!(ex[i] = buf_steal(&e1)))
-      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
-  }
   keyeq(p, &on, "d", "s");
   if (!all) {
     buf_printf(&on, " AND d.%s = s.dwl_cvf AND ", tq(p, TC_VALID_FROM));
     curpred(p, &on, "d", "s");
   }
-  if (rc == 0)
-    rc = on.data ? update_from(p, b, "dwl_pd_t1", tc, (const char *const *)ex, c->nt1, on.data, err)
-                 : err_set(err, DWL_EXIT_FAILED, "out of memory");
-  for (size_t i = 0; ex && i < c->nt1; i++)
-    free(ex[i]);
-  free(ex);
-  free(tc);
+  int rc = on.data ? update_cols(p, b, "dwl_pd_t1", c->t1, c->nt1, on.data, err)
+                   : err_set(err, DWL_EXIT_FAILED, "out of memory");
   buf_free(&on);
   return rc;
 }
@@ -1006,24 +1015,9 @@ static int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *er
       rc = apply(p, b, NULL, NULL, 0, err);
     }
     if (rc == 0 && upd) {
-      const char **tc = calloc(c->nt2, sizeof *tc);
-      char **ex = calloc(c->nt2, sizeof *ex);
-      rc = tc && ex ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
-      for (size_t i = 0; rc == 0 && i < c->nt2; i++) {
-        tc[i] = p->q[c->t2[i]];
-        dwl_buf e1;
-        buf_init(&e1, 0);
-        buf_printf(&e1, "s.%s", tc[i]);
-        if (!(ex[i] = buf_steal(&e1)))
-          rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
-      }
       buf_adds(&on, " AND s.dwl_del = 0 AND s.dwl_ceq2 = 0");
-      if (rc == 0)
-        rc = update_from(p, b, "dwl_pd_u", tc, (const char *const *)ex, c->nt2, on.data, err);
-      for (size_t i = 0; ex && i < c->nt2; i++)
-        free(ex[i]);
-      free(ex);
-      free(tc);
+      rc = on.data ? update_cols(p, b, "dwl_pd_u", c->t2, c->nt2, on.data, err)
+                   : err_set(err, DWL_EXIT_FAILED, "out of memory");
     }
     if (rc == 0 && ins) {
       buf_printf(b, "INSERT INTO %s (", t->table_q);
