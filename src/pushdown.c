@@ -953,6 +953,18 @@ static int run_scd2(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   return 0;
 }
 
+/* "(a, b)<mid>s.a, s.b<end>": an upsert's insert of the staged columns. */
+static void insert_cols(const pushdown *p, dwl_buf *b, const char *mid, const char *end)
+{
+  buf_addc(b, '(');
+  for (size_t i = 0; i < p->ncols; i++)
+    buf_printf(b, "%s%s", i ? ", " : "", p->q[i]);
+  buf_printf(b, ")%s", mid);
+  for (size_t i = 0; i < p->ncols; i++)
+    buf_printf(b, "%ss.%s", i ? ", " : "", p->q[i]);
+  buf_adds(b, end);
+}
+
 /* ---- upsert ---------------------------------------------------------------------- */
 
 static int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
@@ -997,13 +1009,8 @@ static int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *er
       for (size_t i = 0; i < c->nt2; i++)
         buf_printf(b, "%s%s = s.%s", i ? ", " : "", p->q[c->t2[i]], p->q[c->t2[i]]);
     }
-    buf_adds(b, " WHEN NOT MATCHED AND s.dwl_del = 0 THEN INSERT (");
-    for (size_t i = 0; i < p->ncols; i++)
-      buf_printf(b, "%s%s", i ? ", " : "", p->q[i]);
-    buf_adds(b, ") VALUES (");
-    for (size_t i = 0; i < p->ncols; i++)
-      buf_printf(b, "%ss.%s", i ? ", " : "", p->q[i]);
-    buf_adds(b, ")");
+    buf_adds(b, " WHEN NOT MATCHED AND s.dwl_del = 0 THEN INSERT ");
+    insert_cols(p, b, " VALUES (", ")");
     rc = apply(p, b, NULL, NULL, 0, err);
   } else {
     if (del) {
@@ -1020,12 +1027,8 @@ static int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *er
                    : err_set(err, DWL_EXIT_FAILED, "out of memory");
     }
     if (rc == 0 && ins) {
-      buf_printf(b, "INSERT INTO %s (", t->table_q);
-      for (size_t i = 0; i < p->ncols; i++)
-        buf_printf(b, "%s%s", i ? ", " : "", p->q[i]);
-      buf_adds(b, ") SELECT ");
-      for (size_t i = 0; i < p->ncols; i++)
-        buf_printf(b, "%ss.%s", i ? ", " : "", p->q[i]);
+      buf_printf(b, "INSERT INTO %s ", t->table_q);
+      insert_cols(p, b, " SELECT ", "");
       buf_adds(b, " FROM dwl_pd_u AS s WHERE s.dwl_del = 0 AND s.dwl_ck = 0");
       rc = apply(p, b, NULL, NULL, 0, err);
     }
