@@ -11,6 +11,7 @@
 #include "plugin_host.h"
 #include "progress.h"
 #include "reject.h"
+#include "pushdown.h"
 #include "scd.h"
 #include "state.h"
 #include "target.h"
@@ -186,6 +187,7 @@ typedef struct run_ctx {
   dwl_ts max;           /* greatest lmd read */
   rowset doomed;        /* current rows of keys deleted by absence */
   rejects rj;
+  pushdown *pd;         /* load.engine: pushdown */
   int locked;
   dwl_ts started;       /* the run's timestamp: deletions by absence */
 } run_ctx;
@@ -417,9 +419,47 @@ static int read_history(run_ctx *r, dwl_error *err)
  * one tenth is where staging keys and joining stops beating one scan. */
 #define KEYED_LOOKUP_RATIO 10
 
+static void add_counts(run_ctx *r, const scd_counts *counts)
+{
+  r->sum->inserted += counts->inserted;
+  r->sum->expired += counts->expired;
+  r->sum->updated += counts->updated;
+  r->sum->deleted += counts->deleted;
+  r->sum->unchanged += counts->unchanged;
+  r->sum->late_repaired += counts->late_repaired;
+  r->sum->late_rejected += counts->late_rejected;
+  r->sum->late_ignored += counts->late_ignored;
+}
+
+static int take_pushdown(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
+                         dwl_error *err)
+{
+  if (!past) {
+    r->sum->skipped++;
+    return pushdown_seen(r->pd, row, err);
+  }
+  return pushdown_add(r->pd, row, origin, lmd, err);
+}
+
+/* load.engine: pushdown: the delta goes to the warehouse, which computes
+ * the changes (pushdown.c). */
+static int run_pushdown(run_ctx *r, dwl_error *err)
+{
+  scd_counts counts = {0};
+  if (pushdown_open(r->t, r->w, &r->e, &r->pd, err) != 0 || read_source(r, take_pushdown, err) != 0)
+    return -1;
+  log_msg(LOG_INFO, "read %lld source rows; computing the changes in the warehouse", r->sum->read);
+  if (pushdown_apply(r->pd, &counts, err) != 0)
+    return -1;
+  add_counts(r, &counts);
+  return 0;
+}
+
 static int run_engine(run_ctx *r, dwl_error *err)
 {
   const dwl_spec *spec = r->spec;
+  if (spec->engine == ENGINE_PUSHDOWN)
+    return run_pushdown(r, err);
   /* Judging absence needs every current key, before the source is read
    * (rows not past the checkpoint only mark their key present).  Otherwise
    * the delta comes first, and its size decides how to read the current
@@ -461,14 +501,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
       if (scd_delete_absent(&r->e, r->doomed.rows[i].vals, &r->doomed.rows[i].lmd, &sink, &counts, err) < 0)
         return -1;
   }
-  r->sum->inserted += counts.inserted;
-  r->sum->expired += counts.expired;
-  r->sum->updated += counts.updated;
-  r->sum->deleted += counts.deleted;
-  r->sum->unchanged += counts.unchanged;
-  r->sum->late_repaired += counts.late_repaired;
-  r->sum->late_rejected += counts.late_rejected;
-  r->sum->late_ignored += counts.late_ignored;
+  add_counts(r, &counts);
   return 0;
 }
 
@@ -489,6 +522,7 @@ static source_config source_config_for(const dwl_spec *spec, const char *checkpo
 
 static void run_free(run_ctx *r)
 {
+  pushdown_free(r->pd);
   writer_free(r->w);
   if (r->have_engine)
     scd_free(&r->e);

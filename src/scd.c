@@ -1173,3 +1173,15 @@ int scd_repair(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_erro
   free(idx);
   return rc;
 }
+
+/* For the pushdown engine, which stages rows instead of walking them: the
+ * same delete test and key description as here. */
+int scd_is_delete(const scd_engine *e, const dwl_value *row)
+{
+  return is_delete_row(e, row);
+}
+
+void scd_describe_key(const scd_engine *e, const dwl_value *row, char *out, size_t n)
+{
+  describe_key(e, row, out, n);
+}

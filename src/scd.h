@@ -165,6 +165,12 @@ int scd_delete_absent(scd_engine *e, const dwl_value *row, const dwl_ts *valid_f
 /* Is the key of `row` (source layout) marked for deletion by absence? */
 int scd_marked(scd_engine *e, const dwl_value *row);
 
+/* Is `row` (source layout) a delete by the operation column? */
+int scd_is_delete(const scd_engine *e, const dwl_value *row);
+
+/* "(id='A1', region=NULL)": the key of `row` (source layout), for messages. */
+void scd_describe_key(const scd_engine *e, const dwl_value *row, char *out, size_t n);
+
 /* valid_to for a version that ends when the next one starts at `next`,
  * following dimension.close. */
 dwl_ts scd_close_at(const dwl_spec *spec, dwl_ts next);

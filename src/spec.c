@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "buf.h"
+#include "pushdown.h"
 #include "ts.h"
 
 /* A job file is a page of YAML; the cap only stops `dwload /dev/zero`. */
@@ -602,6 +603,7 @@ static const char *const target_keys[] = {"connection", "table", NULL};
 static const char *const load_keys[] = {"mode", "lmd", "lmd_format", "key", "type2", "type1",
                                         "type1_scope", "deletes", "delete_style", "lookup",
                                         "max_rejects", "reject_file", "null_keys", "lookback", "late",
+                                        "engine",
                                         NULL};
 static const char *const deletes_keys[] = {"column", "values", NULL};
 static const char *const dim_keys[] = {"surrogate_key", "surrogate_strategy", "valid_from",
@@ -635,6 +637,7 @@ static int get_count(pctx *c, const yaml_node_t *v, const char *name, long long 
   return bad ? -1 : 0;
 }
 static const char *const late_names[] = {"repair", "reject", "ignore", NULL};
+static const char *const engine_names[] = {"memory", "pushdown", NULL};
 
 static int parse_version(pctx *c, const yaml_node_t *v)
 {
@@ -884,7 +887,8 @@ static int parse_load(pctx *c, const yaml_node_t *v)
     case 11: rc = get_str(c, val, dotted, STR_NONEMPTY, &s->reject_file); break;
     case 12: rc = get_enum(c, val, dotted, null_keys_names, &s->null_keys); break;
     case 13: rc = get_duration(c, val, dotted, &s->lookback_us); break;
-    default: rc = get_enum(c, val, dotted, late_names, &s->late); break;
+    case 14: rc = get_enum(c, val, dotted, late_names, &s->late); break;
+    default: rc = get_enum(c, val, dotted, engine_names, &s->engine); break;
     }
     if (rc != 0)
       return -1;
@@ -1155,6 +1159,13 @@ static int check_cross(pctx *c)
   if (s->null_keys == NULLKEYS_REJECT && s->key.n == 0) {
     key_pos(c, "load.null_keys", NULL, &line, &col);
     return perr(c, line, col, "load.null_keys: reject needs load.key");
+  }
+  /* What pushdown cannot compute as the memory engine does is refused here,
+   * never left to differ. */
+  const char *why = s->engine == ENGINE_PUSHDOWN ? pushdown_refusal(s) : NULL;
+  if (why) {
+    key_pos(c, "load.engine", NULL, &line, &col);
+    return perr(c, line, col, "load.engine: pushdown %s", why);
   }
   if (check_lists(c) != 0)
     return -1;

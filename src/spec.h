@@ -35,6 +35,7 @@ enum spec_t1_scope { T1_CURRENT = 0, T1_ALL };
 enum spec_lookup { LOOKUP_AUTO = 0, LOOKUP_SCAN, LOOKUP_KEYS };
 enum spec_null_keys { NULLKEYS_ALLOW = 0, NULLKEYS_REJECT };
 enum spec_late { LATE_REPAIR = 0, LATE_REJECT, LATE_IGNORE };
+enum spec_engine { ENGINE_MEMORY = 0, ENGINE_PUSHDOWN };
 
 typedef struct dwl_spec {
   char *path;            /* the job file as given */
@@ -68,6 +69,7 @@ typedef struct dwl_spec {
   int null_keys;         /* enum spec_null_keys: a NULL in a key column */
   long long lookback_us; /* load.lookback: rows with lmd > checkpoint - this are read */
   int late;              /* enum spec_late: rows older than their key's history */
+  int engine;            /* enum spec_engine: where changes are computed */
 
   /* dimension: bookkeeping column names; NULL leaves one out */
   char *surrogate_key;

@@ -67,6 +67,7 @@ struct writer {
   ins_batch main;
   char **main_cols;
   dwl_value *params;       /* scratch for binding */
+  size_t nparams;          /* its capacity */
   dwl_value *row;          /* one row being built */
   unsigned char *from_t1;  /* per table column: a type 1 column (takes t1vals) */
   odbc_stmt *slots[NSLOTS];
@@ -80,6 +81,8 @@ struct writer {
   char vf[32], vt[32], sk[68], ovf[32];
   long *rs_what;           /* what a reshape sets (reshape_set) */
   size_t rs_n;
+  int staged_t1;           /* a type 1 overwrite of a current version was staged: */
+  fp128 t1_key;            /* its key */
 };
 
 static SQLSMALLINT col_ptype(const writer *w, size_t tc)
@@ -748,7 +751,13 @@ static int staged(const writer *w, const dwl_value *keyrow)
  * can wait for the end; see sink_insert for the one exception. */
 static int stages_apply(writer *w, dwl_error *err)
 {
-  for (int k = 0; k < NSLOTS; k++) {
+  /* Type 1 overwrites of a current version come before its expire: they
+   * find it by the current predicate, and the engine emits them first. */
+  static const int order[NSLOTS] = {SLOT_T1_CUR, SLOT_EXPIRE, SLOT_T1_ALL, SLOT_UPDATE,
+                                     SLOT_REMOVE, SLOT_DROP, SLOT_RESHAPE};
+  _Static_assert(NSLOTS == 7, "every slot has its place in the order");
+  for (int i = 0; i < NSLOTS; i++) {
+    int k = order[i];
     stage *s = &w->stages[k];
     if (!s->used || (s->b.npend == 0 && s->b.rows == s->applied))
       continue;
@@ -848,7 +857,8 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
     for (int k = 0; k < NSTAGES; k++)
       if (w->stages[k].b.rows_per * w->stages[k].ncols > most)
         most = w->stages[k].b.rows_per * w->stages[k].ncols;
-    w->params = calloc(most + t->ncols + (cols ? cols->nkey : 0) + 8, sizeof *w->params);
+    w->nparams = most + t->ncols + (cols ? cols->nkey : 0) + 8;
+    w->params = calloc(w->nparams, sizeof *w->params);
     if (!w->params)
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
@@ -951,6 +961,102 @@ long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *
   *table = s->name;
   *cols = s->cols;
   return rc == 0 ? n : -1;
+}
+
+/* ---- stages of the caller's own (pushdown) ----------------------------------- */
+
+struct writer_stage {
+  writer *w;
+  stage s;
+};
+
+int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_column *decl, size_t ncols,
+                      writer_stage **out, dwl_error *err)
+{
+  *out = NULL;
+  writer_stage *ws = calloc(1, sizeof *ws);
+  SQLSMALLINT *types = calloc(ncols ? ncols : 1, sizeof *types);
+  if (!ws || !types) {
+    free(ws);
+    free(types);
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  ws->w = w;
+  stage *s = &ws->s;
+  snprintf(s->name, sizeof s->name, "%s", name);
+  s->cols = calloc(ncols ? ncols : 1, sizeof *s->cols);
+  s->decl = calloc(ncols ? ncols : 1, sizeof *s->decl);
+  int rc = s->cols && s->decl ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; rc == 0 && i < ncols; i++) {
+    s->ncols++;
+    s->decl[i] = decl[i];
+    types[i] = w->t->d->param_type(decl[i].type);
+    if (!(s->cols[i] = strdup(cols[i])))
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  if (rc == 0)
+    rc = batch_init(w, &s->b, s->name, s->cols, types, ncols, err);
+  free(types);
+  /* The binding scratch must hold a full batch of this stage too. */
+  size_t need = s->b.rows_per * ncols + 8;
+  if (rc == 0 && need > w->nparams) {
+    dwl_value *p = realloc(w->params, need * sizeof *p);
+    if (!p)
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+    else {
+      w->params = p;
+      w->nparams = need;
+    }
+  }
+  int plan = w->plan;
+  w->plan = 0;
+  if (rc == 0)
+    rc = stage_create(w, s, err);
+  w->plan = plan;
+  s->used = rc == 0;
+  if (rc != 0) {
+    writer_stage_free(ws);
+    return -1;
+  }
+  *out = ws;
+  return 0;
+}
+
+int writer_stage_add(writer_stage *ws, const dwl_value *row, dwl_error *err)
+{
+  int plan = ws->w->plan;
+  ws->w->plan = 0;
+  int rc = batch_add(ws->w, &ws->s.b, row, err);
+  ws->w->plan = plan;
+  return rc;
+}
+
+int writer_stage_flush(writer_stage *ws, dwl_error *err)
+{
+  int plan = ws->w->plan;
+  ws->w->plan = 0;
+  int rc = batch_flush(ws->w, &ws->s.b, err);
+  ws->w->plan = plan;
+  return rc;
+}
+
+void writer_stage_free(writer_stage *ws)
+{
+  if (!ws)
+    return;
+  stage *s = &ws->s;
+  batch_free(&s->b);
+  for (size_t i = 0; s->cols && i < s->ncols; i++)
+    free(s->cols[i]);
+  free(s->cols);
+  free(s->decl);
+  free(ws);
+}
+
+int writer_exec(writer *w, const char *sql, const dwl_value *params, const SQLSMALLINT *types, size_t n,
+                dwl_error *err)
+{
+  return run_sql(w, NULL, sql, params, types, n, err);
 }
 
 /* ---- the engine's sink ---------------------------------------------------------- */
@@ -1063,6 +1169,21 @@ static int sink_set(writer *w, int slot, const size_t *idx, size_t nidx, const d
 {
   size_t n = 0;
   if (staged(w, row)) {
+    /* Several overwrites of one current version in a run: one UPDATE ...
+     * FROM/JOIN would apply an arbitrary one of them, so the last replaces
+     * the previous while that is still pending, else follows its applying.
+     * The engine emits a key's operations together. */
+    if (slot == SLOT_T1_CUR) {
+      fp128 k = fp_tuple(row, w->cols->key, w->cols->nkey);
+      if (w->staged_t1 && fp_eq(k, w->t1_key)) {
+        if (w->stages[slot].b.npend > 0)
+          w->stages[slot].b.npend--;
+        else if (stages_apply(w, err) != 0)
+          return -1;
+      }
+      w->staged_t1 = 1;
+      w->t1_key = k;
+    }
     n = key_params(w, row, w->params);
     if (slot == SLOT_T1_CUR) {
       target_ts_text(w->t, valid_from, w->vf);

@@ -29,6 +29,20 @@ int writer_flush(writer *w, dwl_error *err);
  * quoted column names (owned by the writer).  Returns the number of keys
  * staged, or -1.  Rows whose key has a NULL part are left to the caller. */
 long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *const **cols, dwl_error *err);
+/* A temporary table of the caller's own, filled with the same batched
+ * multi-row inserts (pushdown stages the delta so).  Created at open;
+ * staged even in plan mode (a temporary table is no write).  cols are
+ * quoted names, decl their types; both are copied. */
+typedef struct writer_stage writer_stage;
+int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_column *decl, size_t ncols,
+                      writer_stage **out, dwl_error *err);
+int writer_stage_add(writer_stage *s, const dwl_value *row, dwl_error *err);
+int writer_stage_flush(writer_stage *s, dwl_error *err);
+void writer_stage_free(writer_stage *s);
+/* Runs one statement that changes the target, or in plan mode prints it
+ * (with --sql) instead. */
+int writer_exec(writer *w, const char *sql, const dwl_value *params, const SQLSMALLINT *types, size_t n,
+                dwl_error *err);
 /* The engine's sink, bound to this writer. */
 scd_sink writer_sink(writer *w);
 

@@ -7,6 +7,8 @@
 #   DWLOAD      the dwload binary under test
 #   TOP_SRCDIR  the source tree (test data lives under tests/data)
 #   WAREHOUSE   sqlite (the default), postgresql or mariadb
+#   DWL_ENGINE  set (pushdown): mkjob's scd2/upsert jobs name that
+#               load.engine (make check's X.pushdown.*.wh tests)
 #   DWL_PG_HOST, DWL_PG_PORT, DWL_PG_USER, DWL_PG_PASSWORD
 #   DWL_MARIADB_HOST, DWL_MARIADB_PORT, DWL_MARIADB_USER, DWL_MARIADB_PASSWORD
 #               the server of WAREHOUSE=postgresql / mariadb (tests/servers.sh
@@ -493,8 +495,39 @@ mkjob() {
     if [ -n "${4:-}" ]; then printf '%s\n' "$4"; fi
     printf 'target:\n  connection: "%s"\n  table: %s\n' "$WH_CONN" "$3"
     cat
-  } >"$WORK/$1.yaml"
+  } | _engine >"$WORK/$1.yaml"
   echo "$WORK/$1.yaml"
+}
+
+# _engine: a job file on stdin, with `engine: $DWL_ENGINE` added to its
+# block-style load mapping when DWL_ENGINE is set (make check runs the
+# engine-sensitive scripts once more with DWL_ENGINE=pushdown).  Jobs the
+# engine refuses at spec-check time (scd2 with deletes: absent, load.lookup,
+# lookback and late, type1_scope: all with expire-style deletes, modes
+# other than scd2 and upsert) stay with the memory engine; the job
+# files that test the engine key itself set it explicitly.
+_engine() {
+  if [ -z "${DWL_ENGINE:-}" ]; then
+    cat
+    return
+  fi
+  awk -v e="$DWL_ENGINE" '
+    { line[NR] = $0 }
+    /^  mode: *(scd2|upsert) *$/ { ok = 1 }
+    /^  mode: *scd2 *$/ { scd2 = 1 }
+    /deletes: *absent/ { absent = 1 }
+    /^  lookup:|^  engine:|^  lookback:|^  late:/ { no = 1 }
+    /^  type1_scope: *all/ { all = 1 }
+    /^  type1:/ { t1 = 1 }
+    /^  deletes:/ && !/absent|none/ { delcol = 1 }
+    /^  delete_style: *tombstone/ { tomb = 1 }
+    END {
+      if (scd2 && all && t1 && delcol && !tomb) no = 1
+      for (i = 1; i <= NR; i++) {
+        print line[i]
+        if (ok && !no && !(scd2 && absent) && line[i] ~ /^load: *$/) print "  engine: " e
+      }
+    }'
 }
 
 # run_ok JOB MSG: runs the job, asserts exit 0

@@ -566,6 +566,34 @@ START_TEST(test_lookback_and_late)
 }
 END_TEST
 
+START_TEST(test_engine)
+{
+  dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n");
+  ck_assert_int_eq(s->engine, ENGINE_MEMORY);
+  spec_free(s);
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n"
+                   "  deletes: {column: op, values: [D]}\n  delete_style: tombstone\n");
+  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
+  spec_free(s);
+  s = load_ok(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n  deletes: absent\n");
+  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
+  spec_free(s);
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdwn\n", 12, 11,
+               "did you mean 'pushdown'");
+  /* refusals name the engine key, wherever it is */
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  deletes: absent\n  engine: pushdown\n", 13, 3,
+               "load.engine: pushdown does not support deletes: absent");
+  expect_error(BASE "load:\n  engine: pushdown\n  mode: append\n", 9, 3,
+               "load.engine: pushdown applies only to modes scd2 and upsert");
+  expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n  lookup: keys\n", 11, 3,
+               "so load.lookup does not apply");
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n", 12, 3,
+               "load.lookback (which rereads late rows) needs engine: memory");
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: ignore\n  engine: pushdown\n", 13, 3,
+               "load.late ignore, or reject into a reject file, needs engine: memory");
+}
+END_TEST
+
 START_TEST(test_lmd_format_requires_lmd)
 {
   expect_error(BASE "load:\n  mode: append\n  lmd_format: yyyy\n", 10, 3,
@@ -895,6 +923,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_lmd_format_requires_lmd);
   tcase_add_test(tc, test_lookup);
   tcase_add_test(tc, test_lookback_and_late);
+  tcase_add_test(tc, test_engine);
   tcase_add_test(tc, test_scd2_only_keys);
   tcase_add_test(tc, test_overlapping_lists);
   tcase_add_test(tc, test_lmd_in_lists);

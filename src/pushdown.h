@@ -1,0 +1,45 @@
+/* The pushdown engine (load.engine: pushdown): the delta is staged into a
+ * temporary table of the warehouse and the changes are computed there with
+ * set-based SQL (window functions over the staged rows joined with the
+ * dimension's current versions), then applied with MERGE (PostgreSQL),
+ * UPDATE ... JOIN (MariaDB) or UPDATE ... FROM (SQLite) and INSERT ...
+ * SELECT.  Nothing of the dimension is held in memory.  Its results are the
+ * memory engine's (scd.c); what it cannot compute the same way is refused
+ * when the spec is checked (pushdown_refusal). */
+#ifndef DWL_PUSHDOWN_H
+#define DWL_PUSHDOWN_H
+
+#include <stdint.h>
+
+#include "dwload/plugin.h"
+#include "err.h"
+#include "spec.h"
+#include "ts.h"
+
+struct target;
+struct writer;
+struct scd_engine;
+struct scd_counts;
+typedef struct pushdown pushdown;
+
+/* Why pushdown cannot run this spec the way the memory engine would ("does
+ * not support ..."), or NULL when it can. */
+const char *pushdown_refusal(const dwl_spec *s);
+
+/* Creates the staging table.  `e` supplies the resolved column sets and
+ * must outlive the pushdown. */
+int pushdown_open(struct target *t, struct writer *w, const struct scd_engine *e, pushdown **out, dwl_error *err);
+void pushdown_free(pushdown *p);
+
+/* Stages one source row past the checkpoint (normalized, source layout). */
+int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
+
+/* Notes the key of a source row not past the checkpoint (it is still
+ * present for deletes: absent). */
+int pushdown_seen(pushdown *p, const dwl_value *row, dwl_error *err);
+
+/* Computes the changes in the warehouse and applies them (in plan mode:
+ * computes them and prints the statements that would apply them). */
+int pushdown_apply(pushdown *p, struct scd_counts *counts, dwl_error *err);
+
+#endif
