@@ -402,8 +402,13 @@ dwl_ts ts_add_us(dwl_ts t, int64_t us)
 
 dwl_ts ts_now(void)
 {
+  /* Not time(): glibc serves it from the coarse clock, which can lag the
+   * real one by a tick, so a run could stamp a second before a `date`
+   * taken just before it started. */
+  struct timespec now;
   dwl_ts t;
-  t.us = (int64_t)time(NULL) * DWL_US_PER_SEC;
+  clock_gettime(CLOCK_REALTIME, &now);
+  t.us = (int64_t)now.tv_sec * DWL_US_PER_SEC;
   t.date_only = 0;
   return t;
 }

@@ -279,7 +279,9 @@ unlike "$(sql "SELECT last_error FROM dwload_state")" "$API_KEY" "the errors rec
 bad redirect_away "/away/five" "  headers:
     X-Api-Token: \${API_TOKEN}" \
   "page 1 ($BASE/away/five): redirected to http://localhost:$PORT/next/five, another host or plain http: not following it with the job's headers"
-is "$(reqs /next/five)" "" "redirect away: no request went to the other host"
+# (only requests for /next/five itself: a /slow/... request of an earlier
+# case may be logged when its answer ends, after the log was emptied)
+is "$(grep '^GET /next/five' "$REQS")" "" "redirect away: no request went to the other host"
 style moved p_moved "  url: $BASE/moved/five
   records: data
   next: links.next

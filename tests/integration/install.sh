@@ -83,8 +83,10 @@ dw plugins
 unlike "$OUT" "$TOP_BUILDDIR" "the installed dwload does not search the build tree"
 dw --plugin-path "$WORK/oot:$PKGLIBDIR" plugins
 is "$RC" 0 "installed dwload plugins: exit 0"
-like "$OUT" "seq 1.0.0 (ABI 1.0) $WORK/oot/seq.so" "installed dwload plugins: the out-of-tree plugin"
-like "$OUT" "csv 1.0.0 (ABI 1.0) $PKGLIBDIR/csv.so" "installed dwload plugins: the installed csv plugin"
+# The ABI the tree's plugins are built with: the header's.
+ABI=$(sed -n 's/^#define DWL_ABI_MAJOR \([0-9]*\)$/\1/p' "$TOP_SRCDIR/include/dwload/plugin.h").$(sed -n 's/^#define DWL_ABI_MINOR \([0-9]*\)$/\1/p' "$TOP_SRCDIR/include/dwload/plugin.h")
+like "$OUT" "seq 1.0.0 (ABI $ABI) $WORK/oot/seq.so" "installed dwload plugins: the out-of-tree plugin"
+like "$OUT" "csv 1.0.0 (ABI $ABI) $PKGLIBDIR/csv.so" "installed dwload plugins: the installed csv plugin"
 J=$(job numbers <<EOF
 version: 1
 job: numbers

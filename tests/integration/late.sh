@@ -229,7 +229,7 @@ is "$RC|$(field late_rejected)|$(field rejected)|$(field inserted)|$(field expir
   "reject with max_rejects: the late row set aside, counted twice, key 1's change applied"
 like "$(cat "$WORK/rj2.rejects.csv")" "rj2.csv,5,\"key (id='2') has lmd 2024-01-05 00:00:00" \
   "reject with max_rejects: the reject file names the row, its line and why"
-is "$(sql "select id, v, valid_from from d_rj2 where id = 2")" "2|x|2024-01-10 00:00:00" \
+is "$(sql "select id, v, valid_from from d_rj2 where id = '2'")" "2|x|2024-01-10 00:00:00" \
   "reject with max_rejects: key 2's history untouched"
 sed -i 's/late: reject/late: ignore/' "$j"
 run_ok "$j" "ignore"

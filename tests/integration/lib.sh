@@ -222,11 +222,16 @@ case $WAREHOUSE in
     fi
     WH=$WH_DB
     # Debian's odbcinst.ini has psqlodbc write a log of every connection
-    # (CommLog=1) into /tmp: the test's go to its work dir instead.
+    # (CommLog=1) into /tmp: the test's go to its work dir instead.  The
+    # other drivers are copied as they are (tests use SQLite files beside
+    # the server).
     if [ "$WAREHOUSE" = postgresql ] &&
        _drv=$(odbcinst -q -d -n "PostgreSQL Unicode" 2>/dev/null) && [ -n "$_drv" ] &&
        mkdir "$WORK/odbc" &&
        printf '%s\nLogdir=%s\n' "$_drv" "$WORK/odbc" >"$WORK/odbc/odbcinst.ini"; then
+      odbcinst -q -d 2>/dev/null | tr -d '[]' | while IFS= read -r _d; do
+        [ "$_d" = "PostgreSQL Unicode" ] || odbcinst -q -d -n "$_d" 2>/dev/null
+      done >>"$WORK/odbc/odbcinst.ini"
       ODBCSYSINI="$WORK/odbc"
       export ODBCSYSINI
     fi
