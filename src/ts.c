@@ -187,13 +187,16 @@ int ts_parse(const char *s, size_t len, dwl_ts *out)
 }
 
 /* Conversions that carry a time of day (or a zone, which moves the
- * instant off midnight); E and O modifiers are skipped. */
+ * instant off midnight); glibc's flags and field widths (%_5H, %02R: found
+ * by fuzzing) and the E and O modifiers are skipped. */
 static int strptime_has_time(const char *fmt)
 {
   for (const char *f = fmt; *f; f++) {
     if (*f != '%')
       continue;
     f++;
+    while (*f && strchr("_-0^#123456789", *f))
+      f++;
     if (*f == 'E' || *f == 'O')
       f++;
     if (*f == '\0')
@@ -232,7 +235,8 @@ static int parse_strptime(const char *s, size_t len, const char *fmt,
     if (tm.tm_year <= INT_MAX - 1900 &&
         ts_from_fields(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                        tm.tm_hour, tm.tm_min, tm.tm_sec, 0, off, out) == 0) {
-      out->date_only = !strptime_has_time(fmt);
+      /* A time of day the scan above missed must not be dropped. */
+      out->date_only = !strptime_has_time(fmt) && out->us % DWL_US_PER_DAY == 0;
       rc = 0;
     }
   }

@@ -245,6 +245,21 @@ START_TEST(test_parse_uses_len)
 }
 END_TEST
 
+/* Found by fuzzing: a field width or flag before a time conversion
+ * (glibc's strptime takes %02R, %_H) hid the time of day, so the value
+ * was taken for a date and its canonical text dropped 04:05. */
+START_TEST(test_format_width_keeps_time)
+{
+  dwl_ts t = fmt_ok("01.02.2003 04:05", "%d.%m.%Y %202R");
+  ck_assert_int_eq(t.date_only, 0);
+  ck_assert_int_eq(t.us, S(1044072300));
+  t = fmt_ok("2003-02-01 4:5", "%Y-%m-%d %_H:%-M");
+  ck_assert_int_eq(t.date_only, 0);
+  ck_assert_int_eq(t.us, S(1044072300));
+  ck_assert_int_eq(fmt_ok("01.02.2003", "%d.%m.%Y").date_only, 1);
+}
+END_TEST
+
 /* ---- ts_format --------------------------------------------------------- */
 
 START_TEST(test_format_basic)
@@ -898,6 +913,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_parse_ranges);
   tcase_add_test(tc, test_parse_rejects_shape);
   tcase_add_test(tc, test_parse_uses_len);
+  tcase_add_test(tc, test_format_width_keeps_time);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("ts_format");
