@@ -51,6 +51,10 @@ static int days_in_month(int y, int m)
 
 /* Every parser funnels through here so that all of them apply the same
  * range rules; the zone offset (seconds east of UTC) is applied last. */
+/* 0001-01-01 00:00:00 and 9999-12-31 23:59:59 UTC, in seconds. */
+#define TS_MIN_SECS INT64_C(-62135596800)
+#define TS_MAX_SECS INT64_C(253402300799)
+
 static int ts_from_fields(int y, int mo, int d, int h, int mi, int s,
                           int64_t frac_us, int64_t offset_s, dwl_ts *out)
 {
@@ -58,8 +62,13 @@ static int ts_from_fields(int y, int mo, int d, int h, int mi, int s,
       d > days_in_month(y, mo) || h < 0 || h > 23 || mi < 0 || mi > 59 ||
       s < 0 || s > 59 || frac_us < 0 || frac_us >= DWL_US_PER_SEC)
     return -1;
-  int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
-  out->us = (secs - offset_s) * DWL_US_PER_SEC + frac_us;
+  int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset_s;
+  /* A zone can carry 0001-01-01 or 9999-12-31 out of the years that have
+   * a canonical text; stored as a checkpoint, such an instant would not
+   * parse back (found by fuzzing). */
+  if (secs < TS_MIN_SECS || secs > TS_MAX_SECS)
+    return -1;
+  out->us = secs * DWL_US_PER_SEC + frac_us;
   return 0;
 }
 

@@ -3,7 +3,8 @@
  *
  * Input: FORMAT '\n' VALUE (no newline: the whole input is an ISO value and
  * no format is tried).  Besides not crashing, a parsed value must survive
- * its canonical text: ts_format then ts_parse gives the same instant.
+ * its canonical text: ts_format then ts_parse gives the same instant (so
+ * no value outside 0001-9999 UTC, which has no such text, is accepted).
  *
  * fuzz-sources: src/ts.c
  */
@@ -20,9 +21,6 @@ static void roundtrip(const dwl_ts *t)
   if (n >= sizeof buf)
     abort();
   dwl_ts back;
-  /* Years outside 0000-9999 have no canonical text that parses back. */
-  if (t->us < INT64_C(-62167219200000000) || t->us >= INT64_C(253402300800000000))
-    return;
   if (ts_parse(buf, n, &back) != 0 || back.us != t->us || back.date_only != t->date_only)
     abort();
 }
