@@ -76,33 +76,14 @@ end_session() {
   fi
 }
 
-# finish PID: waits at most ~60 s for a background run to end (killing it
-# after that); returns its exit status
-finish() {
-  _i=0
-  while [ $_i -lt 600 ] && [ -e "/proc/$1" ] &&
-        [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; do
-    sleep 0.1
-    _i=$((_i + 1))
-  done
-  [ $_i -lt 600 ] || kill -9 "$1" 2>/dev/null
-  wait "$1"
-}
-
-# lost_msg STDERR WHAT: the run's error says the server ended the session,
-# as each driver words it, and the run says it rolled back
+# lost_msg STDERR WHAT: the run's error says plainly that the connection
+# was lost (the drivers' own words vary with the moment: a FATAL, "server
+# closed the connection unexpectedly", "internal SAVEPOINT failed"), and
+# the run says it rolled back
 lost_msg() {
   printf '%s\n' "$1" | grep " error: " | sed 's/^/# /'
-  if is_warehouse postgresql; then
-    _re='terminating connection'
-  else
-    _re='server has gone away|lost connection|connection was killed'
-  fi
-  if printf '%s\n' "$1" | grep " error: " | grep -Eqi "$_re"; then
-    pass "$2: the error says the connection was lost"
-  else
-    fail "$2: the error says the connection was lost" "got: $1"
-  fi
+  like "$(printf '%s\n' "$1" | grep " error: ")" "error: lost the connection to the warehouse" \
+    "$2: the error says the connection was lost"
   like "$1" "rolled back: nothing was written" "$2: the run says it rolled back"
 }
 
@@ -124,7 +105,7 @@ if S=$(wait_session insert); then
 else
   fail "writing: the run's session is seen inserting" "$(cat "$WORK/w.err")"
 fi
-finish "$PID"
+finish "$PID" 60
 is "$?" 1 "writing: the run exits 1"
 ERR=$(cat "$WORK/w.err")
 lost_msg "$ERR" "writing"
@@ -166,7 +147,7 @@ fi
 # The rest of its source: the run reads it, then finds its connection gone.
 gen_rows 101 200 "2024-01-02 00:00:00" >&3
 exec 3>&-
-finish "$PID"
+finish "$PID" 60
 is "$?" 1 "idle: the run exits 1"
 ERR=$(cat "$WORK/i.err")
 lost_msg "$ERR" "idle"

@@ -39,37 +39,28 @@ def feed_fd(pid, feed):
     return None
 
 
-def pos(pid, fd):
+def field(path, name):
+    """The number after "name:" in a /proc file, or None (gone, closed)."""
     try:
-        with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("pos:"):
+                if line.startswith(name + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
     return None
+
+
+def pos(pid, fd):
+    return field(f"/proc/{pid}/fdinfo/{fd}", "pos")
 
 
 def wchar(pid):
-    try:
-        with open(f"/proc/{pid}/io") as f:
-            for line in f:
-                if line.startswith("wchar:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
+    return field(f"/proc/{pid}/io", "wchar")
 
 
 def waits(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("voluntary_ctxt_switches:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
+    return field(f"/proc/{pid}/status", "voluntary_ctxt_switches")
 
 
 def main():

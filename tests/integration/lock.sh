@@ -54,19 +54,6 @@ wait_held() {
   return 1
 }
 
-# finish PID: waits at most ~30 s for a background run to end (killing it
-# after that), and returns its exit status
-finish() {
-  i=0
-  while [ $i -lt 300 ] && [ -e "/proc/$1" ] &&
-        [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; do
-    sleep 0.1
-    i=$((i + 1))
-  done
-  [ $i -lt 300 ] || kill -9 "$1" 2>/dev/null
-  wait "$1"
-}
-
 ROWS=20000
 { echo "id,name,lmd"; gen_rows 900001 900003 "2024-06-01 00:00:00"; } >"$WORK/small.csv"
 
