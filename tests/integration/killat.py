@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""killat.py POINT FEED -- COMMAND...: runs COMMAND (its stdout discarded) and SIGKILLs
-it at POINT,
-a moment observed from outside through /proc, never guessed by time:
+"""killat.py POINT FEED -- COMMAND...: runs COMMAND (its stdout discarded)
+and SIGKILLs it at POINT, a moment observed from outside through /proc,
+never guessed by time (it polls every half millisecond, up to 120 s):
 
   start      as soon as it runs (before it connects)
   open       once FEED is open (the run holds the job's lock by then)
