@@ -7,7 +7,8 @@
 #
 # The data: a 300,000-row initial load, then incremental batches of 5,000
 # changes each (new versions, type 1 changes, deletes by an op column) and
-# 500 new keys, generated deterministically.  An scd2 job runs the batches
+# 500 new keys, generated deterministically (a tenth of that under the
+# sanitizers).  An scd2 job runs the batches
 # once uninterrupted (the reference: a job and table of its own, in the same
 # warehouse), and once with kills.  Deletes come from the op column, so
 # every timestamp in the dimension is a source lmd and the surrogate keys
@@ -30,6 +31,13 @@ KILLAT="python3 $TOP_SRCDIR/tests/integration/killat.py"
 if is_warehouse sqlite; then WORK_AS=write WORK_SEEN=written; else WORK_AS=wait WORK_SEEN=waited; fi
 N=300000
 M=5000
+# Under ASan/UBSan (scripts/sanitize) a run is several times slower, and
+# what is looked for is a memory error on the same paths, not scale: a
+# tenth of the rows.
+if [ "${DWLOAD_SANITIZE:-0}" = 1 ]; then
+  N=30000
+  M=1000
+fi
 BATCHES="0 1 2 3"
 
 # gen BATCH: the batch's CSV on stdout (batch 0: the initial load)

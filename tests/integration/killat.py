@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """killat.py POINT FEED -- COMMAND...: runs COMMAND (its stdout discarded)
 and SIGKILLs it at POINT, a moment observed from outside through /proc,
-never guessed by time (it polls every half millisecond, up to 120 s):
+never guessed by time (it polls every millisecond, up to 300 s):
 
   start      as soon as it runs (before it connects)
   open       once FEED is open (the run holds the job's lock by then)
@@ -17,7 +17,7 @@ never guessed by time (it polls every half millisecond, up to 120 s):
 Prints "killed at POINT (what was seen)" or "ran to the end: status S",
 and with `never` "written N" and "waited N" too: the counts after the FEED
 was read, from which the caller picks write and wait points.  Exits 0, or
-1 when the point was not reached within 120 s or before the command ended.
+1 when the point was not reached within 300 s or before the command ended.
 """
 import os
 import signal
@@ -71,7 +71,7 @@ def main():
     kind, _, arg = point.partition(":")
     # Its stdout (the summary) is not needed: this one reports.
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300
     fd = None
     read_end_w = None   # wchar when the feed was read to its end
     read_end_v = None   # voluntary context switches then
@@ -105,7 +105,7 @@ def main():
                 if kind == "wait" and last_v >= int(arg):
                     seen = "waited %d times after the feed" % last_v
                     break
-        time.sleep(0.0005)
+        time.sleep(0.001)
     else:
         rc = p.wait() if p.poll() is not None else None
         if kind == "never" and rc is not None:
