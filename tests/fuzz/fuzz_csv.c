@@ -10,7 +10,8 @@
  *   bit 2     header: false, columns a, b, c
  *   bit 3     null: NULL
  *   bit 4     types a: integer, b: numeric(6,2)
- *   bit 5     types c: timestamp (with bit 4: also a boolean d, unknown)
+ *   bit 5     types c: timestamp, d: boolean (d is no column unless a
+ *             header names it: an error path)
  *   bits 6-7  batch_rows 1, 2, 3 or 1024
  * Besides not crashing: every row has the source's column count, a NULL
  * has no data, and line numbers never go back.
