@@ -69,13 +69,17 @@ static int pg_lock_conflict(const char *sqlstate, long native)
 }
 
 /* UseDeclareFetch: results come through a cursor in batches of Fetch rows
- * instead of being read whole into memory. */
+ * instead of being read whole into memory.  pqopt hands libpq options
+ * through: application_name names the run's sessions in pg_stat_activity,
+ * so an operator (or a test) can tell a run's backend from others. */
 static void pg_conn_extra(const char *connstr, dwl_buf *out)
 {
   if (!strcasestr(connstr, "usedeclarefetch="))
     buf_printf(out, "%sUseDeclareFetch=1", out->len ? ";" : "");
   if (!strcasestr(connstr, "fetch="))
     buf_printf(out, "%sFetch=10000", out->len ? ";" : "");
+  if (!strcasestr(connstr, "pqopt="))
+    buf_printf(out, "%spqopt={application_name=dwload}", out->len ? ";" : "");
 }
 
 /* ---- MariaDB through MariaDB Connector/ODBC ------------------------------ */

@@ -100,6 +100,15 @@ void odbc_rollback(odbc_conn *c)
 
 /* ---- statements ---------------------------------------------------------- */
 
+int odbc_lost(odbc_conn *c)
+{
+  SQLUINTEGER dead = SQL_CD_FALSE;
+  if (!c || !c->dbc)
+    return 0;
+  SQLRETURN rc = SQLGetConnectAttr(c->dbc, SQL_ATTR_CONNECTION_DEAD, &dead, 0, NULL);
+  return SQL_SUCCEEDED(rc) && dead == SQL_CD_TRUE;
+}
+
 static void stmt_note_diag(odbc_stmt *s)
 {
   SQLINTEGER native = 0;

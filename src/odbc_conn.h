@@ -29,6 +29,9 @@ void odbc_close(odbc_conn *c);
 int odbc_begin(odbc_conn *c, dwl_error *err);      /* autocommit off */
 int odbc_commit(odbc_conn *c, dwl_error *err);     /* and autocommit on */
 void odbc_rollback(odbc_conn *c);                  /* best effort, then autocommit on */
+/* 1 when the driver says the connection is gone (the server ended the
+ * session, the network failed): SQL_ATTR_CONNECTION_DEAD. */
+int odbc_lost(odbc_conn *c);
 
 /* Records "what: message [SQLSTATE native]" from the handle's diagnostics.
  * Returns -1. */

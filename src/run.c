@@ -682,9 +682,15 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   } else {
     sum->ok = 0;
     rejects_abandon(&r.rj);
+    /* The driver's own words for it vary with the moment (a FATAL, an
+     * internal SAVEPOINT failing, ...): say plainly what happened. */
+    int lost = r.t && odbc_lost(r.t->c);
+    if (lost)
+      err_prefix(err, "lost the connection to the warehouse (the server ended the session, or the network failed)");
     if (r.locked) {
       odbc_rollback(r.t->c);
-      state_record_failure(r.t, spec->job, err->msg);
+      if (!lost)
+        state_record_failure(r.t, spec->job, err->msg);
       log_msg(LOG_INFO, "rolled back: nothing was written");
     }
     /* A failed run reports the checkpoint still stored. */

@@ -1293,7 +1293,7 @@ static char *dup_or_null(const char *v, int *failed)
   return d;
 }
 
-dwl_spec *spec_load(const char *path, dwl_error *err)
+dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *err)
 {
   dwl_spec *s = calloc(1, sizeof *s);
   if (!s) {
@@ -1313,16 +1313,9 @@ dwl_spec *spec_load(const char *path, dwl_error *err)
     return NULL;
   }
 
-  char *data = NULL;
-  size_t len = 0;
-  if (read_all(path, &data, &len, err) != 0) {
-    spec_free(s);
-    return NULL;
-  }
   if (!(s->dir = abs_dir(path))) {
     err_set(err, DWL_EXIT_FAILED, "%s: cannot determine the job file's folder: %s", path,
             strerror(errno));
-    free(data);
     spec_free(s);
     return NULL;
   }
@@ -1333,7 +1326,6 @@ dwl_spec *spec_load(const char *path, dwl_error *err)
   int rc = -1;
   if (!yaml_parser_initialize(&parser)) {
     oom(&c);
-    free(data);
     spec_free(s);
     return NULL;
   }
@@ -1361,12 +1353,22 @@ dwl_spec *spec_load(const char *path, dwl_error *err)
     yaml_document_delete(&doc);
   }
   yaml_parser_delete(&parser);
-  free(data);
   if (rc != 0) {
     if (!err_isset(err))
       err_set(err, DWL_EXIT_USAGE, "%s: invalid job file", path);
     spec_free(s);
     return NULL;
   }
+  return s;
+}
+
+dwl_spec *spec_load(const char *path, dwl_error *err)
+{
+  char *data = NULL;
+  size_t len = 0;
+  if (read_all(path, &data, &len, err) != 0)
+    return NULL;
+  dwl_spec *s = spec_parse(path, data, len, err);
+  free(data);
   return s;
 }

@@ -100,6 +100,9 @@ int spec_key_pos(const dwl_spec *s, const char *key, int *line, int *col);
 /* Parses and validates the job file.  On failure fills err (exit code 2,
  * message "FILE:LINE:COL: ...") and returns NULL. */
 dwl_spec *spec_load(const char *path, dwl_error *err);
+/* The same for a job file already in memory (len bytes of data); path
+ * names it in messages, and its folder is where relative paths resolve. */
+dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *err);
 void spec_free(dwl_spec *s);
 
 /* Looks up a source option by name; NULL if absent. */

@@ -51,6 +51,10 @@ static int days_in_month(int y, int m)
 
 /* Every parser funnels through here so that all of them apply the same
  * range rules; the zone offset (seconds east of UTC) is applied last. */
+/* 0001-01-01 00:00:00 and 9999-12-31 23:59:59 UTC, in seconds. */
+#define TS_MIN_SECS INT64_C(-62135596800)
+#define TS_MAX_SECS INT64_C(253402300799)
+
 static int ts_from_fields(int y, int mo, int d, int h, int mi, int s,
                           int64_t frac_us, int64_t offset_s, dwl_ts *out)
 {
@@ -58,8 +62,13 @@ static int ts_from_fields(int y, int mo, int d, int h, int mi, int s,
       d > days_in_month(y, mo) || h < 0 || h > 23 || mi < 0 || mi > 59 ||
       s < 0 || s > 59 || frac_us < 0 || frac_us >= DWL_US_PER_SEC)
     return -1;
-  int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
-  out->us = (secs - offset_s) * DWL_US_PER_SEC + frac_us;
+  int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset_s;
+  /* A zone can carry 0001-01-01 or 9999-12-31 out of the years that have
+   * a canonical text; stored as a checkpoint, such an instant would not
+   * parse back (found by fuzzing). */
+  if (secs < TS_MIN_SECS || secs > TS_MAX_SECS)
+    return -1;
+  out->us = secs * DWL_US_PER_SEC + frac_us;
   return 0;
 }
 
@@ -187,13 +196,16 @@ int ts_parse(const char *s, size_t len, dwl_ts *out)
 }
 
 /* Conversions that carry a time of day (or a zone, which moves the
- * instant off midnight); E and O modifiers are skipped. */
+ * instant off midnight); glibc's flags and field widths (%_5H, %02R: found
+ * by fuzzing) and the E and O modifiers are skipped. */
 static int strptime_has_time(const char *fmt)
 {
   for (const char *f = fmt; *f; f++) {
     if (*f != '%')
       continue;
     f++;
+    while (*f && strchr("_-0^#123456789", *f))
+      f++;
     if (*f == 'E' || *f == 'O')
       f++;
     if (*f == '\0')
@@ -232,7 +244,8 @@ static int parse_strptime(const char *s, size_t len, const char *fmt,
     if (tm.tm_year <= INT_MAX - 1900 &&
         ts_from_fields(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                        tm.tm_hour, tm.tm_min, tm.tm_sec, 0, off, out) == 0) {
-      out->date_only = !strptime_has_time(fmt);
+      /* A time of day the scan above missed must not be dropped. */
+      out->date_only = !strptime_has_time(fmt) && out->us % DWL_US_PER_DAY == 0;
       rc = 0;
     }
   }

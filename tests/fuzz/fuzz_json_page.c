@@ -4,14 +4,17 @@
  * the first are applied to the second, and the Link header parser on the
  * same bytes.  Build: clang -fsanitize=fuzzer,address with
  * -Iinclude -Isrc -Iplugins/http_json, json_page.c, http_url.c,
- * src/buf.c, -ljansson -lcurl. */
+ * src/buf.c, -ljansson -lcurl (scripts/fuzz reads the lines below).
+ * fuzz-sources: plugins/http_json/json_page.c plugins/http_json/http_url.c src/buf.c
+ * fuzz-packages: jansson libcurl
+ */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_url.h"
-#include "json_page.h"
+#include "../../plugins/http_json/http_url.h"
+#include "../../plugins/http_json/json_page.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

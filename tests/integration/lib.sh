@@ -535,6 +535,19 @@ _engine() {
     }'
 }
 
+# finish PID [SECONDS]: waits at most SECONDS (default 30) for a background
+# run to end, killing it after that; returns its exit status
+finish() {
+  _i=0
+  while [ $_i -lt $((${2:-30} * 10)) ] && [ -e "/proc/$1" ] &&
+        [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; do
+    sleep 0.1
+    _i=$((_i + 1))
+  done
+  [ $_i -lt $((${2:-30} * 10)) ] || kill -9 "$1" 2>/dev/null
+  wait "$1"
+}
+
 # run_ok JOB MSG: runs the job, asserts exit 0
 run_ok() {
   dw run "$1"

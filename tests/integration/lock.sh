@@ -54,19 +54,6 @@ wait_held() {
   return 1
 }
 
-# finish PID: waits at most ~30 s for a background run to end (killing it
-# after that), and returns its exit status
-finish() {
-  i=0
-  while [ $i -lt 300 ] && [ -e "/proc/$1" ] &&
-        [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; do
-    sleep 0.1
-    i=$((i + 1))
-  done
-  [ $i -lt 300 ] || kill -9 "$1" 2>/dev/null
-  wait "$1"
-}
-
 ROWS=20000
 { echo "id,name,lmd"; gen_rows 900001 900003 "2024-06-01 00:00:00"; } >"$WORK/small.csv"
 
@@ -202,5 +189,63 @@ LAST=$(tail -n 1 "$WORK/run4.out")
 is "$(field skipped)" 100 "it skips the rows the first run committed while it waited"
 is "$(field inserted)" 5 "it inserts only the newer rows"
 is "$(sql 'SELECT count(*), count(DISTINCT id) FROM waits')" "105|105" "no row loaded twice"
+
+
+# ---- a run on another machine holds the lock --------------------------------
+# The lock lives in the warehouse, so it holds across machines: a session
+# that is no dwload process here (no pid of this host to look at) takes it
+# as a run elsewhere does: it records itself in the job's state row
+# (committed), then keeps the row locked in an open transaction (on SQLite:
+# the database's write lock).  The session is the warehouse's own client,
+# fed through a FIFO so that it stays open until the test ends it.
+R=$(lock_job nightly_remote remotes)
+{ echo "id,name,lmd"; gen_rows 1 20 "2024-04-01 00:00:00"; } >"$WORK/remote1.csv"
+FEED="$WORK/remote1.csv" dw run "$R"
+is "$RC" 0 "remote: a first run here"
+BEFORE=$(tdump remotes)
+FIFO4="$WORK/remote.fifo"
+mkfifo "$FIFO4"
+exec 6<>"$FIFO4"
+BEGIN="BEGIN;"
+case $WAREHOUSE in
+  sqlite)
+    # It waits out wait_held's probes, which take the write lock briefly.
+    sqlite3 -batch -cmd ".timeout 10000" "$WH" <"$FIFO4" >"$WORK/remote.out" 2>&1 6>&- &
+    BEGIN="BEGIN IMMEDIATE;" ;;
+  postgresql) _wh_psql "$WH" <"$FIFO4" >"$WORK/remote.out" 2>&1 6>&- & ;;
+  mariadb) _wh_mariadb "$WH" <"$FIFO4" >"$WORK/remote.out" 2>&1 6>&- & ;;
+esac
+HOLDER=$!
+printf '%s\n' \
+  "UPDATE dwload_state SET running_since = '2024-05-01 03:00:00', running_host = 'etl-02.example',
+     running_pid = 4242 WHERE job = 'nightly_remote';" \
+  "$BEGIN" \
+  "UPDATE dwload_state SET running_pid = running_pid WHERE job = 'nightly_remote';" >&6
+if wait_held nightly_remote; then
+  pass "remote: the other machine's session holds the lock"
+else
+  fail "remote: the other machine's session holds the lock" "$(cat "$WORK/remote.out")"
+fi
+{ echo "id,name,lmd"; gen_rows 1 20 "2024-04-01 00:00:00"; gen_rows 21 30 "2024-04-02 00:00:00"; } \
+  >"$WORK/remote2.csv"
+T0=$(date +%s)
+FEED="$WORK/remote2.csv" dw run "$R"
+T1=$(date +%s)
+is "$RC" 3 "remote: a run here exits 3"
+like "$ERR" "job 'nightly_remote' is locked" "remote: the message names the job"
+like "$ERR" "since 2024-05-01 03:00:00" "remote: the message says since when the other run holds it"
+like "$ERR" "host etl-02.example, pid 4242" "remote: the message names the other machine and its pid"
+is "$([ $((T1 - T0)) -le 5 ] && echo prompt || echo "took $((T1 - T0)) s")" prompt "remote: it gives up promptly"
+is "$(tdump remotes)" "$BEFORE" "remote: the locked-out run wrote nothing"
+# The other run ends as a killed one would: its transaction rolls back.
+echo "ROLLBACK;" >&6
+exec 6>&-
+finish "$HOLDER"
+FEED="$WORK/remote2.csv" dw run "$R"
+is "$RC" 0 "remote: once the other run is gone, a run here succeeds"
+is "$(field inserted)" 10 "remote: it loads the rows past the checkpoint"
+is "$(sql 'SELECT count(*), count(DISTINCT id) FROM remotes')" "30|30" "remote: every row once"
+is "$(sql "SELECT CASE WHEN running_since IS NULL THEN 'idle' ELSE running_host END FROM dwload_state
+           WHERE job = 'nightly_remote'")" idle "remote: the state row no longer names the other machine"
 
 done_testing

@@ -245,6 +245,34 @@ START_TEST(test_parse_uses_len)
 }
 END_TEST
 
+/* Found by fuzzing: a field width or flag before a time conversion
+ * (glibc's strptime takes %02R, %_H) hid the time of day, so the value
+ * was taken for a date and its canonical text dropped 04:05. */
+START_TEST(test_format_width_keeps_time)
+{
+  dwl_ts t = fmt_ok("01.02.2003 04:05", "%d.%m.%Y %202R");
+  ck_assert_int_eq(t.date_only, 0);
+  ck_assert_int_eq(t.us, S(1044072300));
+  t = fmt_ok("2003-02-01 4:5", "%Y-%m-%d %_H:%-M");
+  ck_assert_int_eq(t.date_only, 0);
+  ck_assert_int_eq(t.us, S(1044072300));
+  ck_assert_int_eq(fmt_ok("01.02.2003", "%d.%m.%Y").date_only, 1);
+}
+END_TEST
+
+/* Found by fuzzing: a zone moved 0001-01-01 into year 0, whose canonical
+ * text ts_parse refuses, so a checkpoint of it could not be read back. */
+START_TEST(test_zone_keeps_years_in_range)
+{
+  parse_bad("0001-01-01+14");
+  parse_bad("0001-01-01T05:00:00+05:01");
+  parse_bad("9999-12-31T23:00:00-01");
+  ck_assert_int_eq(parse_ok("0001-01-01T05:00:00+05:00").us, S(-62135596800));
+  ck_assert_int_eq(parse_ok("9999-12-31T22:59:59-01").us, S(253402300799));
+  fmt_bad("0001-01-01 +1400", "%Y-%m-%d %z");
+}
+END_TEST
+
 /* ---- ts_format --------------------------------------------------------- */
 
 START_TEST(test_format_basic)
@@ -898,6 +926,8 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_parse_ranges);
   tcase_add_test(tc, test_parse_rejects_shape);
   tcase_add_test(tc, test_parse_uses_len);
+  tcase_add_test(tc, test_format_width_keeps_time);
+  tcase_add_test(tc, test_zone_keeps_years_in_range);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("ts_format");
