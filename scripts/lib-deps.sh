@@ -15,7 +15,7 @@
 DWLOAD_PACKAGES="build-essential autoconf automake libtool pkg-config unixodbc unixodbc-dev
 libsqliteodbc sqlite3 postgresql odbc-postgresql mariadb-server mariadb-client odbc-mariadb
 libyaml-dev libcurl4-openssl-dev libjansson-dev libxxhash-dev libssl-dev
-libcsv-dev check python3 valgrind mandoc clang-14 libclang-rt-14-dev"
+libcsv-dev check python3 valgrind mandoc clang-14 libclang-rt-14-dev openssl"
 
 # deps_missing: prints the packages of DWLOAD_PACKAGES not installed
 deps_missing() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A JSON API on loopback for the http_json tests (Python standard library).
 
-    python3 tests/httpd.py DIR
+    python3 tests/httpd.py DIR [CERT KEY]   (with CERT and KEY: HTTPS)
 
 Exits when its parent process does (so a test killed half-way leaves no
 server behind), or on SIGTERM.  Listens on 127.0.0.1, on a port the kernel picks, and writes that port to
@@ -47,6 +47,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 DIR = sys.argv[1]
+SCHEME = "https" if len(sys.argv) > 3 else "http"
 LOG_LOCK = threading.Lock()
 COUNTS = {}
 
@@ -140,7 +141,7 @@ class Handler(BaseHTTPRequestHandler):
         if not parts:
             return self.send(404, '{"error": "no such path"}')
         style, rest = parts[0], parts[1:]
-        host = "http://%s:%d" % self.server.server_address[:2]
+        host = "%s://%s:%d" % ((SCHEME,) + self.server.server_address[:2])
         if style == "html":
             return self.send(200, "<!DOCTYPE html><html><body><h1>Bad gateway</h1></body></html>",
                              ctype="text/html")
@@ -231,6 +232,12 @@ def watch_parent(srv, parent):
 def main():
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
+    if len(sys.argv) > 3:
+        # python3 tests/httpd.py DIR CERT KEY: HTTPS with that certificate
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=srv.shutdown).start())
     threading.Thread(target=watch_parent, args=(srv, os.getppid()), daemon=True).start()
     tmp = os.path.join(DIR, "port.tmp")

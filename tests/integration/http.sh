@@ -5,7 +5,9 @@
 # server's request log; and the bad responses (timeout, truncated body,
 # HTML, redirect loop, page over the cap, a failing later page), each
 # failing with exit 1, the page and the redacted URL, and nothing
-# committed.  Token values must never be printed.
+# committed; and TLS against an HTTPS server with a self-signed certificate
+# (verified by default, ca_file, insecure: true, a wrong host name).
+# Token values must never be printed.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 API="$WORK/api"
@@ -323,6 +325,51 @@ dw run "$j"
 like "$ERR" "option url: ftp://127.0.0.1:$PORT/x?token=*** is not an http or https URL" "not http: the message, redacted"
 no_secret "not http"
 is "$(cat "$REQS")" "" "bad options: no request was sent"
+
+# ---- TLS ---------------------------------------------------------------------
+# A second server speaks HTTPS with a self-signed certificate for 127.0.0.1
+# (not for "localhost"): verification is on by default, ca_file trusts
+# it, insecure: true skips it with a warning, and a name the certificate
+# does not hold fails even with the CA trusted.
+TLS="$WORK/tls"
+mkdir -p "$TLS/api"
+cp "$API/five.json" "$TLS/api/"
+if openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+     -addext "subjectAltName=IP:127.0.0.1" -keyout "$TLS/key.pem" -out "$TLS/cert.pem" 2>"$TLS/openssl.err"; then
+  python3 "$TOP_SRCDIR/tests/httpd.py" "$TLS/api" "$TLS/cert.pem" "$TLS/key.pem" 2>"$WORK/httpsd.err" &
+  HTTPSD_PID=$!
+  i=0
+  while [ ! -s "$TLS/api/port" ] && [ "$i" -lt 100 ] && kill -0 "$HTTPSD_PID" 2>/dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  SPORT=$(cat "$TLS/api/port")
+  # tjob NAME URL EXTRA-LINES: a replace job of the five records over HTTPS
+  tjob() {
+    hjob "$1" "t_$1" replace "  url: $2
+  records: data
+  next: links.next
+  max_retries: 0
+$3" </dev/null
+  }
+  dw run "$(tjob tls_default "https://127.0.0.1:$SPORT/next/five" "")"
+  is "$RC|$(field status)" "1|failed" "TLS: a self-signed certificate is refused by default"
+  like "$ERR" "certificate" "TLS: the message says it is the certificate"
+  is "$(table_exists t_tls_default)" 0 "TLS: nothing written"
+  dw run "$(tjob tls_ca "https://127.0.0.1:$SPORT/next/five" "  ca_file: $TLS/cert.pem")"
+  is "$RC|$(sql 'SELECT count(*) FROM t_tls_ca')" "0|5" "TLS: ca_file trusts the server: every record loaded"
+  unlike "$ERR" "insecure" "TLS: ca_file: no warning"
+  dw run "$(tjob tls_insecure "https://127.0.0.1:$SPORT/next/five" "  insecure: true")"
+  is "$RC|$(sql 'SELECT count(*) FROM t_tls_insecure')" "0|5" "TLS: insecure: true loads without verifying"
+  like "$ERR" "warn" "TLS: insecure: true logs a warning"
+  like "$ERR" "not verified" "TLS: the warning says what is not verified"
+  dw run "$(tjob tls_name "https://localhost:$SPORT/next/five" "  ca_file: $TLS/cert.pem")"
+  is "$RC" 1 "TLS: a host name the certificate does not hold fails, the CA trusted or not"
+  kill "$HTTPSD_PID" 2>/dev/null
+  wait "$HTTPSD_PID" 2>/dev/null
+else
+  skip_tests 9 "openssl could not make a certificate: $(cat "$TLS/openssl.err")"
+fi
 
 kill "$HTTPD_PID" 2>/dev/null
 wait "$HTTPD_PID" 2>/dev/null
