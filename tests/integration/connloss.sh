@@ -44,7 +44,9 @@ session() {
   else
     case $1 in
       insert) _c="info LIKE 'INSERT INTO%'" ;;
-      idle) _c="command = 'Sleep' AND trx.trx_id IS NOT NULL" ;;
+      # (innodb_trx does not always list the run's transaction in time;
+      # the caller waits for the run's log to show it holds the lock)
+      idle) _c="command = 'Sleep'" ;;
     esac
     sql "SELECT p.id FROM information_schema.processlist p
            LEFT JOIN information_schema.innodb_trx trx ON trx.trx_mysql_thread_id = p.id
@@ -132,6 +134,13 @@ exec 3<>"$FIFO"
 FEED="$FIFO" "$DWLOAD" run "$K" >"$WORK/i.out" 2>"$WORK/i.err" 3>&- &
 PID=$!
 { echo "id,name,lmd"; gen_rows 1 10 "2024-01-01 00:00:00"; } >&3
+# The run logs the checkpoint it read under the lock, in its transaction;
+# then it waits for the rest of its source (bounded: 30 s).
+i=0
+while [ $i -lt 300 ] && ! grep -q 'checkpoint 2024-01-01' "$WORK/i.err" 2>/dev/null; do
+  sleep 0.1
+  i=$((i + 1))
+done
 if S=$(wait_session idle); then
   pass "idle: the run's session is seen in its transaction, between statements"
   end_session "$S" >/dev/null
