@@ -126,19 +126,24 @@ osql "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < $
         printf('2024-02-%02d 10:00:%02d', i % 28 + 1, i % 60), CASE WHEN i % 10 = 0 THEN NULL ELSE 'n' || i END
       FROM g"
 
-"$DWLOAD" -q migrate --from "$OTHER_CONN" --to "$WH_CONN" --table big --chunk-rows 100 \
+"$DWLOAD" -q migrate --from "$OTHER_CONN" --to "$WH_CONN" --table big --chunk-rows 10 \
   >"$WORK/bg.out" 2>"$WORK/bg.err" &
 pid=$!
-# Step the migration until a few chunks are committed (bounded: 6000
+# Step the migration until a few chunks are committed (bounded: 20000
 # steps): it runs for a moment, is stopped (SIGSTOP) while the target is
-# read, and goes on only when fewer than 300 rows are committed, so it
-# cannot finish between two looks, however fast the machine.
+# read, and goes on only when fewer than 300 rows are committed.  Chunks
+# of 10 rows (2000 commits) keep a whole migration far longer than one
+# step, even when a loaded machine stretches the step (a SQLite target
+# copied 20000 rows in 100-row chunks in 0.15 s, and a read of the target
+# fails while the stopped run holds its commit lock).
 i=0 copied=""
-while [ $i -lt 6000 ] && kill -STOP $pid 2>/dev/null; do
+while [ $i -lt 20000 ] && kill -STOP $pid 2>/dev/null; do
   copied=$(sql "SELECT rows_copied FROM dwload_migrate WHERE table_name = 'big'" 2>/dev/null)
   if [ -n "$copied" ] && [ "$copied" -ge 300 ]; then break; fi
   kill -CONT $pid 2>/dev/null
-  sleep 0.01
+  # a read that failed (the run stopped holding its commit lock) lets it
+  # go on only until the next look
+  [ -z "$copied" ] || sleep 0.002
   i=$((i + 1))
 done
 kill -9 $pid 2>/dev/null
