@@ -5,7 +5,7 @@
  * UPDATE ... JOIN (MariaDB) or UPDATE ... FROM (SQLite) and INSERT ...
  * SELECT.  Nothing of the dimension is held in memory.  Its results are the
  * memory engine's (scd.c); what it cannot compute the same way is refused
- * when the spec is checked (pushdown_refusal). */
+ * when the spec is checked (pushdown_refusal in spec.c). */
 #ifndef DWL_PUSHDOWN_H
 #define DWL_PUSHDOWN_H
 
@@ -21,10 +21,6 @@ struct writer;
 struct scd_engine;
 struct scd_counts;
 typedef struct pushdown pushdown;
-
-/* Why pushdown cannot run this spec the way the memory engine would ("does
- * not support ..."), or NULL when it can. */
-const char *pushdown_refusal(const dwl_spec *s);
 
 /* Creates the staging table.  `e` supplies the resolved column sets and
  * must outlive the pushdown. */

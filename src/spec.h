@@ -36,6 +36,8 @@ enum spec_lookup { LOOKUP_AUTO = 0, LOOKUP_SCAN, LOOKUP_KEYS };
 enum spec_null_keys { NULLKEYS_ALLOW = 0, NULLKEYS_REJECT };
 enum spec_late { LATE_REPAIR = 0, LATE_REJECT, LATE_IGNORE };
 enum spec_engine { ENGINE_MEMORY = 0, ENGINE_PUSHDOWN };
+/* load.engine: pushdown takes keys of at most this many columns. */
+#define SPEC_PUSHDOWN_MAX_KEY 16
 
 typedef struct dwl_spec {
   char *path;            /* the job file as given */

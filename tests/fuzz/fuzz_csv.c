@@ -16,9 +16,9 @@
  * Besides not crashing: every row has the source's column count, a NULL
  * has no data, and line numbers never go back.
  *
- * fuzz-sources: src/plugin_host.c src/spec.c src/buf.c src/err.c src/log.c src/ts.c
- * fuzz-packages: yaml-0.1
- * fuzz-plugins: plugins/csv/csv.c:-lcsv
+ * fuzz-sources: src/plugin_host.c src/spec.c src/buf.c src/err.c src/log.c src/ts.c src/progress.c
+ * fuzz-packages: yaml-0.1 jansson
+ * fuzz-plugins: plugins/csv/csv.c+plugins/coltype.c:-lcsv
  */
 #include <dlfcn.h>
 #include <stdint.h>
