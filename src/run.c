@@ -205,6 +205,17 @@ static void note_lmd(run_ctx *r, const dwl_ts *lmd)
 typedef int (*take_fn)(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                        dwl_error *err);
 
+/* One bad row to the run's rejects, counted in the summary: a row that
+ * failed conversion, one a plugin could not deliver, a rejected late row. */
+static int set_aside(run_ctx *r, const char *name, uint64_t origin, const char *raw, size_t raw_len,
+                     const dwl_value *vals, size_t nvals, const char *reason, dwl_error *err)
+{
+  if (rejects_add(&r->rj, name, origin, raw, raw_len, vals, nvals, reason, err) != 0)
+    return -1;
+  r->sum->rejected = r->rj.count;
+  return 0;
+}
+
 static int read_source(run_ctx *r, take_fn take, dwl_error *err)
 {
   dwl_batch b;
@@ -221,9 +232,8 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
       if (bad < 0)
         return -1;
       if (bad) {
-        if (rejects_add(&r->rj, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0)
+        if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0)
           return -1;
-        r->sum->rejected = r->rj.count;
         continue;
       }
       int past = 1;
@@ -247,21 +257,14 @@ static int on_plugin_reject(void *ud, uint64_t origin, const char *raw, size_t r
 {
   run_ctx *r = ud;
   r->sum->read++;
-  if (rejects_add(&r->rj, r->src ? r->src->origin_name : "source", origin, raw, raw_len, values, nvalues, reason,
-                  err) != 0)
-    return -1;
-  r->sum->rejected = r->rj.count;
-  return 0;
+  return set_aside(r, r->src ? r->src->origin_name : "source", origin, raw, raw_len, values, nvalues, reason, err);
 }
 
 /* load.late: reject, with load.max_rejects: a late row set aside. */
 static int on_late_reject(void *ud, const rs_row *row, const char *reason, dwl_error *err)
 {
   run_ctx *r = ud;
-  if (rejects_add(&r->rj, r->p.origin_name, row->origin, NULL, 0, row->vals, r->src->ncols, reason, err) != 0)
-    return -1;
-  r->sum->rejected = r->rj.count;
-  return 0;
+  return set_aside(r, r->p.origin_name, row->origin, NULL, 0, row->vals, r->src->ncols, reason, err);
 }
 
 static int take_append(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,

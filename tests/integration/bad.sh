@@ -31,14 +31,8 @@ expect_field() {
 
 API="$WORK/api"
 mkdir -p "$API"
-python3 "$TOP_SRCDIR/tests/httpd.py" "$API" 2>"$WORK/httpd.err" &
-HTTPD_PID=$!
-i=0
-while [ ! -s "$API/port" ] && [ "$i" -lt 100 ] && kill -0 "$HTTPD_PID" 2>/dev/null; do
-  sleep 0.1
-  i=$((i + 1))
-done
-[ -s "$API/port" ] || { echo "Bail out! tests/httpd.py did not start: $(cat "$WORK/httpd.err")"; exit 1; }
+httpd_start "$API" || { echo "Bail out! tests/httpd.py did not start: $(cat "$API.err")"; exit 1; }
+HTTPD_PID=$STARTED_PID
 BAD_API="http://127.0.0.1:$(cat "$API/port")"
 export BAD_API
 

@@ -15,17 +15,11 @@ mkdir "$API" || exit 1
 REQS="$API/requests.log"
 
 # ---- the server ------------------------------------------------------------
-python3 "$TOP_SRCDIR/tests/httpd.py" "$API" 2>"$WORK/httpd.err" &
-HTTPD_PID=$!
-i=0
-while [ ! -s "$API/port" ] && [ "$i" -lt 100 ] && kill -0 "$HTTPD_PID" 2>/dev/null; do
-  sleep 0.1
-  i=$((i + 1))
-done
-if [ ! -s "$API/port" ]; then
-  echo "Bail out! tests/httpd.py did not start: $(cat "$WORK/httpd.err")"
+if ! httpd_start "$API"; then
+  echo "Bail out! tests/httpd.py did not start: $(cat "$API.err")"
   exit 1
 fi
+HTTPD_PID=$STARTED_PID
 PORT=$(cat "$API/port")
 BASE="http://127.0.0.1:$PORT"
 
@@ -343,13 +337,8 @@ mkdir -p "$TLS/api"
 cp "$API/five.json" "$TLS/api/"
 if openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
      -addext "subjectAltName=IP:127.0.0.1" -keyout "$TLS/key.pem" -out "$TLS/cert.pem" 2>"$TLS/openssl.err"; then
-  python3 "$TOP_SRCDIR/tests/httpd.py" "$TLS/api" "$TLS/cert.pem" "$TLS/key.pem" 2>"$WORK/httpsd.err" &
-  HTTPSD_PID=$!
-  i=0
-  while [ ! -s "$TLS/api/port" ] && [ "$i" -lt 100 ] && kill -0 "$HTTPSD_PID" 2>/dev/null; do
-    sleep 0.1
-    i=$((i + 1))
-  done
+  httpd_start "$TLS/api" "$TLS/cert.pem" "$TLS/key.pem"
+  HTTPSD_PID=$STARTED_PID
   SPORT=$(cat "$TLS/api/port")
   # tjob NAME URL EXTRA-LINES: a replace job of the five records over HTTPS
   tjob() {

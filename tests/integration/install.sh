@@ -84,7 +84,7 @@ unlike "$OUT" "$TOP_BUILDDIR" "the installed dwload does not search the build tr
 dw --plugin-path "$WORK/oot:$PKGLIBDIR" plugins
 is "$RC" 0 "installed dwload plugins: exit 0"
 # The ABI the tree's plugins are built with: the header's.
-ABI=$(sed -n 's/^#define DWL_ABI_MAJOR \([0-9]*\)$/\1/p' "$TOP_SRCDIR/include/dwload/plugin.h").$(sed -n 's/^#define DWL_ABI_MINOR \([0-9]*\)$/\1/p' "$TOP_SRCDIR/include/dwload/plugin.h")
+ABI=$(abi_version)
 like "$OUT" "seq 1.0.0 (ABI $ABI) $WORK/oot/seq.so" "installed dwload plugins: the out-of-tree plugin"
 like "$OUT" "csv 1.0.0 (ABI $ABI) $PKGLIBDIR/csv.so" "installed dwload plugins: the installed csv plugin"
 J=$(job numbers <<EOF

@@ -406,6 +406,26 @@ _wh_order_all() {
   echo "${_o:-1}"
 }
 
+# httpd_start DIR [CERT KEY]: tests/httpd.py serving DIR in the background
+# (HTTPS with CERT and KEY); waits (bounded: 10 s) for it to write DIR/port
+# and sets STARTED_PID; false when it did not start (stderr in DIR.err)
+httpd_start() {
+  python3 "$TOP_SRCDIR/tests/httpd.py" "$@" 2>"$1.err" &
+  STARTED_PID=$!
+  _i=0
+  while [ ! -s "$1/port" ] && [ "$_i" -lt 100 ] && kill -0 "$STARTED_PID" 2>/dev/null; do
+    sleep 0.1
+    _i=$((_i + 1))
+  done
+  [ -s "$1/port" ]
+}
+
+# abi_version: the plugin ABI of this tree's header, as MAJOR.MINOR
+abi_version() {
+  _h="$TOP_SRCDIR/include/dwload/plugin.h"
+  echo "$(sed -n 's/^#define DWL_ABI_MAJOR \([0-9]*\)$/\1/p' "$_h").$(sed -n 's/^#define DWL_ABI_MINOR \([0-9]*\)$/\1/p' "$_h")"
+}
+
 # _wh_quote NAME: NAME as a quoted SQL name (schema.table: each part)
 _wh_quote() {
   printf '"%s"' "$1" | sed 's/\./"."/'

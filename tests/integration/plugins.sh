@@ -12,7 +12,7 @@ EXAMPLE_DIR="$TOP_BUILDDIR/plugins/example/.libs"
 dw plugins
 is "$RC" 0 "plugins: exit 0"
 # The ABI the plugins of this tree are built with: the header's.
-ABI=$(sed -n 's/^#define DWL_ABI_MAJOR \([0-9]*\)$/\1/p' "$TOP_SRCDIR/include/dwload/plugin.h").$(sed -n 's/^#define DWL_ABI_MINOR \([0-9]*\)$/\1/p' "$TOP_SRCDIR/include/dwload/plugin.h")
+ABI=$(abi_version)
 like "$OUT" "csv 1.0.0 (ABI $ABI) " "plugins: lists csv with its version and ABI"
 like "$OUT" "/csv.so" "plugins: ... and its file"
 # every option of the csv plugin's table, with its type and default

@@ -201,13 +201,8 @@ API="$WORK/api"
 mkdir "$API"
 printf '%s\n' "$SECRET" >"$API/token"
 printf '[{"id": 1, "name": "Ann", "lmd": "2024-01-01 10:00:00"}]\n' >"$API/people.json"
-python3 "$TOP_SRCDIR/tests/httpd.py" "$API" 2>"$WORK/httpd.err" &
-HTTPD_PID=$!
-i=0
-while [ ! -s "$API/port" ] && [ "$i" -lt 100 ] && kill -0 "$HTTPD_PID" 2>/dev/null; do
-  sleep 0.1
-  i=$((i + 1))
-done
+httpd_start "$API"
+HTTPD_PID=$STARTED_PID
 BASE="http://127.0.0.1:$(cat "$API/port")"
 # hjob NAME PATH TOKEN: an scd2 job reading BASE/PATH with TOKEN in a header
 # and in the URL's query
