@@ -36,6 +36,11 @@ typedef struct dialect {
   const char *(*type_sql)(const dwl_column *col, char *buf, size_t n);
   /* SQL type to bind a parameter of a column type with. */
   SQLSMALLINT (*param_type)(int dwl_type);
+  /* Batched inserts as one array parameter per column
+   * (INSERT ... SELECT * FROM unnest(?::T[], ...)), each cast to its table
+   * column's type, which this query lists (name, type) for the quoted table
+   * name; NULL where the dialect has no arrays. */
+  const char *array_types_sql;
   /* Does a failed statement mean another transaction holds the lock? */
   int (*lock_conflict)(const char *sqlstate, long native);
   /* Appends connection attributes the user did not set ("A=1;B=2"). */

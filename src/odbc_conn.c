@@ -8,6 +8,35 @@
 #include <string.h>
 #include <strings.h>
 
+/* ---- the statement executing on its own thread ---------------------------- */
+
+int odbc_sync(odbc_conn *c, dwl_error *err)
+{
+  if (!c)
+    return 0;
+  if (c->sending) {
+    pthread_join(c->sender, NULL);
+    c->sending = 0;
+  }
+  if (c->send_rc == 0)
+    return 0;
+  /* Reported once, to a caller that can fail with it. */
+  if (!err)
+    return -1;
+  if (!err_isset(err))
+    *err = c->send_err;
+  c->send_rc = 0;
+  return -1;
+}
+
+/* For the void functions: a failure stays with the connection until a
+ * checked call reports it (a failed statement in a transaction must not
+ * pass unnoticed to the commit). */
+static void sync_quiet(odbc_conn *c)
+{
+  odbc_sync(c, NULL);
+}
+
 int odbc_fail(dwl_error *err, int code, SQLSMALLINT htype, SQLHANDLE h, const char *what)
 {
   dwl_buf b;
@@ -57,6 +86,7 @@ void odbc_close(odbc_conn *c)
 {
   if (!c)
     return;
+  sync_quiet(c);
   if (c->dbc) {
     if (c->in_txn)
       odbc_rollback(c);
@@ -71,6 +101,8 @@ void odbc_close(odbc_conn *c)
 
 int odbc_begin(odbc_conn *c, dwl_error *err)
 {
+  if (odbc_sync(c, err) != 0)
+    return -1;
   SQLRETURN rc = SQLSetConnectAttr(c->dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0);
   if (!SQL_SUCCEEDED(rc))
     return odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_DBC, c->dbc, "cannot start a transaction");
@@ -80,6 +112,10 @@ int odbc_begin(odbc_conn *c, dwl_error *err)
 
 int odbc_commit(odbc_conn *c, dwl_error *err)
 {
+  if (odbc_sync(c, err) != 0) {
+    odbc_rollback(c);
+    return -1;
+  }
   SQLRETURN rc = SQLEndTran(SQL_HANDLE_DBC, c->dbc, SQL_COMMIT);
   if (!SQL_SUCCEEDED(rc)) {
     odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_DBC, c->dbc, "commit failed");
@@ -93,6 +129,9 @@ int odbc_commit(odbc_conn *c, dwl_error *err)
 
 void odbc_rollback(odbc_conn *c)
 {
+  /* What failed on its own thread is rolled back with the rest. */
+  sync_quiet(c);
+  c->send_rc = 0;
   SQLEndTran(SQL_HANDLE_DBC, c->dbc, SQL_ROLLBACK);
   c->in_txn = 0;
   SQLSetConnectAttr(c->dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)SQL_AUTOCOMMIT_ON, 0);
@@ -105,6 +144,7 @@ int odbc_lost(odbc_conn *c)
   SQLUINTEGER dead = SQL_CD_FALSE;
   if (!c || !c->dbc)
     return 0;
+  sync_quiet(c);
   SQLRETURN rc = SQLGetConnectAttr(c->dbc, SQL_ATTR_CONNECTION_DEAD, &dead, 0, NULL);
   return SQL_SUCCEEDED(rc) && dead == SQL_CD_TRUE;
 }
@@ -123,6 +163,8 @@ static void stmt_note_diag(odbc_stmt *s)
 int ostmt_new(odbc_conn *c, odbc_stmt **out, dwl_error *err)
 {
   *out = NULL;
+  if (odbc_sync(c, err) != 0)
+    return -1;
   odbc_stmt *s = calloc(1, sizeof *s);
   if (!s)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -155,7 +197,43 @@ int ostmt_prepare(odbc_conn *c, const char *sql, odbc_stmt **out, dwl_error *err
 
 static const char empty_text[] = "";
 
+static int execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *types, size_t n, dwl_error *err);
+
 int ostmt_execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *types, size_t n, dwl_error *err)
+{
+  if (odbc_sync(s->c, err) != 0)
+    return -1;
+  return execute(s, params, types, n, err);
+}
+
+static void *execute_thread(void *arg)
+{
+  odbc_conn *c = arg;
+  c->send_rc = execute(c->send_st, c->send_p, NULL, c->send_n, &c->send_err);
+  if (c->send_rc != 0 && c->send_what)
+    err_prefix(&c->send_err, "%s", c->send_what);
+  return NULL;
+}
+
+int ostmt_execute_async(odbc_stmt *s, const dwl_value *params, size_t n, const char *what, dwl_error *err)
+{
+  odbc_conn *c = s->c;
+  if (odbc_sync(c, err) != 0)
+    return -1;
+  c->send_st = s;
+  c->send_p = params;
+  c->send_n = n;
+  c->send_what = what;
+  err_init(&c->send_err);
+  if (pthread_create(&c->sender, NULL, execute_thread, c) != 0) {
+    execute_thread(c);  /* no thread: the same work, waited for */
+    return c->send_rc == 0 ? 0 : (*err = c->send_err, -1);
+  }
+  c->sending = 1;
+  return 0;
+}
+
+static int execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *types, size_t n, dwl_error *err)
 {
   if (n > s->nind) {
     SQLLEN *ni = realloc(s->ind, n * sizeof *ni);
@@ -222,6 +300,8 @@ static int stmt_setup_cols(odbc_stmt *s, dwl_error *err)
 
 int ostmt_fetch(odbc_stmt *s, const dwl_value **row, dwl_error *err)
 {
+  if (odbc_sync(s->c, err) != 0)
+    return -1;
   if (!s->cols && stmt_setup_cols(s, err) != 0)
     return -1;
   SQLRETURN rc = SQLFetch(s->h);
@@ -271,6 +351,7 @@ int ostmt_fetch(odbc_stmt *s, const dwl_value **row, dwl_error *err)
 int ostmt_describe(odbc_stmt *s, size_t col, char *name, size_t namelen, SQLSMALLINT *sqltype, SQLULEN *size,
                    SQLSMALLINT *digits, SQLSMALLINT *nullable)
 {
+  sync_quiet(s->c);
   SQLSMALLINT nlen;
   return SQL_SUCCEEDED(SQLDescribeCol(s->h, (SQLUSMALLINT)(col + 1), (SQLCHAR *)name, (SQLSMALLINT)namelen, &nlen,
                                       sqltype, size, digits, nullable))
@@ -282,6 +363,7 @@ void ostmt_free(odbc_stmt *s)
 {
   if (!s)
     return;
+  sync_quiet(s->c);
   if (s->h)
     SQLFreeHandle(SQL_HANDLE_STMT, s->h);
   for (SQLSMALLINT i = 0; s->cols && i < s->ncols; i++)

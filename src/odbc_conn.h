@@ -4,6 +4,7 @@
 #ifndef DWL_ODBC_CONN_H
 #define DWL_ODBC_CONN_H
 
+#include <pthread.h>
 #include <sql.h>
 #include <sqlext.h>
 #include <stddef.h>
@@ -20,6 +21,15 @@ typedef struct odbc_conn {
   char dbms[64];         /* SQL_DBMS_NAME */
   char dbms_ver[64];     /* SQL_DBMS_VER */
   int in_txn;
+  /* A statement executing on a thread of its own (ostmt_execute_async);
+   * every other use of the connection waits for it first. */
+  int sending, send_rc;
+  pthread_t sender;
+  struct odbc_stmt *send_st;
+  const dwl_value *send_p;
+  size_t send_n;
+  const char *send_what;
+  dwl_error send_err;
 } odbc_conn;
 
 
@@ -55,6 +65,14 @@ int ostmt_prepare(odbc_conn *c, const char *sql, odbc_stmt **out, dwl_error *err
  * executes the prepared statement.  SQL_NO_DATA (an UPDATE that touched
  * nothing) is success. */
 int ostmt_execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *types, size_t n, dwl_error *err);
+/* Executes the prepared statement on a thread of its own and returns at
+ * once: the client's next work overlaps the server's.  params must stay
+ * valid until the connection's next use, which waits for it; its failure
+ * (prefixed with `what`) becomes that use's error, or odbc_sync's. */
+int ostmt_execute_async(odbc_stmt *s, const dwl_value *params, size_t n, const char *what, dwl_error *err);
+/* Waits for the statement executing on its own thread, if any; its error,
+ * if it failed, becomes err (unless err holds one already).  0 or -1. */
+int odbc_sync(odbc_conn *c, dwl_error *err);
 /* One-shot: prepare, execute, free. */
 int odbc_exec(odbc_conn *c, const char *sql, const dwl_value *params, const SQLSMALLINT *types, size_t n,
               dwl_error *err);

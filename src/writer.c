@@ -22,6 +22,10 @@
 /* Rows per INSERT statement: hundreds amortise the per-statement cost of
  * the driver round trip; the dialect caps parameters per statement. */
 #define WRITER_BATCH_ROWS 500
+/* Rows per statement where a column's values go as one array parameter
+ * (dialect array_type), and the bytes that flush a batch sooner. */
+#define WRITER_ARRAY_ROWS 10000
+#define WRITER_ARRAY_BYTES (16u << 20)
 
 enum { SLOT_EXPIRE, SLOT_T1_CUR, SLOT_T1_ALL, SLOT_UPDATE, SLOT_REMOVE, SLOT_DROP, SLOT_RESHAPE, NSLOTS };
 /* Stages: one per slot, plus the keys of a keyed lookup. */
@@ -42,8 +46,12 @@ typedef struct ins_batch {
   pval *pend;              /* rows_per * ncols pending values */
   size_t npend;
   dwl_buf arena;           /* their bytes */
-  odbc_stmt *full;         /* prepared for rows_per rows */
+  odbc_stmt *full;         /* prepared for rows_per rows (arrays: any number) */
   long long rows;          /* rows sent so far */
+  int arrays;              /* one array parameter per column, sent on a thread */
+  dwl_buf *lit[2];         /* arrays: each column's literal, one set being sent */
+  dwl_value *aparams[2];   /* and the parameters pointing at them */
+  int cur;                 /* the set the next flush fills */
 } ins_batch;
 
 /* A staged kind of operation: its temporary table and the statement that
@@ -66,6 +74,7 @@ struct writer {
   FILE *sqlout;
   ins_batch main;
   char **main_cols;
+  char *what;              /* "inserting into TABLE", for errors of batches sent on their own */
   dwl_value *params;       /* scratch for binding */
   size_t nparams;          /* its capacity */
   dwl_value *row;          /* one row being built */
@@ -162,11 +171,20 @@ static int batch_init(writer *w, ins_batch *b, const char *table_q, char **cols,
   b->cols = cols;
   b->ncols = ncols;
   buf_init(&b->arena, 0);
-  b->rows_per = WRITER_BATCH_ROWS;
-  if (b->rows_per * ncols > w->t->d->max_params)
+  b->arrays = w->t->d->array_types_sql && !w->plan;
+  b->rows_per = b->arrays ? WRITER_ARRAY_ROWS : WRITER_BATCH_ROWS;
+  if (!b->arrays && b->rows_per * ncols > w->t->d->max_params)
     b->rows_per = w->t->d->max_params / ncols;
   if (b->rows_per == 0)
     b->rows_per = 1;
+  for (int k = 0; b->arrays && k < 2; k++) {
+    b->lit[k] = calloc(ncols, sizeof *b->lit[k]);
+    b->aparams[k] = calloc(ncols, sizeof *b->aparams[k]);
+    if (!b->lit[k] || !b->aparams[k])
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    for (size_t i = 0; i < ncols; i++)
+      buf_init(&b->lit[k][i], 0);
+  }
   b->pend = calloc(b->rows_per * ncols, sizeof *b->pend);
   b->ptypes = calloc(b->rows_per * ncols, sizeof *b->ptypes);
   if (!b->pend || !b->ptypes)
@@ -178,11 +196,26 @@ static int batch_init(writer *w, ins_batch *b, const char *table_q, char **cols,
 
 static void batch_free(ins_batch *b)
 {
-  ostmt_free(b->full);
+  ostmt_free(b->full);  /* first: it waits for a batch being sent */
+  for (int k = 0; k < 2; k++) {
+    for (size_t i = 0; b->lit[k] && i < b->ncols; i++)
+      buf_free(&b->lit[k][i]);
+    free(b->lit[k]);
+    free(b->aparams[k]);
+  }
   buf_free(&b->arena);
   free(b->pend);
   free(b->ptypes);
   memset(b, 0, sizeof *b);
+}
+
+/* "INSERT INTO t (a, b) " */
+static void insert_head(const ins_batch *b, dwl_buf *s)
+{
+  buf_printf(s, "INSERT INTO %s (", b->table_q);
+  for (size_t i = 0; i < b->ncols; i++)
+    buf_printf(s, "%s%s", i ? ", " : "", b->cols[i]);
+  buf_adds(s, ") ");
 }
 
 /* "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)" for `rows` rows. */
@@ -190,10 +223,8 @@ static char *insert_sql(const ins_batch *b, size_t rows)
 {
   dwl_buf s;
   buf_init(&s, 0);
-  buf_printf(&s, "INSERT INTO %s (", b->table_q);
-  for (size_t i = 0; i < b->ncols; i++)
-    buf_printf(&s, "%s%s", i ? ", " : "", b->cols[i]);
-  buf_adds(&s, ") VALUES ");
+  insert_head(b, &s);
+  buf_adds(&s, "VALUES ");
   for (size_t r = 0; r < rows; r++) {
     buf_adds(&s, r ? ", (" : "(");
     for (size_t i = 0; i < b->ncols; i++)
@@ -203,10 +234,143 @@ static char *insert_sql(const ins_batch *b, size_t rows)
   return buf_steal(&s);
 }
 
+/* Does quoted identifier q name `name` (dialect quotes, the closing one
+ * doubled inside)? */
+static int quoted_is(const dialect *d, const char *q, const char *name, size_t n)
+{
+  if (*q != d->qopen)
+    return strlen(q) == n && memcmp(q, name, n) == 0;
+  size_t k = 0;
+  for (q++; *q; q++) {
+    if (*q == d->qclose) {
+      if (q[1] != d->qclose)
+        break;
+      q++;
+    }
+    if (k >= n || name[k] != *q)
+      return 0;
+    k++;
+  }
+  return k == n;
+}
+
+/* "INSERT INTO t (a, b) SELECT * FROM unnest(?::integer[], ?::text[])",
+ * each array of its column's type as the catalog has it. */
+static char *insert_arrays_sql(const writer *w, const ins_batch *b, dwl_error *err)
+{
+  const dialect *d = w->t->d;
+  char **types = calloc(b->ncols, sizeof *types);
+  if (!types) {
+    err_set(err, DWL_EXIT_FAILED, "out of memory");
+    return NULL;
+  }
+  odbc_stmt *st = NULL;
+  dwl_value p = {b->table_q, strlen(b->table_q), 0};
+  int rc = ostmt_prepare(w->t->c, d->array_types_sql, &st, err);
+  if (rc == 0)
+    rc = ostmt_execute(st, &p, NULL, 1, err);
+  const dwl_value *r;
+  int f = 0;
+  while (rc == 0 && (f = ostmt_fetch(st, &r, err)) == 1)
+    for (size_t i = 0; i < b->ncols; i++)
+      if (!types[i] && !r[0].is_null && !r[1].is_null && quoted_is(d, b->cols[i], r[0].data, r[0].len) &&
+          !(types[i] = strdup(r[1].data)))
+        f = -1;
+  ostmt_free(st);
+  char *sql = NULL;
+  if (rc == 0 && f == 0) {
+    dwl_buf s;
+    buf_init(&s, 0);
+    insert_head(b, &s);
+    buf_adds(&s, "SELECT * FROM unnest(");
+    for (size_t i = 0; i < b->ncols; i++)
+      buf_printf(&s, "%s?::%s[]", i ? ", " : "", types[i] ? types[i] : "text");
+    buf_addc(&s, ')');
+    sql = buf_steal(&s);
+    if (!sql)
+      err_set(err, DWL_EXIT_FAILED, "out of memory");
+  } else if (!err_isset(err)) {
+    err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  for (size_t i = 0; i < b->ncols; i++)
+    free(types[i]);
+  free(types);
+  return sql;
+}
+
+/* A column's pending values as an array literal: every element quoted,
+ * '"' and backslash escaped, NULL bare.  Hand-written: no library writes
+ * PostgreSQL array literals. */
+static int array_literal(const ins_batch *b, size_t col, dwl_buf *out)
+{
+  buf_reset(out);
+  if (buf_addc(out, '{') != 0)
+    return -1;
+  for (size_t r = 0; r < b->npend; r++) {
+    const pval *v = &b->pend[r * b->ncols + col];
+    if (r && buf_addc(out, ',') != 0)
+      return -1;
+    if (v->is_null) {
+      if (buf_add(out, "NULL", 4) != 0)
+        return -1;
+      continue;
+    }
+    const char *p = b->arena.data + v->off;
+    if (buf_grow(out, v->len + 2) != 0 || buf_addc(out, '"') != 0)
+      return -1;
+    size_t run = 0;
+    for (size_t i = 0; i < v->len; i++) {
+      if (p[i] != '"' && p[i] != '\\')
+        continue;
+      if (buf_add(out, p + run, i - run) != 0 || buf_addc(out, '\\') != 0 || buf_addc(out, p[i]) != 0)
+        return -1;
+      run = i + 1;
+    }
+    if (buf_add(out, p + run, v->len - run) != 0 || buf_addc(out, '"') != 0)
+      return -1;
+  }
+  return buf_addc(out, '}');
+}
+
+/* Builds the literals into the free set and sends them on the
+ * connection's own thread: the engine goes on with the next rows while
+ * the server inserts these (the connection's next use waits for them).
+ * The set sent two flushes ago is free: the last send waited for it. */
+static int batch_flush_arrays(writer *w, ins_batch *b, dwl_error *err)
+{
+  if (!b->full) {
+    char *sql = insert_arrays_sql(w, b, err);
+    int rc = sql ? ostmt_prepare(w->t->c, sql, &b->full, err) : -1;
+    free(sql);
+    if (rc != 0)
+      return -1;
+  }
+  dwl_buf *lit = b->lit[b->cur];
+  dwl_value *p = b->aparams[b->cur];
+  for (size_t i = 0; i < b->ncols; i++) {
+    if (array_literal(b, i, &lit[i]) != 0)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory buffering inserts");
+    p[i].is_null = 0;
+    p[i].data = lit[i].data;
+    p[i].len = lit[i].len;
+  }
+  b->cur ^= 1;
+  /* Text parameters: the statement casts each array. */
+  return ostmt_execute_async(b->full, p, b->ncols, w->what, err);
+}
+
 static int batch_flush(writer *w, ins_batch *b, dwl_error *err)
 {
   if (b->npend == 0)
     return 0;
+  if (b->arrays) {
+    /* A failure here, or of the batch sent before, names the table already. */
+    int rc = batch_flush_arrays(w, b, err);
+    b->rows += (long long)b->npend;
+    b->npend = 0;
+    buf_reset(&b->arena);
+    return rc;
+  }
   size_t nc = b->ncols, n = b->npend * nc;
   for (size_t i = 0; i < n; i++) {
     w->params[i].is_null = b->pend[i].is_null;
@@ -258,7 +422,7 @@ static int batch_add(writer *w, ins_batch *b, const dwl_value *row, dwl_error *e
       return err_set(err, DWL_EXIT_FAILED, "out of memory buffering inserts");
   }
   b->npend++;
-  return b->npend == b->rows_per ? batch_flush(w, b, err) : 0;
+  return b->npend == b->rows_per || (b->arrays && b->arena.len >= WRITER_ARRAY_BYTES) ? batch_flush(w, b, err) : 0;
 }
 
 /* ---- per-key statements (SQLite) ------------------------------------------- */
@@ -826,7 +990,11 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
   w->main_cols = calloc(t->ncols, sizeof *w->main_cols);
   SQLSMALLINT *types = calloc(t->ncols, sizeof *types);
   w->row = calloc(t->ncols, sizeof *w->row);
-  int rc = w->main_cols && types && w->row ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  size_t wl = strlen(t->spec->target_table) + 32;
+  w->what = malloc(wl);
+  if (w->what)
+    snprintf(w->what, wl, "inserting into %s", t->spec->target_table);
+  int rc = w->main_cols && types && w->row && w->what ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; rc == 0 && i < t->ncols; i++) {
     w->main_cols[i] = t->cols[i].q;
     types[i] = col_ptype(w, i);
@@ -853,10 +1021,13 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
   /* Scratch for binding: a full batch of the widest table, or one row of a
    * per-key statement. */
   if (rc == 0) {
-    size_t most = w->main.rows_per * t->ncols;
-    for (int k = 0; k < NSTAGES; k++)
-      if (w->stages[k].b.rows_per * w->stages[k].ncols > most)
-        most = w->stages[k].b.rows_per * w->stages[k].ncols;
+    size_t most = w->main.arrays ? t->ncols : w->main.rows_per * t->ncols;
+    for (int k = 0; k < NSTAGES; k++) {
+      const ins_batch *sb = &w->stages[k].b;
+      size_t need = sb->arrays ? w->stages[k].ncols : sb->rows_per * w->stages[k].ncols;
+      if (need > most)
+        most = need;
+    }
     w->nparams = most + t->ncols + (cols ? cols->nkey : 0) + 8;
     w->params = calloc(w->nparams, sizeof *w->params);
     if (!w->params)
@@ -892,6 +1063,7 @@ void writer_free(writer *w)
     free(st->apply_sql);
   }
   free(w->main_cols);
+  free(w->what);
   free(w->params);
   free(w->row);
   free(w->from_t1);
@@ -998,7 +1170,7 @@ int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_
     rc = batch_init(w, &s->b, s->name, s->cols, types, ncols, err);
   free(types);
   /* The binding scratch must hold a full batch of this stage too. */
-  size_t need = s->b.rows_per * ncols + 8;
+  size_t need = (s->b.arrays ? ncols : s->b.rows_per * ncols) + 8;
   if (rc == 0 && need > w->nparams) {
     dwl_value *p = realloc(w->params, need * sizeof *p);
     if (!p)

@@ -290,4 +290,39 @@ dw run "$P"
 is "$RC" 2 "password: malformed \${ in the connection exits 2"
 no_secret "run with a malformed variable reference in the connection"
 
+# ---- the warehouse refuses a row ------------------------------------------------
+# A table of the user's with a CHECK constraint; one row of a 25000-row
+# append breaks it.  On PostgreSQL batches of 10000 rows are sent on a
+# thread of their own while the next is built, so the failure surfaces at
+# a later statement (in the middle batch) or at the commit (in the last
+# one): either way the run fails naming the table, and commits nothing.
+sql "CREATE TABLE chk (id INTEGER, amount INTEGER CHECK (amount >= 0), lmd TIMESTAMP)" >/dev/null
+for bad in 15000 24999; do
+  awk -v bad=$bad 'BEGIN { print "id,amount,lmd"
+    for (i = 1; i <= 25000; i++) printf "%d,%d,2024-01-01 00:00:%02d\n", i, (i == bad ? -1 : i), i % 60 }' \
+    >"$WORK/chk.csv"
+  dw run "$(simple_job "chk_$bad" chk "$WORK/chk.csv")"
+  is "$RC" 1 "row $bad of 25000 breaks the table's CHECK constraint: exit 1"
+  like "$ERR" "inserting into chk" "row $bad: the error names the table"
+  is "$(sql "SELECT count(*) FROM chk")" 0 "row $bad: nothing is committed"
+  is "$(sql "SELECT count(*) FROM dwload_state WHERE job = 'chk_$bad' AND checkpoint IS NOT NULL")" 0 \
+    "row $bad: no checkpoint is stored"
+done
+awk 'BEGIN { print "id,amount,lmd"; for (i = 1; i <= 25000; i++) printf "%d,%d,2024-01-01 00:00:00\n", i, i }' \
+  >"$WORK/chk.csv"
+dw run "$(simple_job chk_ok chk "$WORK/chk.csv")"
+is "$RC $(sql "SELECT count(*), sum(amount) FROM chk")" "0 25000|312512500" "without the bad row all 25000 arrive"
+# A value too long for the user's VARCHAR(3) fails the run rather than
+# arriving cut (PostgreSQL's arrays are cast to the column's type without
+# its length, so the insert itself checks it).  SQLite keeps any length.
+if is_warehouse sqlite; then
+  skip_tests 2 "SQLite does not enforce VARCHAR lengths"
+else
+  sql "CREATE TABLE narrow (id INTEGER, code VARCHAR(3), lmd TIMESTAMP)" >/dev/null
+  printf 'id,code,lmd\n1,abc,2024-01-01 00:00:00\n2,abcd,2024-01-01 00:00:00\n' >"$WORK/narrow.csv"
+  dw run "$(simple_job narrow narrow "$WORK/narrow.csv")"
+  is "$RC" 1 "a value too long for the table's VARCHAR(3): exit 1"
+  is "$(sql "SELECT count(*) FROM narrow")" 0 "and nothing arrives, cut or whole"
+fi
+
 done_testing
