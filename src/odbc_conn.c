@@ -233,7 +233,84 @@ int ostmt_execute_async(odbc_stmt *s, const dwl_value *params, size_t n, const c
   return 0;
 }
 
-static int execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *types, size_t n, dwl_error *err)
+/* ColumnSize and DecimalDigits for a text value of len bytes bound as t. */
+static void param_size(SQLSMALLINT t, size_t len, SQLULEN *size, SQLSMALLINT *digits)
+{
+  *size = len == 0 ? 1 : len;
+  *digits = 0;
+  if (t == SQL_TYPE_TIMESTAMP) {
+    *size = 26;
+    *digits = 6;
+  } else if (t == SQL_TYPE_DATE) {
+    *size = 10;
+  }
+}
+
+static int bind_slot(odbc_stmt *s, size_t i, dwl_error *err)
+{
+  SQLULEN size;
+  SQLSMALLINT digits;
+  param_size(s->slottype[i], s->slotcap[i] - 1, &size, &digits);
+  SQLRETURN rc = SQLBindParameter(s->h, (SQLUSMALLINT)(i + 1), SQL_PARAM_INPUT, SQL_C_CHAR, s->slottype[i], size,
+                                  digits, s->slot[i], (SQLLEN)s->slotcap[i], &s->ind[i]);
+  if (SQL_SUCCEEDED(rc))
+    return 0;
+  stmt_note_diag(s);
+  return odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, "cannot bind a parameter");
+}
+
+int ostmt_bind_slots(odbc_stmt *s, const SQLSMALLINT *types, size_t n, dwl_error *err)
+{
+  if (odbc_sync(s->c, err) != 0)
+    return -1;
+  s->slot = calloc(n ? n : 1, sizeof *s->slot);
+  s->slotcap = calloc(n ? n : 1, sizeof *s->slotcap);
+  s->slottype = calloc(n ? n : 1, sizeof *s->slottype);
+  SQLLEN *ni = realloc(s->ind, (n ? n : 1) * sizeof *ni);
+  if (ni)
+    s->ind = ni;
+  if (!s->slot || !s->slotcap || !s->slottype || !ni)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  s->nind = n;
+  s->nslots = n;
+  SQLFreeStmt(s->h, SQL_RESET_PARAMS);
+  for (size_t i = 0; i < n; i++) {
+    s->slotcap[i] = 32;
+    s->slottype[i] = types ? types[i] : SQL_VARCHAR;
+    s->ind[i] = SQL_NULL_DATA;
+    if (!(s->slot[i] = calloc(1, s->slotcap[i])))
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    if (bind_slot(s, i, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+int ostmt_set(odbc_stmt *s, size_t i, const dwl_value *v, dwl_error *err)
+{
+  if (v->is_null) {
+    s->ind[i] = SQL_NULL_DATA;
+    return 0;
+  }
+  if (v->len + 1 > s->slotcap[i]) {
+    size_t cap = s->slotcap[i] * 2 > v->len + 1 ? s->slotcap[i] * 2 : v->len + 1;
+    char *p = realloc(s->slot[i], cap);
+    if (!p)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    s->slot[i] = p;
+    s->slotcap[i] = cap;
+    /* Binding talks to the driver: not while the connection is busy. */
+    if (odbc_sync(s->c, err) != 0 || bind_slot(s, i, err) != 0)
+      return -1;
+  }
+  memcpy(s->slot[i], v->data, v->len);
+  s->slot[i][v->len] = '\0';
+  s->ind[i] = (SQLLEN)v->len;
+  return 0;
+}
+
+/* Binds n parameters to the caller's values, for one execution. */
+static int bind_params(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *types, size_t n, dwl_error *err)
 {
   if (n > s->nind) {
     SQLLEN *ni = realloc(s->ind, n * sizeof *ni);
@@ -246,14 +323,9 @@ static int execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *typ
   for (size_t i = 0; i < n; i++) {
     const dwl_value *v = &params[i];
     SQLSMALLINT t = types ? types[i] : SQL_VARCHAR;
-    SQLULEN size = v->is_null || v->len == 0 ? 1 : v->len;
-    SQLSMALLINT digits = 0;
-    if (t == SQL_TYPE_TIMESTAMP) {
-      size = 26;
-      digits = 6;
-    } else if (t == SQL_TYPE_DATE) {
-      size = 10;
-    }
+    SQLULEN size;
+    SQLSMALLINT digits;
+    param_size(t, v->is_null ? 0 : v->len, &size, &digits);
     s->ind[i] = v->is_null ? SQL_NULL_DATA : (SQLLEN)v->len;
     SQLPOINTER data = (SQLPOINTER)(v->is_null || !v->data ? empty_text : v->data);
     SQLRETURN rc = SQLBindParameter(s->h, (SQLUSMALLINT)(i + 1), SQL_PARAM_INPUT, SQL_C_CHAR, t, size, digits, data,
@@ -263,6 +335,14 @@ static int execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *typ
       return odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, "cannot bind a parameter");
     }
   }
+  return 0;
+}
+
+/* A statement bound to its slots runs with them. */
+static int execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *types, size_t n, dwl_error *err)
+{
+  if (!s->slot && bind_params(s, params, types, n, err) != 0)
+    return -1;
   SQLRETURN rc = SQLExecute(s->h);
   if (rc == SQL_NO_DATA || SQL_SUCCEEDED(rc))
     return 0;
@@ -368,6 +448,11 @@ void ostmt_free(odbc_stmt *s)
     SQLFreeHandle(SQL_HANDLE_STMT, s->h);
   for (SQLSMALLINT i = 0; s->cols && i < s->ncols; i++)
     buf_free(&s->cols[i]);
+  for (size_t i = 0; s->slot && i < s->nslots; i++)
+    free(s->slot[i]);
+  free(s->slot);
+  free(s->slotcap);
+  free(s->slottype);
   free(s->cols);
   free(s->row);
   free(s->ind);

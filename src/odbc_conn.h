@@ -57,6 +57,11 @@ typedef struct odbc_stmt {
   size_t nind;
   char state[6];         /* SQLSTATE of the last failure */
   long native;           /* native code of the last failure */
+  /* Slots (ostmt_bind_slots): buffers the parameters stay bound to. */
+  char **slot;
+  size_t *slotcap;
+  SQLSMALLINT *slottype;
+  size_t nslots;
 } odbc_stmt;
 
 int ostmt_new(odbc_conn *c, odbc_stmt **out, dwl_error *err);
@@ -73,6 +78,14 @@ int ostmt_execute_async(odbc_stmt *s, const dwl_value *params, size_t n, const c
 /* Waits for the statement executing on its own thread, if any; its error,
  * if it failed, becomes err (unless err holds one already).  0 or -1. */
 int odbc_sync(odbc_conn *c, dwl_error *err);
+/* Binds the statement's n parameters once, to buffers it owns (SQL types
+ * from `types`), for statements executed many times: ostmt_set copies a
+ * value into its slot (binding it again only when the value outgrows it),
+ * and ostmt_execute or ostmt_execute_async with no parameters runs it.
+ * Drivers spend more on binding thousands of parameters than on copying
+ * their bytes. */
+int ostmt_bind_slots(odbc_stmt *s, const SQLSMALLINT *types, size_t n, dwl_error *err);
+int ostmt_set(odbc_stmt *s, size_t i, const dwl_value *v, dwl_error *err);
 /* One-shot: prepare, execute, free. */
 int odbc_exec(odbc_conn *c, const char *sql, const dwl_value *params, const SQLSMALLINT *types, size_t n,
               dwl_error *err);
