@@ -22,6 +22,8 @@
 # refuses root) and MariaDB as root (--user=root); as anyone else both run
 # as that user.  Both servers are for tests only: no fsync, no binary log,
 # and each has a superuser dwload with the password dwload-test-pw.
+# MariaDB's InnoDB buffer pool is 64M unless DWL_MARIADB_BUFFER_POOL says
+# otherwise (bench/run gives it room for its 1M-row dimensions).
 #
 # Every wait is a bounded poll of something observable (pg_ctl -w, a
 # mariadb-admin ping, a process gone); nothing sleeps in their stead.
@@ -237,7 +239,7 @@ _srv_mdb_start() {
       --bind-address=127.0.0.1 --port="$_port" --socket="$_srv_mdb_dir/mysqld.sock" \
       --pid-file="$_srv_mdb_dir/mysqld.pid" --log-error="$_srv_mdb_dir/error.log" \
       --tmpdir="$_srv_mdb_dir" \
-      --skip-log-bin --skip-name-resolve --innodb-buffer-pool-size=64M \
+      --skip-log-bin --skip-name-resolve --innodb-buffer-pool-size="${DWL_MARIADB_BUFFER_POOL:-64M}" \
       --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --innodb-flush-method=nosync \
       --sync-binlog=0 --character-set-server=utf8mb4 --collation-server=utf8mb4_bin \
       --default-time-zone=+00:00 \
