@@ -337,12 +337,57 @@ static int exec_ddl(target *t, const char *sql, dwl_error *err)
   return rc;
 }
 
+/* The key index's name and columns, "name (a, b) WHERE ..."-style, for
+ * CREATE INDEX or inside CREATE TABLE; empty when the table needs none. */
+static int key_index(target *t, dwl_buf *idx, dwl_error *err)
+{
+  /* The business key among current versions is dwload's own lookup. */
+  const dwl_spec *s = t->spec;
+  if (s->key.n == 0 || (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT))
+    return 0;
+  dwl_buf iname;
+  buf_init(&iname, 0);
+  if (dialect_quote_derived(t->d, t->table, "_dwl_key", &iname, err) != 0) {
+    buf_free(&iname);
+    return -1;
+  }
+  buf_printf(idx, "%s ", iname.data);
+  buf_free(&iname);
+  if (t->d->transactional_ddl)
+    buf_printf(idx, "ON %s ", t->table_q);
+  buf_addc(idx, '(');
+  for (size_t i = 0; i < s->key.n; i++) {
+    ssize_t ci = scd_col_index(t->src, t->nsrc, s->key.v[i]);
+    if (ci < 0)
+      return err_set(err, DWL_EXIT_USAGE, "%s: load.key: column '%s' is not in the source", s->path, s->key.v[i]);
+    const tcol *kc = &t->cols[(size_t)ci + (t->ix[TC_SK] >= 0 ? 1 : 0)];
+    buf_printf(idx, "%s%s", i ? ", " : "", kc->q);
+    if (t->d->index_text_prefix && kc->decl.type == DWL_TYPE_TEXT && kc->decl.precision <= 0)
+      buf_printf(idx, "(%d)", t->d->index_text_prefix);
+  }
+  /* Current versions only: a partial index where the warehouse has them,
+   * else the current flag as the last index column. */
+  if (s->mode == MODE_SCD2 && s->current && t->d->partial_index)
+    buf_printf(idx, ") WHERE %s", t->cur_pred);
+  else if (s->mode == MODE_SCD2 && s->current)
+    buf_printf(idx, ", %s)", t->cols[t->ix[TC_CURRENT]].q);
+  else
+    buf_adds(idx, ")");
+  return 0;
+}
+
+/* The table and its key index.  Where DDL commits by itself (MariaDB),
+ * the index is declared inside CREATE TABLE: a run killed between two
+ * statements would leave the table without it, and every later run would
+ * find the table and read it by full scans. */
 static int create_table(target *t, dwl_error *err)
 {
-  dwl_buf sql;
+  dwl_buf sql, idx;
   buf_init(&sql, 0);
+  buf_init(&idx, 0);
+  int rc = key_index(t, &idx, err);
   buf_printf(&sql, "CREATE TABLE %s (", t->table_q);
-  for (size_t i = 0; i < t->ncols; i++) {
+  for (size_t i = 0; rc == 0 && i < t->ncols; i++) {
     const tcol *c = &t->cols[i];
     char ty[128];
     const char *type;
@@ -355,49 +400,19 @@ static int create_table(target *t, dwl_error *err)
     buf_printf(&sql, "%s%s %s%s%s", i ? ", " : "", c->q, type, c->role == TC_SK ? " PRIMARY KEY" : "",
                c->role == TC_CURRENT || c->role == TC_DELETED ? " NOT NULL" : "");
   }
+  if (rc == 0 && idx.len && !t->d->transactional_ddl)
+    buf_printf(&sql, ", INDEX %s", idx.data);
   buf_adds(&sql, ")");
-  int rc = exec_ddl(t, sql.data, err);
-  buf_free(&sql);
-  if (rc != 0)
-    return -1;
-
-  /* The business key among current versions is dwload's own lookup. */
-  const dwl_spec *s = t->spec;
-  if (s->key.n == 0 || (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT))
-    return 0;
-  dwl_buf idx, iname;
-  buf_init(&idx, 0);
-  buf_init(&iname, 0);
-  if (dialect_quote_derived(t->d, t->table, "_dwl_key", &iname, err) != 0)
-    goto fail;
-  buf_printf(&idx, "CREATE INDEX %s ON %s (", iname.data, t->table_q);
-  for (size_t i = 0; i < s->key.n; i++) {
-    ssize_t ci = scd_col_index(t->src, t->nsrc, s->key.v[i]);
-    if (ci < 0) {
-      err_set(err, DWL_EXIT_USAGE, "%s: load.key: column '%s' is not in the source", s->path, s->key.v[i]);
-      goto fail;
-    }
-    const tcol *kc = &t->cols[(size_t)ci + (t->ix[TC_SK] >= 0 ? 1 : 0)];
-    buf_printf(&idx, "%s%s", i ? ", " : "", kc->q);
-    if (t->d->index_text_prefix && kc->decl.type == DWL_TYPE_TEXT && kc->decl.precision <= 0)
-      buf_printf(&idx, "(%d)", t->d->index_text_prefix);
+  if (rc == 0)
+    rc = exec_ddl(t, sql.data, err);
+  if (rc == 0 && idx.len && t->d->transactional_ddl) {
+    buf_reset(&sql);
+    buf_printf(&sql, "CREATE INDEX %s", idx.data);
+    rc = exec_ddl(t, sql.data, err);
   }
-  /* Current versions only: a partial index where the warehouse has them,
-   * else the current flag as the last index column. */
-  if (s->mode == MODE_SCD2 && s->current && t->d->partial_index)
-    buf_printf(&idx, ") WHERE %s", t->cur_pred);
-  else if (s->mode == MODE_SCD2 && s->current)
-    buf_printf(&idx, ", %s)", t->cols[t->ix[TC_CURRENT]].q);
-  else
-    buf_adds(&idx, ")");
-  rc = exec_ddl(t, idx.data, err);
+  buf_free(&sql);
   buf_free(&idx);
-  buf_free(&iname);
   return rc;
-fail:
-  buf_free(&idx);
-  buf_free(&iname);
-  return -1;
 }
 
 int target_prepare_table(target *t, int create, dwl_error *err)
