@@ -110,11 +110,9 @@ typedef struct tjob {
   int pgrows;            /* PostgreSQL target: rows go as one array parameter */
   dwl_buf js;            /* the array literal being built */
   size_t nrows_pend;
-  dwl_buf jsend;         /* the one being sent, by `sender` */
-  pthread_t sender;
-  int sending, send_rc;
-  dwl_error send_err;
-  char *rows_insert;        /* INSERT ... SELECT * FROM unnest(?::t[]) */
+  dwl_buf jsend;         /* the one being sent (ostmt_execute_async) */
+  dwl_value jsparam;     /* the parameter pointing at it */
+  odbc_stmt *rows_insert;  /* INSERT ... SELECT * FROM unnest(?::t[]) */
   long long n;           /* rows of the current pass */
   uint64_t sum;          /* checksum of the current pass */
   dwl_buf hb;            /* bytes of the row being hashed */
@@ -777,69 +775,39 @@ static int pgrows_init(tjob *j, dwl_error *err)
   for (size_t i = 0; i < t->ncols; i++)
     buf_printf(&b, "%s%s", i ? ", " : "", t->cols[i].q);
   buf_printf(&b, ") SELECT * FROM unnest(?::%s[])", t->table_q);
-  j->rows_insert = buf_steal(&b);
-  return j->rows_insert ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  char *sql = buf_steal(&b);
+  int rc = sql ? ostmt_prepare(t->c, sql, &j->rows_insert, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  free(sql);
+  return rc;
 }
-
-static int pgrows_wait(tjob *j, dwl_error *err);
 
 static void pgrows_free(tjob *j)
 {
-  dwl_error ignored;
-  err_init(&ignored);
-  pgrows_wait(j, &ignored);
+  ostmt_free(j->rows_insert);  /* first: it waits for the batch being sent */
+  j->rows_insert = NULL;
   buf_free(&j->js);
   buf_free(&j->jsend);
-  free(j->rows_insert);
-  j->rows_insert = NULL;
 }
 
-/* Sending a batch runs on a thread of its own while the next one is read
- * and built: the server's work overlaps the client's.  Only the sender
- * uses the target's connection until pgrows_wait. */
-static void *pgrows_send(void *arg)
-{
-  tjob *j = arg;
-  dwl_value v = {j->jsend.data, j->jsend.len, 0};
-  SQLSMALLINT ty = SQL_VARCHAR;
-  j->send_rc = odbc_exec(j->dst.t->c, j->rows_insert, &v, &ty, 1, &j->send_err);
-  return NULL;
-}
-
-/* Waits for the batch being sent; its error becomes the caller's. */
-static int pgrows_wait(tjob *j, dwl_error *err)
-{
-  if (!j->sending)
-    return 0;
-  pthread_join(j->sender, NULL);
-  j->sending = 0;
-  if (j->send_rc == 0)
-    return 0;
-  if (!err_isset(err))
-    *err = j->send_err;
-  return -1;
-}
-
+/* A batch is sent on the connection's own thread while the next one is
+ * read and built: the server's work overlaps the client's (the
+ * connection's next use waits for it, and fails with its failure). */
 static int pgrows_flush(tjob *j, dwl_error *err)
 {
   if (j->nrows_pend == 0)
     return 0;
   if (buf_addc(&j->js, '}') != 0)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  if (pgrows_wait(j, err) != 0)
+  /* jsend is free once the batch before is done. */
+  if (odbc_sync(j->dst.t->c, err) != 0)
     return -1;
   dwl_buf full = j->js;
   j->js = j->jsend;
   j->jsend = full;
   buf_reset(&j->js);
   j->nrows_pend = 0;
-  err_init(&j->send_err);
-  if (pthread_create(&j->sender, NULL, pgrows_send, j) != 0) {
-    pgrows_send(j);
-    return j->send_rc == 0 ? 0 : (*err = j->send_err, -1);
-  }
-  j->sending = 1;
-  return 0;
+  j->jsparam = (dwl_value){j->jsend.data, j->jsend.len, 0};
+  return ostmt_execute_async(j->rows_insert, &j->jsparam, 1, NULL, err);
 }
 
 static int pgrows_add(tjob *j, const dwl_value *row, dwl_error *err)
@@ -930,7 +898,7 @@ static int copy_table(tjob *j, progress *pr, dwl_error *err)
     if (rc == 0)
       rc = j->pgrows ? pgrows_flush(j, err) : writer_flush(j->w, err);
     /* The chunk's rows are all sent before its progress is written. */
-    if (j->pgrows && pgrows_wait(j, err) != 0)
+    if (j->pgrows && odbc_sync(t->c, err) != 0)
       rc = -1;
     done = j->npk == 0 || got < o->chunk;
     rows += got;

@@ -23,7 +23,7 @@
  * the driver round trip; the dialect caps parameters per statement. */
 #define WRITER_BATCH_ROWS 500
 /* Rows per statement where a column's values go as one array parameter
- * (dialect array_type), and the bytes that flush a batch sooner. */
+ * (dialect array_types_sql), and the bytes that flush a batch sooner. */
 #define WRITER_ARRAY_ROWS 10000
 #define WRITER_ARRAY_BYTES (16u << 20)
 
@@ -195,6 +195,13 @@ static int batch_init(writer *w, ins_batch *b, const char *table_q, char **cols,
   return 0;
 }
 
+/* Binding scratch (writer.params) a flush of b needs: a full batch's
+ * values, or none when they go as arrays. */
+static size_t batch_params(const ins_batch *b)
+{
+  return b->arrays ? 0 : b->rows_per * b->ncols;
+}
+
 static void batch_free(ins_batch *b)
 {
   ostmt_free(b->full);  /* first: it waits for a batch being sent */
@@ -361,18 +368,8 @@ static int batch_flush_arrays(writer *w, ins_batch *b, dwl_error *err)
   return ostmt_execute_async(b->full, p, b->ncols, w->what, err);
 }
 
-static int batch_flush(writer *w, ins_batch *b, dwl_error *err)
+static int batch_flush_rows(writer *w, ins_batch *b, dwl_error *err)
 {
-  if (b->npend == 0)
-    return 0;
-  if (b->arrays) {
-    /* A failure here, or of the batch sent before, names the table already. */
-    int rc = batch_flush_arrays(w, b, err);
-    b->rows += (long long)b->npend;
-    b->npend = 0;
-    buf_reset(&b->arena);
-    return rc;
-  }
   size_t nc = b->ncols, n = b->npend * nc;
   for (size_t i = 0; i < n; i++) {
     w->params[i].is_null = b->pend[i].is_null;
@@ -413,7 +410,16 @@ static int batch_flush(writer *w, ins_batch *b, dwl_error *err)
     free(sql);
   }
   if (rc != 0)
-    err_prefix(err, "inserting into %s", w->t->spec->target_table);
+    err_prefix(err, "%s", w->what);
+  return rc;
+}
+
+static int batch_flush(writer *w, ins_batch *b, dwl_error *err)
+{
+  if (b->npend == 0)
+    return 0;
+  /* An arrays failure, here or of the batch sent before, names the table already. */
+  int rc = b->arrays ? batch_flush_arrays(w, b, err) : batch_flush_rows(w, b, err);
   b->rows += (long long)b->npend;
   b->npend = 0;
   buf_reset(&b->arena);
@@ -1032,13 +1038,10 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
   /* Scratch for binding: a full batch of the widest table, or one row of a
    * per-key statement. */
   if (rc == 0) {
-    size_t most = w->main.arrays ? t->ncols : w->main.rows_per * t->ncols;
-    for (int k = 0; k < NSTAGES; k++) {
-      const ins_batch *sb = &w->stages[k].b;
-      size_t need = sb->arrays ? w->stages[k].ncols : sb->rows_per * w->stages[k].ncols;
-      if (need > most)
-        most = need;
-    }
+    size_t most = batch_params(&w->main);
+    for (int k = 0; k < NSTAGES; k++)
+      if (batch_params(&w->stages[k].b) > most)
+        most = batch_params(&w->stages[k].b);
     w->nparams = most + t->ncols + (cols ? cols->nkey : 0) + 8;
     w->params = calloc(w->nparams, sizeof *w->params);
     if (!w->params)
@@ -1181,7 +1184,7 @@ int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_
     rc = batch_init(w, &s->b, s->name, s->cols, types, ncols, err);
   free(types);
   /* The binding scratch must hold a full batch of this stage too. */
-  size_t need = (s->b.arrays ? ncols : s->b.rows_per * ncols) + 8;
+  size_t need = batch_params(&s->b) + 8;
   if (rc == 0 && need > w->nparams) {
     dwl_value *p = realloc(w->params, need * sizeof *p);
     if (!p)
