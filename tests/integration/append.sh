@@ -195,4 +195,24 @@ is "$RC" 1 "declared dates: a time of day fails the run"
 like "$ERR" "has a time of day" "declared dates: the message says why"
 is "$(sql 'SELECT count(*) FROM days')" 2 "declared dates: the failed run wrote nothing"
 
+# ---- values that outgrow their batch's buffers ------------------------------
+# Full batches keep their parameters bound to buffers of the statement's
+# own (SQLite, MariaDB; PostgreSQL sends arrays), which start small and
+# grow when a value does not fit: long values in the middle of full
+# batches, after short ones and before short ones again, arrive whole, and
+# their neighbours unchanged.
+awk 'BEGIN { print "id,note,lmd"
+  for (i = 1; i <= 1500; i++) {
+    n = (i == 700) ? 70000 : (i == 1100) ? 3000 : (i % 50 == 0) ? 40 + i : 5
+    s = sprintf("%*s", n, ""); gsub(/ /, substr("abcdefghij", i % 10 + 1, 1), s)
+    printf "%d,%s,2024-01-01 00:00:00\n", i, s
+  } }' >"$WORK/long.csv"
+dw run "$(append_job long long_notes "$WORK/long.csv")"
+is "$RC" 0 "values outgrowing the batch buffers: exit 0"
+is "$(sql "SELECT count(*), sum(length(note)) FROM long_notes")" \
+   "$(awk -F, 'NR > 1 { n++; s += length($2) } END { print n "|" s }' "$WORK/long.csv")" \
+   "every row arrives with its whole value (the 70000- and 3000-character ones too)"
+is "$(sql "SELECT length(note) FROM long_notes WHERE id IN ('699', '700', '701', '1100') ORDER BY length(id), id" | paste -sd' ' -)" \
+   "5 70000 5 3000" "the long values and their neighbours, exactly"
+
 done_testing
