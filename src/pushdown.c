@@ -31,7 +31,8 @@
  * overwrites of every version.  upsert keeps the last row per key and
  * applies it with one MERGE (PostgreSQL) or DELETE/UPDATE/INSERT; with
  * deletes: absent every source key is staged too (dwl_pd_seen) and the
- * rows of the other keys are deleted. */
+ * rows of the other keys are deleted, and the rows not past the checkpoint
+ * (dwl_pd_old) bring back the keys the table no longer has. */
 #include "pushdown.h"
 
 #include <inttypes.h>
@@ -62,6 +63,8 @@ struct pushdown {
   const dwl_spec *spec;
   writer_stage *st;
   writer_stage *seen;    /* upsert, deletes: absent: every source key */
+  writer_stage *old;     /* upsert, deletes: absent: the rows not past the checkpoint */
+  long long nold;
   dwl_value *keyrow;     /* one staged key */
   size_t ncols;          /* source columns */
   const char **q;        /* quoted target name of each source column */
@@ -296,6 +299,10 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
     }
     free(kn);
     free(kd);
+    /* The extract says which keys exist: a key the table no longer has
+     * comes back with its row, past the checkpoint or not (apply_revive). */
+    if (rc == 0 && p->spec->mode == MODE_UPSERT)
+      rc = writer_stage_open(w, "dwl_pd_old", names, decl, n, &p->old, err);
   }
   free(names);
   free(decl);
@@ -313,6 +320,7 @@ void pushdown_free(pushdown *p)
     return;
   writer_stage_free(p->st);
   writer_stage_free(p->seen);
+  writer_stage_free(p->old);
   free(p->keyrow);
   free(p->q);
   free(p->row);
@@ -331,7 +339,7 @@ static void fp_hex(fp128 f, char out[33])
   snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, f.hi, f.lo);
 }
 
-int pushdown_seen(pushdown *p, const dwl_value *row, dwl_error *err)
+static int seen_key(pushdown *p, const dwl_value *row, dwl_error *err)
 {
   const scd_cols *c = &p->e->cols;
   if (!p->seen)
@@ -344,7 +352,8 @@ int pushdown_seen(pushdown *p, const dwl_value *row, dwl_error *err)
   return writer_stage_add(p->seen, p->keyrow, err);
 }
 
-int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
+/* Fills p->row: the row, then what is staged with it; `seq` numbers it. */
+static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_t origin, const dwl_ts *lmd)
 {
   const scd_cols *c = &p->e->cols;
   dwl_value *v = p->row;
@@ -353,7 +362,7 @@ int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_t
   for (size_t i = 0; i < c->nkey; i++)
     p->nullkeys |= row[c->key[i]].is_null;
   dwl_value *x = &v[p->ncols];
-  snprintf(p->num[0], sizeof p->num[0], "%lld", p->n);
+  snprintf(p->num[0], sizeof p->num[0], "%lld", seq);
   snprintf(p->num[1], sizeof p->num[1], "%" PRIu64, origin);
   snprintf(p->num[2], sizeof p->num[2], "%" PRId64, lmd ? lmd->us : 0);
   set_text(&x[X_SEQ], p->num[0]);
@@ -389,10 +398,24 @@ int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_t
       set_text(&x[X_SKT], p->skt);
     }
   }
-  p->n++;
-  if (pushdown_seen(p, row, err) != 0)
+}
+
+int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
+{
+  staged_row(p, row, p->n++, origin, lmd);
+  if (seen_key(p, row, err) != 0)
     return -1;
-  return writer_stage_add(p->st, v, err);
+  return writer_stage_add(p->st, p->row, err);
+}
+
+int pushdown_seen(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
+{
+  if (seen_key(p, row, err) != 0)
+    return -1;
+  if (!p->old)
+    return 0;
+  staged_row(p, row, p->nold++, origin, lmd);
+  return writer_stage_add(p->old, p->row, err);
 }
 
 /* ---- checks: duplicates and late rows ------------------------------------- */
@@ -1057,6 +1080,48 @@ static int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *
   return rc < 0 ? -1 : 0;
 }
 
+/* upsert, deletes: absent: the keys whose rows the checkpoint skipped but
+ * the table no longer has (deleted by absence) come back: the last such
+ * row of each key that has none past the checkpoint, unless a delete row.
+ * They count as inserted and no longer as skipped. */
+static int apply_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
+{
+  const target *t = p->t;
+  if (!p->old || p->nold == 0 || !t->exists)
+    return 0;
+  if (writer_stage_flush(p->old, err) != 0 || analyze(p, "dwl_pd_old", err) != 0)
+    return -1;
+  dwl_buf from;
+  buf_init(&from, 0);
+  buf_adds(&from, " FROM (SELECT o.*, ROW_NUMBER()");
+  over(p, &from, "o", NULL, "o.dwl_t DESC, o.dwl_seq DESC");
+  buf_printf(&from, " AS dwl_r FROM dwl_pd_old o) s WHERE s.dwl_r = 1 AND s.dwl_del = 0 AND NOT EXISTS "
+                    "(SELECT 1 FROM %s d WHERE ", t->table_q);
+  keyeq(p, &from, "d", "s");
+  buf_adds(&from, ")");
+  if (p->n > 0) {
+    buf_adds(&from, " AND NOT EXISTS (SELECT 1 FROM dwl_pd_src a WHERE ");
+    keyeq(p, &from, "a", "s");
+    buf_adds(&from, ")");
+  }
+  if (!from.data)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  char v[1][512];
+  int isnull[1];
+  buf_printf(b, "SELECT COUNT(*)%s", from.data);
+  int rc = first_row(p, b, v, isnull, 1, err);
+  long long n = rc == 1 ? strtoll(v[0], NULL, 10) : 0;
+  if (rc >= 0 && n > 0) {
+    counts->inserted += n;
+    counts->revived += n;
+    buf_printf(b, "INSERT INTO %s ", t->table_q);
+    insert_cols(p, b, " SELECT ", from.data);
+    rc = apply(p, b, NULL, NULL, 0, err);
+  }
+  buf_free(&from);
+  return rc < 0 ? -1 : 0;
+}
+
 int pushdown_apply(pushdown *p, scd_counts *counts, dwl_error *err)
 {
   if (writer_stage_flush(p->st, err) != 0)
@@ -1064,7 +1129,9 @@ int pushdown_apply(pushdown *p, scd_counts *counts, dwl_error *err)
   if (p->n == 0) {
     dwl_buf b;
     buf_init(&b, 0);
-    int rc = apply_absent(p, &b, counts, err);
+    int rc = apply_revive(p, &b, counts, err);
+    if (rc == 0)
+      rc = apply_absent(p, &b, counts, err);
     buf_free(&b);
     return rc;
   }
@@ -1080,6 +1147,8 @@ int pushdown_apply(pushdown *p, scd_counts *counts, dwl_error *err)
     rc = build_b(p, &b, err);
   if (rc == 0)
     rc = p->spec->mode == MODE_SCD2 ? run_scd2(p, &b, counts, err) : run_upsert(p, &b, counts, err);
+  if (rc == 0)
+    rc = apply_revive(p, &b, counts, err);
   if (rc == 0)
     rc = apply_absent(p, &b, counts, err);
   buf_free(&b);

@@ -31,8 +31,9 @@ void pushdown_free(pushdown *p);
 int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
 
 /* Notes the key of a source row not past the checkpoint (it is still
- * present for deletes: absent). */
-int pushdown_seen(pushdown *p, const dwl_value *row, dwl_error *err);
+ * present for deletes: absent); upsert with deletes: absent stages the
+ * row too, to bring back a key the table no longer has. */
+int pushdown_seen(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
 
 /* Computes the changes in the warehouse and applies them (in plan mode:
  * computes them and prints the statements that would apply them). */

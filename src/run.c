@@ -284,9 +284,12 @@ static int take_append(run_ctx *r, const dwl_value *row, uint64_t origin, const 
 static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                        dwl_error *err)
 {
-  if (!past)
-    r->sum->skipped++;
-  return scd_add_source(&r->e, row, origin, lmd, past, err);
+  int rc = scd_add_source(&r->e, row, origin, lmd, past, err);
+  if (rc < 0)
+    return -1;
+  if (!past && rc == 0)
+    r->sum->skipped++;  /* (a revived key's row is not skipped) */
+  return 0;
 }
 
 static int on_current(void *ud, const dwl_value *row, const dwl_ts *vf, int deleted, dwl_error *err)
@@ -439,7 +442,7 @@ static int take_pushdown(run_ctx *r, const dwl_value *row, uint64_t origin, cons
 {
   if (!past) {
     r->sum->skipped++;
-    return pushdown_seen(r->pd, row, err);
+    return pushdown_seen(r->pd, row, origin, lmd, err);
   }
   return pushdown_add(r->pd, row, origin, lmd, err);
 }
@@ -455,6 +458,7 @@ static int run_pushdown(run_ctx *r, dwl_error *err)
   if (pushdown_apply(r->pd, &counts, err) != 0)
     return -1;
   add_counts(r, &counts);
+  r->sum->skipped -= counts.revived;
   return 0;
 }
 
@@ -589,6 +593,7 @@ static int open_source(run_ctx *r, dwl_error *err)
       at.us -= ((at.us % DWL_US_PER_DAY) + DWL_US_PER_DAY) % DWL_US_PER_DAY;
     if (scd_init(&r->e, spec, r->src->cols, r->src->ncols, at, err) != 0)
       return -1;
+    r->e.tick_us = r->t->vdate ? DWL_US_PER_DAY : 1;
     r->e.origin_name = r->p.origin_name;
     r->e.reject = on_late_reject;
     r->e.reject_ud = r;

@@ -70,6 +70,7 @@ int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t
   e->srccols = cols;
   e->ncols = ncols;
   e->run_ts = run_ts;
+  e->tick_us = 1;
   e->cols.lmd = e->cols.del = -1;
   rowset_init(&e->delta, ncols);
   rowset_init(&e->latekeys, ncols);
@@ -203,7 +204,11 @@ int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const d
   km_entry *m = keymap_get(&e->km, key);
   if (m)
     m->flags |= KM_SEEN;
-  if (!past_checkpoint)
+  /* With deletes: absent the extract says which keys exist: a key the
+   * table holds as deleted (or not at all) comes back with its row,
+   * however old its lmd (1: taken although not past the checkpoint). */
+  int revive = !past_checkpoint && e->spec->deletes == DEL_ABSENT && !(m && (m->flags & KM_LIVE));
+  if (!past_checkpoint && !revive)
     return 0;
   rs_row *r = rowset_add(&e->delta, row, origin);
   if (!r)
@@ -213,7 +218,14 @@ int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const d
   r->fp1 = fp_tuple(r->vals, e->cols.t1, e->cols.nt1);
   if (lmd)
     r->lmd = *lmd;
-  return 0;
+  return revive;
+}
+
+/* How long after its start a version can end without its valid_to,
+ * after the close rule, falling before its valid_from. */
+static int64_t close_gap(const dwl_spec *spec)
+{
+  return end_instant(spec, 0);
 }
 
 dwl_ts scd_close_at(const dwl_spec *spec, dwl_ts next)
@@ -477,8 +489,12 @@ static int process_scd2(scd_engine *e, rs_row *const *rows, size_t n, const scd_
     w.fp1 = cur->fp1;
     w.vf.us = cur->valid_from;
   }
-  if (cur && (cur->flags & (KM_TOMBSTONE | KM_GONE)))
-    first = skip_before_deletion(rows, n, cur->valid_from, counts);
+  /* (a tombstone stamped by absence at t can end no earlier than the close
+   * rule allows: a revival starts then at the earliest) */
+  if (cur && (cur->flags & (KM_TOMBSTONE | KM_GONE))) {
+    int64_t gap = (cur->flags & KM_TOMBSTONE) && e->spec->deletes == DEL_ABSENT ? close_gap(e->spec) : 0;
+    first = skip_before_deletion(rows, n, cur->valid_from + gap, counts);
+  }
   for (size_t i = n; i-- > first;)
     if (!is_delete_row(e, rows[i]->vals)) {
       w.last = rows[i];
@@ -683,12 +699,21 @@ int scd_delete_absent(scd_engine *e, const dwl_value *row, const dwl_ts *valid_f
   if (e->spec->mode == MODE_UPSERT)
     return sink->remove(sink->ud, row, err) != 0 ? -1 : 1;
   int tomb = e->spec->delete_style == DELSTYLE_TOMBSTONE;
-  dwl_ts vt = scd_close_at(e->spec, e->run_ts);
+  /* Stamped with the run's clock, but never at or before the current
+   * version's start (a source clock ahead of ours, an lmd with a fraction
+   * in this second): then the least step after it that the close rule can
+   * end it at, so no interval is negative, and a tombstone never starts
+   * when the version it ends did (which keeps hash surrogate keys apart). */
+  dwl_ts at = e->run_ts;
+  int64_t step = close_gap(e->spec) > e->tick_us ? close_gap(e->spec) : e->tick_us;
+  if (valid_from && at.us < valid_from->us + step)
+    at.us = valid_from->us + step;
+  dwl_ts vt = scd_close_at(e->spec, at);
   if (sink->expire(sink->ud, row, valid_from, &vt, !tomb, err) != 0)
     return -1;
   if (tomb) {
     scd_version v = {
-      .vals = row, .t1vals = row, .valid_from = e->run_ts, .open = 1, .current = 1, .deleted = 1, .tombstone = 1};
+      .vals = row, .t1vals = row, .valid_from = at, .open = 1, .current = 1, .deleted = 1, .tombstone = 1};
     if (sink->insert(sink->ud, &v, err) != 0)
       return -1;
     counts->inserted++;
@@ -1009,7 +1034,8 @@ static int write_diff(hkey *h, const capture *nv, const scd_sink *sink, scd_coun
     const scd_hver *m = hmeta(h, (size_t)match[k]);
     version_row(e, v, row);
     if (o->lmd.us == v->valid_from.us && m->open == v->open && (v->open || m->vt == v->valid_to.us) &&
-        m->deleted == v->deleted && fp_eq(fp_values(o->vals, e->ncols), fp_values(row, e->ncols)))
+        (m->deleted == v->deleted || !e->spec->deleted) &&  /* (no column: the flag is not stored) */
+        fp_eq(fp_values(o->vals, e->ncols), fp_values(row, e->ncols)))
       continue;
     if (sink->reshape(sink->ud, o->vals, &o->lmd, m->deleted, v, err) != 0)
       goto out;
@@ -1076,9 +1102,12 @@ static int replay_key(hkey *h, hev *ev, size_t nev, const scd_sink *sink, scd_co
     /* Source rows past the stored history: unchanged when the stored
      * history already says what they say (rows reread by load.lookback). */
     if (!ev[i].syn && !ev[i].late) {
-      counts->deleted += scratch.deleted - before.deleted;
+      /* One outcome per row: a delete row reread while the stored history
+       * has the key deleted then deletes nothing. */
       if (scratch.unchanged > before.unchanged || late_noop(h, &ev[i]))
         counts->unchanged++;
+      else
+        counts->deleted += scratch.deleted - before.deleted;
     }
   }
   if (w.kind == H_PEND || w.kind == H_PEND_TOMB) {

@@ -71,6 +71,7 @@ typedef struct scd_sink {
 typedef struct scd_counts {
   long long inserted, expired, updated, deleted, unchanged;
   long long late_repaired, late_rejected, late_ignored;
+  long long revived;  /* of the inserted: rows not past the checkpoint (pushdown), not skipped after all */
 } scd_counts;
 
 typedef struct scd_span {
@@ -92,6 +93,7 @@ typedef struct scd_engine {
   keymap km;
   rowset delta;
   dwl_ts run_ts;
+  int64_t tick_us;          /* the least step of time the table holds: 1 us, a day for dates */
   size_t ndelete;           /* keys marked for deletion by absence */
   const char *origin_name;  /* "feed.csv" or "source", for messages */
   /* Keys with rows older than their history (late rows) wait for it. */
@@ -129,7 +131,9 @@ int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_fro
 int scd_add_gone(scd_engine *e, const dwl_value *row, const dwl_ts *valid_to, dwl_error *err);
 
 /* Registers one source row.  Rows not past the checkpoint only mark their
- * key as present (for deletes by absence); the others join the delta. */
+ * key as present (for deletes by absence); the others join the delta.
+ * With deletes: absent a row of a key without a live current version joins
+ * it all the same (presence revives): returns 1 for such a row. */
 int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
                    dwl_error *err);
 

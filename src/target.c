@@ -499,10 +499,23 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
       pt[np++] = t->d->param_type(t->cols[flt->key[i] + off].decl.type);
     }
   }
-  if (scd2 && which == SCAN_DELETED)
+  if (scd2 && which == SCAN_DELETED && t->ix[TC_DELETED] >= 0) {
     buf_printf(&sql, " AND d.%s = %s AND NOT (%s)", t->cols[t->ix[TC_DELETED]].q, t->d->true_lit, t->cur_pred);
-  else if (scd2 && which == SCAN_CURRENT)
+  } else if (scd2 && which == SCAN_DELETED) {
+    /* No deleted flag (dimension.deleted: null): a deleted key is one
+     * without a current version; each closed version of it is read, and
+     * the engine keeps the last end.  (cur_pred's bare names are c's.) */
+    buf_printf(&sql, " AND NOT (%s) AND NOT EXISTS (SELECT 1 FROM %s AS c WHERE ", t->cur_pred, t->table_q);
+    size_t nse = strlen(t->d->null_safe_eq) - 1;  /* without its "?" */
+    for (size_t i = 0; i < nsel; i++)  /* a deleted scan selects the key */
+      buf_printf(&sql, "c.%s%.*sd.%s AND ", t->cols[map[i] + off].q, (int)nse, t->d->null_safe_eq,
+                 t->cols[map[i] + off].q);
+    buf_printf(&sql, "%s)", t->cur_pred);
+    if (target_cur_params(t, &p[np]))
+      pt[np++] = SQL_VARCHAR;
+  } else if (scd2 && which == SCAN_CURRENT) {
     buf_printf(&sql, " AND %s", t->cur_pred);
+  }
   if (scd2 && which != SCAN_HISTORY && target_cur_params(t, &p[np]))
     pt[np++] = SQL_VARCHAR;
   /* A table created by this run's transaction is empty and invisible to
@@ -605,7 +618,7 @@ int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, targe
 
 int target_scan_deleted(target *t, const size_t *cols, size_t ncols, target_row_fn fn, void *ud, dwl_error *err)
 {
-  if (t->spec->mode != MODE_SCD2 || t->ix[TC_DELETED] < 0)
+  if (t->spec->mode != MODE_SCD2)
     return 0;
   return scan(t, cols, ncols, 0, SCAN_DELETED, NULL, fn, NULL, ud, err);
 }
@@ -625,7 +638,7 @@ static scan_filter filter_of(const target_keys *keys)
 int target_scan_keys(target *t, const size_t *cols, size_t ncols, int deleted, const target_keys *keys,
                      target_row_fn fn, void *ud, dwl_error *err)
 {
-  if (deleted && (t->spec->mode != MODE_SCD2 || t->ix[TC_DELETED] < 0))
+  if (deleted && t->spec->mode != MODE_SCD2)
     return 0;
   scan_filter f = filter_of(keys);
   return scan(t, cols, ncols, 0, deleted ? SCAN_DELETED : SCAN_CURRENT, &f, fn, NULL, ud, err);

@@ -65,7 +65,8 @@ typedef int (*target_row_fn)(void *ud, const dwl_value *row, const dwl_ts *valid
                              dwl_error *err);
 int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
                 dwl_error *err);
-/* Deleted versions that are not current (scd2, expire style); the
+/* Deleted versions that are not current (scd2, expire style; without a
+ * deleted column, every version of a key with no current one); the
  * callback's timestamp is the version's valid_to. */
 int target_scan_deleted(target *t, const size_t *cols, size_t ncols, target_row_fn fn, void *ud, dwl_error *err);
 
