@@ -102,9 +102,9 @@ is "$(negative h_tomb)" 0 "revive tombstone: still no negative interval"
 is "$(overlaps h_tomb)" 0 "revive tombstone: no overlap"
 
 # ---- a deletion never closes a version before it starts --------------------
-# An lmd with a fraction, a few seconds ahead of the run's clock (which
-# has whole seconds): the deletion comes one microsecond after it.
-frac="$(at '+3 seconds').500000"
+# An lmd with a fraction, ahead of the run's clock (which has whole
+# seconds): the deletion comes one microsecond after it.
+frac="$(at '+1 hour').500000"
 csv=$(extract frac "1,Ann,$frac")
 j=$(absent_job frac "$csv" h_frac)
 run_ok "$j" "fraction: first full extract"
@@ -114,13 +114,13 @@ is "$(negative h_frac)" 0 "fraction: the deleted version does not end before it 
 is "$(sql "select valid_to from h_frac where id = '1'")" "${frac%.*}.500001" \
   "fraction: deleted one microsecond after its start"
 
-# A date dimension: the run's clock is today; a version that starts
-# tomorrow (a source clock ahead) is deleted the day after it starts.
+# A date dimension: the run's clock is today; a version that starts today
+# is deleted the day after it starts (day_before would end it yesterday).
+today=$(date -u '+%Y-%m-%d')
 tomorrow=$(date -u -d '+1 day' '+%Y-%m-%d')
-after=$(date -u -d '+2 days' '+%Y-%m-%d')
 csv=$(file day.csv <<EOF
 id,name,lmd
-1,Ann,$tomorrow
+1,Ann,$today
 2,Bob,2024-01-02
 EOF
 )
@@ -131,8 +131,8 @@ run_ok "$j" "date: first full extract"
 printf 'id,name,lmd\n2,Bob,2024-01-02\n' >"$csv"
 run_ok "$j" "date: key 1 missing"
 is "$(sqln "select valid_from, valid_to, is_deleted from h_day where id = '1' order by valid_from")" \
-"$tomorrow|$tomorrow|0
-$after|<null>|1" "date: the version keeps its one day; the tombstone starts the day after"
+"$today|$today|0
+$tomorrow|<null>|1" "date: the version keeps its one day; the tombstone starts the day after"
 
 # ---- hash surrogate keys: delete, return, delete, return --------------------
 csv=$(extract hash "1,Ann,2024-01-01 00:00:00")
