@@ -163,6 +163,7 @@ int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_fro
   m->fp1 = fp_tuple(row, e->cols.t1, e->cols.nt1);
   m->valid_from = valid_from ? valid_from->us : 0;
   m->flags = (uint8_t)(tombstone ? KM_TOMBSTONE : KM_LIVE);
+  e->nlive += !tombstone;
   return 0;
 }
 

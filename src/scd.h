@@ -93,6 +93,7 @@ typedef struct scd_engine {
   rowset delta;
   dwl_ts run_ts;
   size_t ndelete;           /* keys marked for deletion by absence */
+  size_t nlive;             /* current versions read that are not deleted: load.max_deletes's base */
   const char *origin_name;  /* "feed.csv" or "source", for messages */
   /* Keys with rows older than their history (late rows) wait for it. */
   rs_row **sorted;          /* the delta by key and lmd, kept while keys wait */
