@@ -249,6 +249,22 @@ like "$ERR" "deletes: absent would delete every current key of t_hjson (2)" "htt
 kill "$HTTPD_PID" 2>/dev/null
 wait "$HTTPD_PID" 2>/dev/null
 
+# ---- nothing to lose: an empty source and a table without current keys ----
+printf 'id,amount,lmd\n' >"$WORK/none.csv"
+for m in scd2 upsert replace; do
+  if [ $m = replace ]; then load="  mode: replace"; else load="  mode: $m
+  key: [id]
+  lmd: lmd
+  deletes: absent"; fi
+  j=$(mkjob "none_$m" "$WORK/none.csv" "t_none_$m" '  types: {id: integer, amount: integer}' <<EOF
+load:
+$load
+EOF
+)
+  dw run "$j"
+  is "$RC|$(field status)|$(field absent)|$(field guard)" "0|ok|0|null" "$m: a first run from an empty source is not refused"
+done
+
 # ---- the command line ---------------------------------------------------------
 for bad in 101% -1 1.5 x "" "50 %"; do
   dw run --max-deletes "$bad" "$j"

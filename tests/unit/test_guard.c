@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "guard.h"
+#include "hint.h"
 #include "spec.h"
 
 START_TEST(test_parse_limit)
@@ -148,6 +149,21 @@ START_TEST(test_absence)
 }
 END_TEST
 
+/* A refusal comes with a hint: not worth a blind retry. */
+START_TEST(test_hint)
+{
+  run_opts o = {0};
+  ck_assert_int_eq(judge(&o, 4, 3, 1, 0), -1);
+  ck_assert_ptr_nonnull(hint_for(&g_err));
+  ck_assert_ptr_nonnull(strstr(hint_for(&g_err), "dwload plan JOB"));
+  ck_assert_int_eq(judge(&o, 4, 4, 0, 0), -1);
+  ck_assert_ptr_nonnull(hint_for(&g_err));
+  setup();
+  ck_assert_int_eq(guard_replace(&g_spec, &o, 2, &g_sum, &g_err), -1);
+  ck_assert_ptr_nonnull(hint_for(&g_err));
+}
+END_TEST
+
 START_TEST(test_replace)
 {
   run_opts o = {0};
@@ -174,6 +190,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_spec_keys);
   tcase_add_test(tc, test_absence);
   tcase_add_test(tc, test_replace);
+  tcase_add_test(tc, test_hint);
   suite_add_tcase(s, tc);
   return s;
 }
