@@ -20,8 +20,8 @@ int guard_absence(const dwl_spec *spec, const run_opts *o, long long current, lo
     sum->guard = "unreadable_reject";
     log_msg(LOG_WARN,
             "%lld rejected row%s had no readable key (the first: %s), so deletes: absent deletes none of the %lld "
-            "keys of %s missing from the source in this run: any of them may be a rejected row's",
-            unreadable, unreadable == 1 ? "" : "s", first, absent, table);
+            "key%s of %s missing from the source in this run: any of them may be a rejected row's",
+            unreadable, unreadable == 1 ? "" : "s", first, absent, absent == 1 ? "" : "s", table);
     return 1;
   }
   if (read == 0 && !allow_empty(spec, o)) {
