@@ -19,6 +19,10 @@ static const char spec_hint[] =
     "fix the job file at the position given (dwload-job(5) lists every key); `dwload check JOB` checks a job "
     "without running it; exit 2 is not worth a retry";
 
+static const char guard_hint[] =
+    "check the source first: a retry fails the same way until it delivers the keys; `dwload plan JOB` shows "
+    "what a run would delete, with the same overrides";
+
 static const hint_rule rules[] = {
   {DWL_EXIT_LOCKED, NULL, NULL,
    "exit 3 is worth a retry later; `dwload state JOB` shows the run that holds the lock"},
@@ -42,6 +46,9 @@ static const hint_rule rules[] = {
    "--plugin-path or DWLOAD_PLUGIN_PATH"},
   {0, "is not a dwload plugin", NULL, "`dwload plugins` lists the files that load as plugins"},
   {0, "does not exist yet; run the job first", NULL, NULL},
+  /* guard.c's refusals: the source, not the moment, is what failed */
+  {DWL_EXIT_FAILED, "is taken for a failed source", NULL, guard_hint},
+  {DWL_EXIT_FAILED, "deletes: absent would delete", "load.max_deletes", guard_hint},
   {DWL_EXIT_USAGE, "unknown option", NULL,
    "`dwload plugins` lists every plugin's options, with their types and defaults"},
   {DWL_EXIT_USAGE, ".yaml:", NULL, spec_hint},

@@ -30,8 +30,9 @@ static const char usage_text[] =
     "\n"
     "Commands:\n"
     "  run JOB.yaml          run the job; the last stdout line is a JSON summary\n"
-    "                        [--empty-exit N]\n"
+    "                        [--empty-exit N] [--max-deletes LIMIT] [--allow-empty]\n"
     "  plan JOB.yaml         everything run does except writing [--sql]\n"
+    "                        [--max-deletes LIMIT] [--allow-empty]\n"
     "  check JOB.yaml        validate the spec, load the plugin, connect, report\n"
     "  state JOB.yaml        show the stored checkpoint and the last run\n"
     "  asof JOB.yaml --at T  print the dimension as it stood at time T, as CSV\n"
@@ -60,15 +61,21 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-  {"run", "Usage: dwload run [--empty-exit N] JOB.yaml\n\n"
+  {"run", "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
           "Runs the job: reads the rows past the checkpoint, computes the changes and\n"
           "commits them with the new checkpoint in one transaction.  Logs go to stderr;\n"
           "the last line on stdout is a one-line JSON summary.\n"
           "  --empty-exit N   exit N (0, or 4 to 255) when the run succeeded but found no\n"
-          "                   row past the checkpoint and changed nothing\n"},
-  {"plan", "Usage: dwload plan [--sql] JOB.yaml\n\n"
+          "                   row past the checkpoint and changed nothing\n"
+          "  --max-deletes LIMIT  this run may delete so many keys by absence: a count,\n"
+          "                   a percentage of the current keys (50%) or all; overrides\n"
+          "                   load.max_deletes\n"
+          "  --allow-empty    a source without rows may delete by absence, or empty a\n"
+          "                   replace job's table (as load.allow_empty: true)\n"},
+  {"plan", "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
            "Does everything run does except writing, and prints the same summary.\n"
-           "  --sql    also print each statement run would execute, with its parameters\n"},
+           "  --sql    also print each statement run would execute, with its parameters\n"
+           "  --max-deletes LIMIT, --allow-empty  as for run\n"},
   {"check", "Usage: dwload check JOB.yaml\n\n"
             "Validates the spec, loads the plugin, opens the source, connects to the\n"
             "target and reports each step.\n"},
@@ -177,10 +184,14 @@ static int cmd_main(const command *cmd, int argc, char **argv)
     {"sql", no_argument, NULL, 's'},
     {"at", required_argument, NULL, 'a'},
     {"empty-exit", required_argument, NULL, 'e'},
+    {"max-deletes", required_argument, NULL, 'm'},
+    {"allow-empty", no_argument, NULL, 'E'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   int sql = 0;
+  spec_limit max_deletes;
+  int have_max_deletes = 0, allow_empty = 0;
   const char *at = NULL;
   int empty_exit = -1;
   int c;
@@ -202,6 +213,18 @@ static int cmd_main(const command *cmd, int argc, char **argv)
         return usage_error("--empty-exit applies only to run");
       if (parse_empty_exit(optarg, &empty_exit) != 0)
         return usage_error("--empty-exit must be 0 or 4 to 255 (1 to 3 are dwload's own), not '%s'", optarg);
+      break;
+    case 'm':
+    case 'E':
+      if (strcmp(cmd->name, "run") != 0 && strcmp(cmd->name, "plan") != 0)
+        return usage_error("--%s applies only to run and plan", c == 'm' ? "max-deletes" : "allow-empty");
+      if (c == 'E')
+        allow_empty = 1;
+      else if (spec_parse_limit(optarg, &max_deletes) != 0)
+        return usage_error("--max-deletes must be a number of keys, a percentage from 0%% to 100%% or all, not '%s'",
+                           optarg);
+      else
+        have_max_deletes = 1;
       break;
     case 'h':
       fputs(cmd->usage, stdout);
@@ -229,7 +252,10 @@ static int cmd_main(const command *cmd, int argc, char **argv)
   log_set_job(spec->job);
   int rc;
   if (is_run || is_plan) {
-    run_opts o = {.plan = is_plan, .sqlout = sql ? stdout : NULL};
+    run_opts o = {.plan = is_plan,
+                  .sqlout = sql ? stdout : NULL,
+                  .max_deletes = have_max_deletes ? &max_deletes : NULL,
+                  .allow_empty = allow_empty};
     run_summary sum;
     progress_begin(show_progress && log_get_level() >= LOG_INFO && log_get_format() == LOG_TEXT);
     rc = run_job(spec, &o, &sum, &err);

@@ -65,6 +65,7 @@ struct pushdown {
   writer_stage *seen;    /* upsert, deletes: absent: every source key */
   writer_stage *old;     /* upsert, deletes: absent: the rows not past the checkpoint */
   long long nold;
+  long long nabsent;     /* the table's keys not in seen (pushdown_count_absent) */
   dwl_value *keyrow;     /* one staged key */
   size_t ncols;          /* source columns */
   const char **q;        /* quoted target name of each source column */
@@ -406,6 +407,11 @@ int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_t
   if (seen_key(p, row, err) != 0)
     return -1;
   return writer_stage_add(p->st, p->row, err);
+}
+
+int pushdown_seen_key(pushdown *p, const dwl_value *row, dwl_error *err)
+{
+  return seen_key(p, row, err);
 }
 
 int pushdown_seen(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
@@ -1046,36 +1052,56 @@ static int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *er
   return rc;
 }
 
+/* upsert, deletes: absent: the table's rows and those of keys the source
+ * no longer has.  The delta's changes touch only keys the source has, so
+ * counting before them counts what apply_absent deletes after them. */
+int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dwl_error *err)
+{
+  const target *t = p->t;
+  *current = *absent = p->nabsent = 0;
+  if (!p->seen || !t->exists)
+    return 0;
+  if (writer_stage_flush(p->seen, err) != 0 || analyze(p, "dwl_pd_seen", err) != 0)
+    return -1;
+  dwl_buf on, b;
+  buf_init(&on, 0);
+  buf_init(&b, 0);
+  keyeq(p, &on, "d", "s");
+  if (on.data)
+    buf_printf(&b, "SELECT COUNT(*), SUM(CASE WHEN NOT EXISTS (SELECT 1 FROM dwl_pd_seen s WHERE %s) THEN 1 ELSE 0 END) "
+               "FROM %s d", on.data, t->table_q);
+  char v[2][512];
+  int isnull[2];
+  int rc = on.data ? first_row(p, &b, v, isnull, 2, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (rc == 1) {
+    *current = strtoll(v[0], NULL, 10);
+    *absent = p->nabsent = isnull[1] ? 0 : strtoll(v[1], NULL, 10);
+  }
+  buf_free(&on);
+  buf_free(&b);
+  return rc < 0 ? -1 : 0;
+}
+
 /* upsert, deletes: absent: the rows of keys the source no longer has
  * (after the delta's changes, every key the source has is seen). */
 static int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {
   const target *t = p->t;
-  if (!p->seen || !t->exists)
+  if (p->nabsent == 0)
     return 0;
-  if (writer_stage_flush(p->seen, err) != 0 || analyze(p, "dwl_pd_seen", err) != 0)
-    return -1;
   dwl_buf on;
   buf_init(&on, 0);
   keyeq(p, &on, "d", "s");
   if (!on.data)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  char v[1][512];
-  int isnull[1];
-  buf_printf(b, "SELECT COUNT(*) FROM %s d WHERE NOT EXISTS (SELECT 1 FROM dwl_pd_seen s WHERE %s)", t->table_q,
-             on.data);
-  int rc = first_row(p, b, v, isnull, 1, err);
-  long long n = rc == 1 ? strtoll(v[0], NULL, 10) : 0;
-  if (rc >= 0 && n > 0) {
-    counts->deleted += n;
-    if (t->d->update_style == UPD_JOIN)
-      buf_printf(b, "DELETE d FROM %s AS d LEFT JOIN dwl_pd_seen AS s ON %s WHERE s.dwl_one IS NULL", t->table_q,
-                 on.data);
-    else
-      buf_printf(b, "DELETE FROM %s AS d WHERE NOT EXISTS (SELECT 1 FROM dwl_pd_seen AS s WHERE %s)", t->table_q,
-                 on.data);
-    rc = apply(p, b, NULL, NULL, 0, err);
-  }
+  counts->deleted += p->nabsent;
+  if (t->d->update_style == UPD_JOIN)
+    buf_printf(b, "DELETE d FROM %s AS d LEFT JOIN dwl_pd_seen AS s ON %s WHERE s.dwl_one IS NULL", t->table_q,
+               on.data);
+  else
+    buf_printf(b, "DELETE FROM %s AS d WHERE NOT EXISTS (SELECT 1 FROM dwl_pd_seen AS s WHERE %s)", t->table_q,
+               on.data);
+  int rc = apply(p, b, NULL, NULL, 0, err);
   buf_free(&on);
   return rc < 0 ? -1 : 0;
 }
@@ -1122,10 +1148,12 @@ static int apply_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *
   return rc < 0 ? -1 : 0;
 }
 
-int pushdown_apply(pushdown *p, scd_counts *counts, dwl_error *err)
+int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error *err)
 {
   if (writer_stage_flush(p->st, err) != 0)
     return -1;
+  if (!delete_absent)
+    p->nabsent = 0;
   if (p->n == 0) {
     dwl_buf b;
     buf_init(&b, 0);

@@ -35,8 +35,16 @@ int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_t
  * row too, to bring back a key the table no longer has. */
 int pushdown_seen(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
 
+/* Notes the key of a rejected row: present, but its values revive nothing. */
+int pushdown_seen_key(pushdown *p, const dwl_value *row, dwl_error *err);
+
+/* deletes: absent, after the source is read: the table's current keys and
+ * how many of them the source did not deliver (for the guards, guard.h). */
+int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dwl_error *err);
+
 /* Computes the changes in the warehouse and applies them (in plan mode:
- * computes them and prints the statements that would apply them). */
-int pushdown_apply(pushdown *p, struct scd_counts *counts, dwl_error *err);
+ * computes them and prints the statements that would apply them); the
+ * keys counted absent are deleted only when delete_absent. */
+int pushdown_apply(pushdown *p, int delete_absent, struct scd_counts *counts, dwl_error *err);
 
 #endif

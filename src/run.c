@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "guard.h"
 #include "log.h"
 #include "norm.h"
 #include "plugin_host.h"
@@ -169,6 +170,24 @@ static int prep_row(prep *p, const dwl_value *in, dwl_ts *lmd, char *why, size_t
   return 0;
 }
 
+/* The key of a rejected row, normalized as prep_row would (into p->row,
+ * the other columns NULL), so that the row still counts as present for
+ * deletes: absent.  Returns 0, or 1 when a key value cannot be read. */
+static int prep_key(prep *p, const size_t *key, size_t nkey, const dwl_value *in)
+{
+  for (size_t i = 0; i < p->ncols; i++)
+    p->row[i] = (dwl_value){NULL, 0, 1};
+  for (size_t k = 0; k < nkey; k++) {
+    size_t i = key[k];
+    p->row[i] = in[i];
+    const char *w;
+    if (!in[i].is_null && p->cols[i].type != DWL_TYPE_TEXT &&
+        norm_value_col(&p->cols[i], in[i].data, in[i].len, &p->scratch[i], &p->row[i].data, &p->row[i].len, &w) != 0)
+      return 1;
+  }
+  return 0;
+}
+
 /* ---- the run -------------------------------------------------------------- */
 
 typedef struct run_ctx {
@@ -190,6 +209,9 @@ typedef struct run_ctx {
   pushdown *pd;         /* load.engine: pushdown */
   int locked;
   dwl_ts started;       /* the run's timestamp: deletions by absence */
+  int emptied;          /* mode replace: the old rows are deleted */
+  long long unreadable; /* rejected rows whose key could not be read */
+  char first_unreadable[300];
 } run_ctx;
 
 static void note_lmd(run_ctx *r, const dwl_ts *lmd)
@@ -216,6 +238,27 @@ static int set_aside(run_ctx *r, const char *name, uint64_t origin, const char *
   return 0;
 }
 
+/* deletes: absent: a rejected row was delivered, so its key is present;
+ * without a readable key (a plugin may hand over only the raw text) it
+ * may be any absent key, and the guard deletes none (guard_absence). */
+static int reject_present(run_ctx *r, const char *name, uint64_t origin, const dwl_value *vals, size_t nvals,
+                          dwl_error *err)
+{
+  if (r->spec->deletes != DEL_ABSENT)
+    return 0;
+  const scd_cols *c = &r->e.cols;
+  int engine = r->spec->engine == ENGINE_PUSHDOWN ? r->pd != NULL : r->have_engine;
+  if (engine && vals && r->src && nvals == r->src->ncols && prep_key(&r->p, c->key, c->nkey, vals) == 0) {
+    if (r->pd)
+      return pushdown_seen_key(r->pd, r->p.row, err);
+    scd_mark_present(&r->e, r->p.row);
+    return 0;
+  }
+  if (r->unreadable++ == 0)
+    snprintf(r->first_unreadable, sizeof r->first_unreadable, "%s:%llu", name, (unsigned long long)origin);
+  return 0;
+}
+
 static int read_source(run_ctx *r, take_fn take, dwl_error *err)
 {
   dwl_batch b;
@@ -232,7 +275,8 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
       if (bad < 0)
         return -1;
       if (bad) {
-        if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0)
+        if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0 ||
+            reject_present(r, r->p.origin_name, origin, in, r->src->ncols, err) != 0)
           return -1;
         continue;
       }
@@ -256,8 +300,11 @@ static int on_plugin_reject(void *ud, uint64_t origin, const char *raw, size_t r
                             size_t nvalues, const char *reason, dwl_error *err)
 {
   run_ctx *r = ud;
+  const char *name = r->src ? r->src->origin_name : "source";
   r->sum->read++;
-  return set_aside(r, r->src ? r->src->origin_name : "source", origin, raw, raw_len, values, nvalues, reason, err);
+  if (set_aside(r, name, origin, raw, raw_len, values, nvalues, reason, err) != 0)
+    return -1;
+  return reject_present(r, name, origin, values, nvalues, err);
 }
 
 /* load.late: reject, with load.max_rejects: a late row set aside. */
@@ -276,6 +323,13 @@ static int take_append(run_ctx *r, const dwl_value *row, uint64_t origin, const 
   if (!past && r->spec->mode != MODE_REPLACE) {
     r->sum->skipped++;
     return 0;
+  }
+  /* replace empties the table at its first row to load (guard_replace
+   * judges a source without one). */
+  if (r->spec->mode == MODE_REPLACE && r->t->exists && !r->emptied) {
+    if (writer_delete_all(r->w, err) != 0)
+      return -1;
+    r->emptied = 1;
   }
   r->sum->inserted++;
   return writer_insert_source(r->w, row, err);
@@ -455,7 +509,18 @@ static int run_pushdown(run_ctx *r, dwl_error *err)
   if (pushdown_open(r->t, r->w, &r->e, &r->pd, err) != 0 || read_source(r, take_pushdown, err) != 0)
     return -1;
   log_msg(LOG_INFO, "read %lld source rows; computing the changes in the warehouse", r->sum->read);
-  if (pushdown_apply(r->pd, &counts, err) != 0)
+  int absent_ok = 1;
+  if (r->spec->deletes == DEL_ABSENT) {
+    long long current, absent;
+    if (pushdown_count_absent(r->pd, &current, &absent, err) != 0)
+      return -1;
+    int g = guard_absence(r->spec, r->o, current, absent, r->sum->read, r->unreadable, r->first_unreadable, r->sum,
+                          err);
+    if (g < 0)
+      return -1;
+    absent_ok = g == 0;
+  }
+  if (pushdown_apply(r->pd, absent_ok, &counts, err) != 0)
     return -1;
   add_counts(r, &counts);
   r->sum->skipped -= counts.revived;
@@ -500,7 +565,12 @@ static int run_engine(run_ctx *r, dwl_error *err)
     r->sum->late_rejected += counts.late_rejected;
     return -1;
   }
-  if (spec->deletes == DEL_ABSENT && scd_mark_absent(&r->e) > 0) {
+  size_t absent = spec->deletes == DEL_ABSENT ? scd_mark_absent(&r->e) : 0;
+  int g = guard_absence(spec, r->o, (long long)r->e.nlive, (long long)absent, r->sum->read, r->unreadable,
+                        r->first_unreadable, r->sum, err);
+  if (g < 0)
+    return -1;
+  if (g == 0 && absent > 0) {
     rowset_init(&r->doomed, r->t->nsrc);
     if (target_scan(r->t, NULL, 0, 1, on_doomed, r, err) != 0)
       return -1;
@@ -647,11 +717,13 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     rc = target_prepare_table(r.t, !o->plan, err);
   if (rc == 0)
     rc = writer_open(r.t, r.have_engine ? &r.e.cols : NULL, o->plan, o->sqlout, &r.w, err);
-  if (rc == 0) {
-    if (spec->mode == MODE_REPLACE && r.t->exists)
-      rc = writer_delete_all(r.w, err);
+  if (rc == 0)
+    rc = r.have_engine ? run_engine(&r, err) : read_source(&r, take_append, err);
+  if (rc == 0 && spec->mode == MODE_REPLACE && r.t->exists && !r.emptied) {
+    long long rows = target_rows(r.t, err);
+    rc = rows < 0 ? -1 : guard_replace(spec, o, rows, sum, err);
     if (rc == 0)
-      rc = r.have_engine ? run_engine(&r, err) : read_source(&r, take_append, err);
+      rc = writer_delete_all(r.w, err);
   }
   if (rc == 0) {
     progress_phase("write");

@@ -14,6 +14,8 @@
 typedef struct run_opts {
   int plan;        /* compute everything, write nothing */
   FILE *sqlout;    /* plan --sql: print statements here */
+  const spec_limit *max_deletes;  /* --max-deletes: overrides load.max_deletes; NULL: none */
+  int allow_empty; /* --allow-empty: as load.allow_empty: true */
 } run_opts;
 
 /* Fills sum in every case (status failed on error). */

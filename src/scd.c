@@ -164,6 +164,7 @@ int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_fro
   m->fp1 = fp_tuple(row, e->cols.t1, e->cols.nt1);
   m->valid_from = valid_from ? valid_from->us : 0;
   m->flags = (uint8_t)(tombstone ? KM_TOMBSTONE : KM_LIVE);
+  e->nlive += !tombstone;
   return 0;
 }
 
@@ -195,6 +196,13 @@ int scd_add_gone(scd_engine *e, const dwl_value *row, const dwl_ts *valid_to, dw
     m->valid_from = at;  /* a key deleted more than once: the last deletion */
   }
   return 0;
+}
+
+void scd_mark_present(scd_engine *e, const dwl_value *row)
+{
+  km_entry *m = keymap_get(&e->km, fp_tuple(row, e->cols.key, e->cols.nkey));
+  if (m)
+    m->flags |= KM_SEEN;
 }
 
 int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,

@@ -95,6 +95,7 @@ typedef struct scd_engine {
   dwl_ts run_ts;
   int64_t tick_us;          /* the least step of time the table holds: 1 us, a day for dates */
   size_t ndelete;           /* keys marked for deletion by absence */
+  size_t nlive;             /* current versions read that are not deleted: load.max_deletes's base */
   const char *origin_name;  /* "feed.csv" or "source", for messages */
   /* Keys with rows older than their history (late rows) wait for it. */
   rs_row **sorted;          /* the delta by key and lmd, kept while keys wait */
@@ -134,6 +135,10 @@ int scd_add_gone(scd_engine *e, const dwl_value *row, const dwl_ts *valid_to, dw
  * key as present (for deletes by absence); the others join the delta.
  * With deletes: absent a row of a key without a live current version joins
  * it all the same (presence revives): returns 1 for such a row. */
+/* deletes: absent: a rejected row's key was delivered, so it is present;
+ * unlike scd_add_source, its values never revive a deleted key. */
+void scd_mark_present(scd_engine *e, const dwl_value *row);
+
 int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
                    dwl_error *err);
 

@@ -602,7 +602,7 @@ static const char *const target_keys[] = {"connection", "table", NULL};
 static const char *const load_keys[] = {"mode", "lmd", "lmd_format", "key", "type2", "type1",
                                         "type1_scope", "deletes", "delete_style", "lookup",
                                         "max_rejects", "reject_file", "null_keys", "lookback", "late",
-                                        "engine",
+                                        "engine", "max_deletes", "allow_empty",
                                         NULL};
 static const char *const deletes_keys[] = {"column", "values", NULL};
 static const char *const dim_keys[] = {"surrogate_key", "surrogate_strategy", "valid_from",
@@ -637,6 +637,69 @@ static int get_count(pctx *c, const yaml_node_t *v, const char *name, long long 
 }
 static const char *const late_names[] = {"repair", "reject", "ignore", NULL};
 static const char *const engine_names[] = {"memory", "pushdown", NULL};
+
+int spec_parse_limit(const char *text, spec_limit *out)
+{
+  if (strcmp(text, "all") == 0) {
+    *out = (spec_limit){LIMIT_ALL, 0};
+    return 0;
+  }
+  /* Digits, an optional fraction for a percentage, nothing else: no sign,
+   * space, exponent or hex, which strtod would take. */
+  size_t len = strlen(text), digits = strspn(text, "0123456789");
+  int pct = len > 0 && text[len - 1] == '%';
+  size_t body = len - (size_t)pct;
+  if (digits == 0 || (digits < body && !(pct && text[digits] == '.' && digits + 1 < body &&
+                                         strspn(text + digits + 1, "0123456789") == body - digits - 1)))
+    return -1;
+  errno = 0;
+  double v = strtod(text, NULL);
+  if (errno || (pct && v > 100) || (!pct && v > 1e15))
+    return -1;
+  *out = (spec_limit){pct ? LIMIT_PERCENT : LIMIT_COUNT, v};
+  return 0;
+}
+
+void spec_format_limit(const spec_limit *l, char *out, size_t n)
+{
+  if (l->kind == LIMIT_ALL)
+    snprintf(out, n, "all");
+  else
+    snprintf(out, n, "%.15g%s", l->value, l->kind == LIMIT_PERCENT ? "%" : "");
+}
+
+/* load.max_deletes: a count, a percentage or all. */
+static int get_limit(pctx *c, const yaml_node_t *v, const char *name, spec_limit *out)
+{
+  char *t = NULL;
+  if (get_str(c, v, name, 0, &t) != 0)
+    return -1;
+  int rc = spec_parse_limit(t, out);
+  if (rc != 0)
+    perr(c, NPOS(v), "%s: expected a number of keys (1000), a percentage of the current keys from 0%% to 100%% "
+         "(50%%) or all, found '%s'", name, t);
+  free(t);
+  return rc;
+}
+
+/* A YAML boolean, as the plugins' boolean options take them. */
+static int get_bool(pctx *c, const yaml_node_t *v, const char *name, int *out)
+{
+  static const char *const yes[] = {"true", "yes", "on", "1", NULL};
+  static const char *const no[] = {"false", "no", "off", "0", NULL};
+  char *t = NULL;
+  if (get_str(c, v, name, 0, &t) != 0)
+    return -1;
+  int rc = 0;
+  if (lookup(yes, t) >= 0)
+    *out = 1;
+  else if (lookup(no, t) >= 0)
+    *out = 0;
+  else
+    rc = perr(c, NPOS(v), "%s: expected true or false, found '%s'", name, t);
+  free(t);
+  return rc;
+}
 
 static int parse_version(pctx *c, const yaml_node_t *v)
 {
@@ -887,7 +950,9 @@ static int parse_load(pctx *c, const yaml_node_t *v)
     case 12: rc = get_enum(c, val, dotted, null_keys_names, &s->null_keys); break;
     case 13: rc = get_duration(c, val, dotted, &s->lookback_us); break;
     case 14: rc = get_enum(c, val, dotted, late_names, &s->late); break;
-    default: rc = get_enum(c, val, dotted, engine_names, &s->engine); break;
+    case 15: rc = get_enum(c, val, dotted, engine_names, &s->engine); break;
+    case 16: rc = get_limit(c, val, dotted, &s->max_deletes); break;
+    default: rc = get_bool(c, val, dotted, &s->allow_empty); break;
     }
     if (rc != 0)
       return -1;
@@ -1184,6 +1249,17 @@ static int check_cross(pctx *c)
     key_pos(c, "load.max_rejects", NULL, &line, &col);
     return perr(c, line, col, "load.max_rejects: rejected rows need a place to go: set load.reject_file");
   }
+  /* The guards of deletions by absence (guard.c): where nothing is deleted
+   * for being missing from the source, they would guard nothing. */
+  if (given(c, "load.max_deletes") && s->deletes != DEL_ABSENT) {
+    key_pos(c, "load.max_deletes", NULL, &line, &col);
+    return perr(c, line, col, "load.max_deletes applies only with deletes: absent");
+  }
+  if (given(c, "load.allow_empty") && s->deletes != DEL_ABSENT && s->mode != MODE_REPLACE) {
+    key_pos(c, "load.allow_empty", NULL, &line, &col);
+    return perr(c, line, col, "load.allow_empty applies only with deletes: absent or mode replace (mode is %s)",
+                mode);
+  }
   if (s->null_keys == NULLKEYS_REJECT && s->key.n == 0) {
     key_pos(c, "load.null_keys", NULL, &line, &col);
     return perr(c, line, col, "load.null_keys: reject needs load.key");
@@ -1335,6 +1411,7 @@ dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *
   s->valid_to = dup_or_null("valid_to", &failed);
   s->current = dup_or_null("is_current", &failed);
   s->deleted = dup_or_null("is_deleted", &failed);
+  s->max_deletes = (spec_limit){LIMIT_PERCENT, 50};
   if (failed) {
     err_set(err, DWL_EXIT_FAILED, "%s: out of memory", path);
     spec_free(s);

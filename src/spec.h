@@ -36,6 +36,14 @@ enum spec_lookup { LOOKUP_AUTO = 0, LOOKUP_SCAN, LOOKUP_KEYS };
 enum spec_null_keys { NULLKEYS_ALLOW = 0, NULLKEYS_REJECT };
 enum spec_late { LATE_REPAIR = 0, LATE_REJECT, LATE_IGNORE };
 enum spec_engine { ENGINE_MEMORY = 0, ENGINE_PUSHDOWN };
+enum spec_limit_kind { LIMIT_PERCENT = 0, LIMIT_COUNT, LIMIT_ALL };
+
+/* load.max_deletes (and run --max-deletes): how many keys one run may
+ * delete by absence. */
+typedef struct spec_limit {
+  int kind;              /* enum spec_limit_kind */
+  double value;          /* LIMIT_PERCENT: 0 to 100; LIMIT_COUNT: whole, 0 or more */
+} spec_limit;
 /* load.engine: pushdown takes keys of at most this many columns. */
 #define SPEC_PUSHDOWN_MAX_KEY 16
 
@@ -72,6 +80,8 @@ typedef struct dwl_spec {
   long long lookback_us; /* load.lookback: rows with lmd > checkpoint - this are read */
   int late;              /* enum spec_late: rows older than their key's history */
   int engine;            /* enum spec_engine: where changes are computed */
+  spec_limit max_deletes; /* deletes: absent: default 50% of the current keys */
+  int allow_empty;       /* 1: a source without rows may delete by absence / empty a replace */
 
   /* dimension: bookkeeping column names; NULL leaves one out */
   char *surrogate_key;
@@ -106,6 +116,12 @@ dwl_spec *spec_load(const char *path, dwl_error *err);
  * names it in messages, and its folder is where relative paths resolve. */
 dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *err);
 void spec_free(dwl_spec *s);
+
+/* Parses a load.max_deletes value: "50%", "12.5%", "1000" or "all".
+ * Returns 0, or -1 when `text` is none of these. */
+int spec_parse_limit(const char *text, spec_limit *out);
+/* "50%", "1000" or "all", for messages. */
+void spec_format_limit(const spec_limit *l, char *out, size_t n);
 
 /* Looks up a source option by name; NULL if absent. */
 const spec_opt *spec_source_opt(const dwl_spec *s, const char *name);

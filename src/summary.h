@@ -11,6 +11,8 @@ typedef struct run_summary {
   const char *mode;
   long long read, skipped, inserted, expired, updated, deleted, unchanged, rejected;
   long long late_repaired, late_rejected, late_ignored;  /* rows older than their key's history */
+  long long absent;      /* deletes: absent: keys missing from the source */
+  const char *guard;     /* the guard that stopped the run or held deletions back (guard.c); NULL: none */
   char checkpoint[40];   /* "" = null */
   double seconds;
 } run_summary;

@@ -678,6 +678,13 @@ long long target_count(target *t, dwl_error *err)
   long long est = estimate_rows(t, err);
   if (est > 0 || est == -2)
     return est == -2 ? -1 : est;
+  return target_rows(t, err);
+}
+
+long long target_rows(target *t, dwl_error *err)
+{
+  if (!t->exists)
+    return 0;
   char sql[600];
   snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", t->table_q);
   odbc_stmt *st;

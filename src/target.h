@@ -95,6 +95,8 @@ int target_scan_history(target *t, const target_keys *keys, target_hist_fn fn, v
  * scan and a keyed lookup: the catalog's estimate where the warehouse
  * keeps one (PostgreSQL, MariaDB), else a count. */
 long long target_count(target *t, dwl_error *err);
+/* Rows in the table, counted (0 when it does not exist). */
+long long target_rows(target *t, dwl_error *err);
 
 /* Canonical text of a validity or lmd value in this table: a date when the
  * lmd column is declared date, else a full timestamp.  Returns the length. */

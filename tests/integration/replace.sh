@@ -80,8 +80,10 @@ id,name,lmd
 EOF
 )
 J=$(replace_job cust "$EMPTY")
-dw run "$J"
-is "$RC" 0 "replace from a header-only file exits 0"
+# (a source without rows empties the table only when allowed:
+# absence_guard.sh tests the refusal)
+dw run --allow-empty "$J"
+is "$RC" 0 "replace --allow-empty from a header-only file exits 0"
 is "$(field inserted)" 0 "empty source: inserted 0"
 is "$(sql 'SELECT count(*) FROM customers')" 0 "empty source: table emptied"
 is "$(field checkpoint)" null "no lmd: no checkpoint in the summary"
