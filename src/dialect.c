@@ -191,6 +191,7 @@ static const dialect dialects[] = {
     .conn_extra = sqlite_conn_extra,
     .scan_separately = 1,
     .partial_index = 1,
+    .index_schema_on_name = 1,
     .columns_sql = "SELECT name FROM pragma_table_info(?, ?) ORDER BY cid",
     .max_ident = 128,
   },

@@ -50,6 +50,7 @@ typedef struct dialect {
    * the committed state the state the run is changing. */
   int scan_separately;
   int partial_index;            /* CREATE INDEX ... WHERE is supported */
+  int index_schema_on_name;     /* CREATE INDEX s.i ON t, not i ON s.t (SQLite) */
   int update_style;             /* enum dialect_update: how a staged set updates a table */
   int index_text_prefix;        /* TEXT columns need an index prefix length (0: no) */
   const char *session_sql;      /* run once per connection, or NULL */

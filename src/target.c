@@ -347,14 +347,26 @@ static int key_index(target *t, dwl_buf *idx, dwl_error *err)
     return 0;
   dwl_buf iname;
   buf_init(&iname, 0);
-  if (dialect_quote_derived(t->d, t->table, "_dwl_key", &iname, err) != 0) {
+  /* SQLite names the schema on the index, not on its table
+   * (CREATE INDEX "main"."t_dwl_key" ON "t"); PostgreSQL puts an index in
+   * its table's schema, MariaDB's is inside CREATE TABLE. */
+  int schema_on_index = t->schema && t->d->index_schema_on_name;
+  if ((schema_on_index && (dialect_quote(t->d, t->schema, &iname, "target.table", err) != 0 ||
+                           buf_addc(&iname, '.') != 0)) ||
+      dialect_quote_derived(t->d, t->table, "_dwl_key", &iname, err) != 0) {
     buf_free(&iname);
-    return -1;
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
   buf_printf(idx, "%s ", iname.data);
   buf_free(&iname);
-  if (t->d->transactional_ddl)
+  if (schema_on_index) {
+    buf_adds(idx, "ON ");
+    if (dialect_quote(t->d, t->table, idx, "target.table", err) != 0)
+      return -1;
+    buf_addc(idx, ' ');
+  } else if (t->d->transactional_ddl) {
     buf_printf(idx, "ON %s ", t->table_q);
+  }
   buf_addc(idx, '(');
   for (size_t i = 0; i < s->key.n; i++) {
     ssize_t ci = scd_col_index(t->src, t->nsrc, s->key.v[i]);
