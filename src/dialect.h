@@ -65,6 +65,11 @@ typedef struct dialect {
    * the schema; NULL: the names a SELECT * describes.  (libsqliteodbc
    * describes a column "a.b" as "b".) */
   const char *columns_sql;
+  /* The declared limits of a table's columns, two parameters: the schema
+   * (NULL: the connection's) and the bare table name; rows of name,
+   * numeric precision and scale (NULL unless an exact numeric), and
+   * character length (NULL unless bounded).  NULL: not known. */
+  const char *column_limits_sql;
   /* What the warehouse's names can hold: longest name (bytes, or
    * characters with ident_chars), and whether a trailing blank and
    * characters outside the Basic Multilingual Plane are refused. */
@@ -72,6 +77,13 @@ typedef struct dialect {
   int ident_chars;
   int ident_no_trailing_blank;
   int ident_bmp_only;
+  /* Significant digits a numeric column of NUMERIC (not TEXT) affinity
+   * keeps (SQLite: 15, a REAL); 0: numeric columns are exact. */
+  int text_no_nul;              /* text cannot hold a NUL byte (PostgreSQL) */
+  int real_digits;
+  /* The precision and scale of numeric_any (MariaDB: DECIMAL(65,30)),
+   * which would round a value beyond them; 0: unbounded. */
+  int numeric_any_precision, numeric_any_scale;
 } dialect;
 
 /* The dialect for a DBMS name, or NULL (with err) when unsupported. */
