@@ -338,8 +338,18 @@ exec 3<>"$FIFO"
 FEED="$FIFO" "$DWLOAD" run "$J" >"$WORK/lk1.out" 2>"$WORK/lk1.err" 3>&- &
 PID1=$!
 echo "id,lmd,name" >&3
+# held: the first run holds the job's lock, as lock.sh observes it: the
+# state row names it, and the warehouse refuses another writer
+held() {
+  [ "$(sql "SELECT running_pid FROM dwload_state WHERE job = 'lk'" 2>/dev/null)" = "$PID1" ] || return 1
+  if is_warehouse sqlite; then
+    ! sqlite3 -batch "$WH" "BEGIN IMMEDIATE; ROLLBACK;" >/dev/null 2>&1
+  else
+    [ "$(sql "SELECT job FROM dwload_state WHERE job = 'lk' FOR UPDATE NOWAIT" 2>/dev/null)" != lk ]
+  fi
+}
 i=0
-while [ $i -lt 100 ] && [ "$(sql "SELECT running_pid FROM dwload_state WHERE job = 'lk'" 2>/dev/null)" != "$PID1" ]; do
+while [ $i -lt 100 ] && ! held; do
   sleep 0.1
   i=$((i + 1))
 done
