@@ -248,7 +248,9 @@ static const dialect dialects[] = {
     .estimate_sql = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)",
     .estimate_quoted = 1,
     .column_limits_sql = "SELECT column_name, CASE WHEN data_type = 'numeric' THEN numeric_precision END, "
-                         "CASE WHEN data_type = 'numeric' THEN numeric_scale END, character_maximum_length "
+                         "CASE WHEN data_type = 'numeric' THEN numeric_scale END, character_maximum_length, "
+                         "CASE data_type WHEN 'smallint' THEN -32768 WHEN 'integer' THEN -2147483648 END, "
+                         "CASE data_type WHEN 'smallint' THEN 32767 WHEN 'integer' THEN 2147483647 END "
                          "FROM information_schema.columns WHERE table_schema = COALESCE(?, current_schema()) "
                          "AND table_name = ?",
     .max_ident = 63, /* NAMEDATALEN - 1 */
@@ -277,7 +279,14 @@ static const dialect dialects[] = {
     .estimate_sql = "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
                     "AND TABLE_NAME = ?",
     .column_limits_sql = "SELECT column_name, CASE WHEN data_type = 'decimal' THEN numeric_precision END, "
-                         "CASE WHEN data_type = 'decimal' THEN numeric_scale END, character_maximum_length "
+                         "CASE WHEN data_type = 'decimal' THEN numeric_scale END, character_maximum_length, "
+                         "CASE WHEN column_type LIKE '%unsigned%' THEN 0 ELSE CASE data_type "
+                         "WHEN 'tinyint' THEN -128 WHEN 'smallint' THEN -32768 WHEN 'mediumint' THEN -8388608 "
+                         "WHEN 'int' THEN -2147483648 END END, "
+                         "CASE WHEN column_type LIKE '%unsigned%' THEN CASE data_type WHEN 'tinyint' THEN 255 "
+                         "WHEN 'smallint' THEN 65535 WHEN 'mediumint' THEN 16777215 WHEN 'int' THEN 4294967295 END "
+                         "ELSE CASE data_type WHEN 'tinyint' THEN 127 WHEN 'smallint' THEN 32767 "
+                         "WHEN 'mediumint' THEN 8388607 WHEN 'int' THEN 2147483647 END END "
                          "FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE()) "
                          "AND table_name = ?",
     /* Each statement sees what is committed when it starts: a table created

@@ -67,8 +67,9 @@ typedef struct dialect {
   const char *columns_sql;
   /* The declared limits of a table's columns, two parameters: the schema
    * (NULL: the connection's) and the bare table name; rows of name,
-   * numeric precision and scale (NULL unless an exact numeric), and
-   * character length (NULL unless bounded).  NULL: not known. */
+   * numeric precision and scale (NULL unless an exact numeric),
+   * character length (NULL unless bounded), and the least and greatest
+   * integer (NULL unless narrower than 64 bits).  NULL: not known. */
   const char *column_limits_sql;
   /* What the warehouse's names can hold: longest name (bytes, or
    * characters with ident_chars), and whether a trailing blank and

@@ -350,6 +350,11 @@ int target_value_fits(const target *t, size_t src, const char *v, size_t len, co
       bad = norm_value(c->have.type, v, len, &scratch, &o, &ol, &w) != 0 ||
             (c->have.type == DWL_TYPE_NUMERIC && c->have.precision > 0 &&
              norm_numeric_fits(o, ol, c->have.precision, c->have.scale, &w) != 0);
+      if (!bad && c->have.type == DWL_TYPE_INTEGER) {
+        long long x = strtoll(o, NULL, 10);  /* canonical and within 64 bits */
+        bad = (c->have_min_set && x < c->have_min) || (c->have_max_set && x > c->have_max);
+        w = "is out of range";
+      }
     }
     buf_free(&scratch);
     if (bad) {
@@ -358,6 +363,8 @@ int target_value_fits(const target *t, size_t src, const char *v, size_t len, co
         snprintf(ty, sizeof ty, "numeric(%d,%d)", c->have.precision, c->have.scale);
       else if (c->have.type == DWL_TYPE_TEXT)
         snprintf(ty, sizeof ty, "varchar(%d)", c->have.precision);
+      else if (c->have.type == DWL_TYPE_INTEGER && (c->have_min_set || c->have_max_set))
+        snprintf(ty, sizeof ty, "an integer from %lld to %lld", c->have_min, c->have_max);
       else
         snprintf(ty, sizeof ty, "%s",
                  c->have.type == DWL_TYPE_INTEGER ? "integer" : c->have.type == DWL_TYPE_REAL ? "real" : "numeric");
@@ -414,6 +421,11 @@ static void column_limits(target *t)
           tc->have.scale = (int)v2;
         } else if (tc->have.type == DWL_TYPE_TEXT && v3 > 0 && v3 < 65535) {
           tc->have.precision = (int)v3;
+        } else if (tc->have.type == DWL_TYPE_INTEGER) {
+          tc->have_min_set = !r[4].is_null;
+          tc->have_min = tc->have_min_set ? strtoll(r[4].data, NULL, 10) : 0;
+          tc->have_max_set = !r[5].is_null;
+          tc->have_max = tc->have_max_set ? strtoll(r[5].data, NULL, 10) : 0;
         }
       }
     }
@@ -431,7 +443,9 @@ static int needs_check(const target *t, const tcol *tc)
   const dwl_column *d = &tc->decl, *h = &tc->have;
   if (!tc->have_known || tc->role != TC_SRC || (ssize_t)tc->src == t->lmd)
     return 0;
-  if (h->type == DWL_TYPE_INTEGER || h->type == DWL_TYPE_REAL)
+  if (h->type == DWL_TYPE_INTEGER)
+    return d->type == DWL_TYPE_TEXT || (d->type == DWL_TYPE_INTEGER && (tc->have_min_set || tc->have_max_set));
+  if (h->type == DWL_TYPE_REAL)
     return d->type == DWL_TYPE_TEXT;
   if (h->type == DWL_TYPE_TEXT)
     return h->precision > 0 && d->type == DWL_TYPE_TEXT && (d->precision <= 0 || d->precision > h->precision);

@@ -283,25 +283,26 @@ fi
 
 # An existing table made elsewhere takes less than the source holds: text
 # that is not an integer, more decimals than its numeric(10,2) (which
-# PostgreSQL and MariaDB would round), more than its varchar(5).  Each row
-# is named with its column before the server sees the batch.
-sql 'CREATE TABLE clash (id INTEGER, lmd TIMESTAMP, qty INTEGER, price NUMERIC(10,2), code VARCHAR(5))'
-sql "INSERT INTO clash VALUES (0, '2023-12-31 00:00:00', 1, 1.50, 'abc')"
+# PostgreSQL and MariaDB would round), more digits, more than its
+# varchar(5), an integer beyond its SMALLINT.  Each row is named with its
+# column before the server sees the batch.
+sql 'CREATE TABLE clash (id INTEGER, lmd TIMESTAMP, qty INTEGER, price NUMERIC(10,2), code VARCHAR(5), small SMALLINT)'
+sql "INSERT INTO clash VALUES (0, '2023-12-31 00:00:00', 1, 1.50, 'abc', 7)"
 before=$(tdump clash)
 n=0
-for c in "qty|many|1.00|ab|'many' not an integer: column qty of table clash is integer" \
-         "price|7|1.2345|ab|'1.2345' has more decimals than the column's scale: column price of table clash is numeric(10,2)" \
-         "price|7|123456789|ab|'123456789' has more digits than the column's precision: column price of table clash is numeric(10,2)" \
-         "code|7|1.00|toolong|'toolong' is too long: column code of table clash is varchar(5)"; do
-  col=${c%%|*}
-  rest=${c#*|}
-  qty=${rest%%|*}; rest=${rest#*|}
-  price=${rest%%|*}; rest=${rest#*|}
-  code=${rest%%|*}; msg=${rest#*|}
+# column|qty|price|code|small|the message after "column 'COLUMN': "
+for c in "qty|many|1.00|ab|1|'many' not an integer: column qty of table clash is an integer from -2147483648 to 2147483647" \
+         "price|7|1.2345|ab|1|'1.2345' has more decimals than the column's scale: column price of table clash is numeric(10,2)" \
+         "price|7|123456789|ab|1|'123456789' has more digits than the column's precision: column price of table clash is numeric(10,2)" \
+         "code|7|1.00|toolong|1|'toolong' is too long: column code of table clash is varchar(5)" \
+         "small|7|1.00|ab|99999|'99999' is out of range: column small of table clash is an integer from -32768 to 32767"; do
+  IFS='|' read -r col qty price code small msg <<EOF
+$c
+EOF
   n=$((n + 1))
-  printf 'id,lmd,qty,price,code\n1,2024-01-01 00:00:00,5,1.00,ab\n2,2024-01-01 00:00:00,%s,%s,%s\n' \
-    "$qty" "$price" "$code" >"$WORK/clash.csv"
-  J=$(mkjob "clash_$n" "$WORK/clash.csv" clash '  types: {price: "numeric(14,4)"}' <<'EOF'
+  printf 'id,lmd,qty,price,code,small\n1,2024-01-01 00:00:00,5,1.00,ab,-32768\n2,2024-01-01 00:00:00,%s,%s,%s,%s\n' \
+    "$qty" "$price" "$code" "$small" >"$WORK/clash.csv"
+  J=$(mkjob "clash_$n" "$WORK/clash.csv" clash '  types: {price: "numeric(14,4)", small: integer}' <<'EOF'
 load:
   mode: append
   lmd: lmd
@@ -318,6 +319,17 @@ EOF
     is "$(tdump clash)" "$before" "$WAREHOUSE: column $col: nothing written"
   fi
 done
+# Values within every limit load.
+printf 'id,lmd,qty,price,code,small\n1,2024-01-02 00:00:00,5,12345678.9,abcde,32767\n' >"$WORK/clash.csv"
+J=$(mkjob clash_ok "$WORK/clash.csv" clash '  types: {price: "numeric(14,4)", small: integer}' <<'EOF'
+load:
+  mode: append
+  lmd: lmd
+EOF
+)
+run_ok "$J" "an existing table: values within its limits load"
+is "$(sql "SELECT qty, price, code, small FROM clash WHERE id = 1" | dec_norm)" "5|12345678.9|abcde|32767" \
+  "an existing table: and arrive as they were"
 
 # A run locked out by another: its summary shows the checkpoint stored.
 file lk.csv >/dev/null <<'EOF'
