@@ -8,10 +8,11 @@
 # precision likewise.  Schema-qualified target tables (SQLite main.t,
 # PostgreSQL public.t and s.t, MariaDB db.t and another database's) work
 # in scd2, upsert, append and replace.  Messages quoting data show NUL, CR
-# and ESC escaped; a NUL in PostgreSQL text and text that is not a number
-# for an existing table's numeric column name the row and the column; the
-# summary of a run locked out shows the stored checkpoint.  The scd2 and
-# upsert jobs run on the engine of DWL_ENGINE (mkjob).
+# and ESC escaped; a NUL in PostgreSQL text, and a value an existing
+# table's column cannot take (text for an integer, more than its
+# numeric(p,s), its varchar(n) or its SMALLINT) name the row and the
+# column; the summary of a run locked out shows the stored checkpoint.
+# The scd2 and upsert jobs run on the engine of DWL_ENGINE (mkjob).
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 # dec_norm: '|'-separated rows on stdin, every field that is a decimal
