@@ -112,8 +112,25 @@ typedef struct type_names {
 /* SQLite keeps declared types as affinity hints; the real types are still
  * declared so the table reads well and migrates cleanly. */
 static const type_names sqlite_types = {
-  "INTEGER", "REAL", "BOOLEAN", "DATE", "TIMESTAMP", "NUMERIC", "NUMERIC", NULL, 0, "", "TEXT",
+  "INTEGER", "REAL", "BOOLEAN", "DATE", "TIMESTAMP", "NUMERIC", "DECIMAL_TEXT", NULL, 0, "", "TEXT",
 };
+
+static const char *type_sql(const type_names *tn, const dwl_column *col, char *buf, size_t n);
+
+/* A NUMERIC column of SQLite turns text with more than 15 significant
+ * digits into a REAL, rounded (1234567890123456.78 is kept as
+ * 1.23456789012346e+15).  A decimal that may hold more is declared
+ * DECIMAL_TEXT(p,s): the name holds TEXT, so the column has TEXT affinity
+ * and keeps dwload's canonical text exactly, and the (p,s) still says what
+ * it is (sqltype_refine reads it back as numeric(p,s)). */
+static const char *sqlite_type_sql(const dwl_column *col, char *buf, size_t n)
+{
+  if (col->type == DWL_TYPE_NUMERIC && col->precision > 15) {
+    snprintf(buf, n, "DECIMAL_TEXT(%d,%d)", col->precision, col->scale);
+    return buf;
+  }
+  return type_sql(&sqlite_types, col, buf, n);
+}
 
 static const type_names pg_types = {
   "BIGINT", "DOUBLE PRECISION", "BOOLEAN", "DATE", "TIMESTAMP(6)", "NUMERIC", "NUMERIC",
@@ -154,11 +171,6 @@ static const char *type_sql(const type_names *tn, const dwl_column *col, char *b
   }
 }
 
-static const char *sqlite_type_sql(const dwl_column *col, char *buf, size_t n)
-{
-  return type_sql(&sqlite_types, col, buf, n);
-}
-
 static const char *pg_type_sql(const dwl_column *col, char *buf, size_t n)
 {
   return type_sql(&pg_types, col, buf, n);
@@ -191,7 +203,9 @@ static const dialect dialects[] = {
     .conn_extra = sqlite_conn_extra,
     .scan_separately = 1,
     .partial_index = 1,
-    .columns_sql = "SELECT name FROM pragma_table_info(?, ?) ORDER BY cid",
+    .index_schema_on_name = 1,
+    .columns_sql = "SELECT name, type FROM pragma_table_info(?, ?) ORDER BY cid",
+    .real_digits = 15,
     .max_ident = 128,
   },
   {
@@ -233,7 +247,14 @@ static const dialect dialects[] = {
     .analyze_sql = "ANALYZE",
     .estimate_sql = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)",
     .estimate_quoted = 1,
+    .column_limits_sql = "SELECT column_name, CASE WHEN data_type = 'numeric' THEN numeric_precision END, "
+                         "CASE WHEN data_type = 'numeric' THEN numeric_scale END, character_maximum_length, "
+                         "CASE data_type WHEN 'smallint' THEN -32768 WHEN 'integer' THEN -2147483648 END, "
+                         "CASE data_type WHEN 'smallint' THEN 32767 WHEN 'integer' THEN 2147483647 END "
+                         "FROM information_schema.columns WHERE table_schema = COALESCE(?, current_schema()) "
+                         "AND table_name = ?",
     .max_ident = 63, /* NAMEDATALEN - 1 */
+    .text_no_nul = 1,
   },
   {
     .name = "mariadb",
@@ -257,12 +278,25 @@ static const dialect dialects[] = {
     .update_style = UPD_JOIN,
     .estimate_sql = "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
                     "AND TABLE_NAME = ?",
+    .column_limits_sql = "SELECT column_name, CASE WHEN data_type = 'decimal' THEN numeric_precision END, "
+                         "CASE WHEN data_type = 'decimal' THEN numeric_scale END, character_maximum_length, "
+                         "CASE WHEN column_type LIKE '%unsigned%' THEN 0 ELSE CASE data_type "
+                         "WHEN 'tinyint' THEN -128 WHEN 'smallint' THEN -32768 WHEN 'mediumint' THEN -8388608 "
+                         "WHEN 'int' THEN -2147483648 END END, "
+                         "CASE WHEN column_type LIKE '%unsigned%' THEN CASE data_type WHEN 'tinyint' THEN 255 "
+                         "WHEN 'smallint' THEN 65535 WHEN 'mediumint' THEN 16777215 WHEN 'int' THEN 4294967295 END "
+                         "ELSE CASE data_type WHEN 'tinyint' THEN 127 WHEN 'smallint' THEN 32767 "
+                         "WHEN 'mediumint' THEN 8388607 WHEN 'int' THEN 2147483647 END END "
+                         "FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE()) "
+                         "AND table_name = ?",
     /* Each statement sees what is committed when it starts: a table created
      * on another connection during the run is usable at once. */
     .session_sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
     .lock_wait_sql = "SET SESSION innodb_lock_wait_timeout = 1",
     .lock_done_sql = "SET SESSION innodb_lock_wait_timeout = 50",
     .max_ident = 64,
+    .numeric_any_precision = 65,
+    .numeric_any_scale = 30,
     .ident_chars = 1,
     .ident_no_trailing_blank = 1,
     .ident_bmp_only = 1,

@@ -50,6 +50,7 @@ typedef struct dialect {
    * the committed state the state the run is changing. */
   int scan_separately;
   int partial_index;            /* CREATE INDEX ... WHERE is supported */
+  int index_schema_on_name;     /* CREATE INDEX s.i ON t, not i ON s.t (SQLite) */
   int update_style;             /* enum dialect_update: how a staged set updates a table */
   int index_text_prefix;        /* TEXT columns need an index prefix length (0: no) */
   const char *session_sql;      /* run once per connection, or NULL */
@@ -64,6 +65,12 @@ typedef struct dialect {
    * the schema; NULL: the names a SELECT * describes.  (libsqliteodbc
    * describes a column "a.b" as "b".) */
   const char *columns_sql;
+  /* The declared limits of a table's columns, two parameters: the schema
+   * (NULL: the connection's) and the bare table name; rows of name,
+   * numeric precision and scale (NULL unless an exact numeric),
+   * character length (NULL unless bounded), and the least and greatest
+   * integer (NULL unless narrower than 64 bits).  NULL: not known. */
+  const char *column_limits_sql;
   /* What the warehouse's names can hold: longest name (bytes, or
    * characters with ident_chars), and whether a trailing blank and
    * characters outside the Basic Multilingual Plane are refused. */
@@ -71,6 +78,13 @@ typedef struct dialect {
   int ident_chars;
   int ident_no_trailing_blank;
   int ident_bmp_only;
+  /* Significant digits a numeric column of NUMERIC (not TEXT) affinity
+   * keeps (SQLite: 15, a REAL); 0: numeric columns are exact. */
+  int text_no_nul;              /* text cannot hold a NUL byte (PostgreSQL) */
+  int real_digits;
+  /* The precision and scale of numeric_any (MariaDB: DECIMAL(65,30)),
+   * which would round a value beyond them; 0: unbounded. */
+  int numeric_any_precision, numeric_any_scale;
 } dialect;
 
 /* The dialect for a DBMS name, or NULL (with err) when unsupported. */

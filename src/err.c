@@ -46,3 +46,28 @@ int err_isset(const dwl_error *e)
 {
   return e->code != 0;
 }
+
+const char *err_quote(char *out, size_t n, const char *s, size_t len, size_t max)
+{
+  size_t o = 0, take = len > max ? max : len;
+  if (n == 0)
+    return out;
+  for (size_t i = 0; i < take && o + 5 < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    const char *e = c == 0 ? "\\0" : c == '\r' ? "\\r" : c == '\n' ? "\\n" : c == '\t' ? "\\t" : NULL;
+    if (e) {
+      memcpy(out + o, e, 2);
+      o += 2;
+    } else if (c < 0x20 || c == 0x7f) {
+      o += (size_t)snprintf(out + o, n - o, "\\x%02x", c);
+    } else {
+      out[o++] = (char)c;
+    }
+  }
+  if (take < len && o + 4 < n) {
+    memcpy(out + o, "...", 3);
+    o += 3;
+  }
+  out[o] = '\0';
+  return out;
+}

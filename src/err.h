@@ -5,6 +5,7 @@
 #define DWL_ERR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum dwl_exit {
   DWL_EXIT_OK = 0,
@@ -26,5 +27,11 @@ int err_vset(dwl_error *e, int code, const char *fmt, va_list ap);
 /* Prefixes the recorded message with context ("loading plugin x: ..."). */
 void err_prefix(dwl_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int err_isset(const dwl_error *e);
+
+/* A value as a message quotes it: at most `max` of its len bytes, then
+ * "..." when cut, with the bytes a terminal would not show visible: NUL
+ * as \0, CR \r, LF \n, TAB \t, other control bytes as \xHH.  Returns out
+ * (always terminated). */
+const char *err_quote(char *out, size_t n, const char *s, size_t len, size_t max);
 
 #endif

@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "err.h"
 #include "progress.h"
 
 static int log_level = LOG_INFO;
@@ -79,9 +80,32 @@ static void emit_json(FILE *out, const char *when, const char *level, const log_
   json_decref(o);
 }
 
+/* A text line shows every byte: a CR or an ESC in a message (a driver's
+ * words, a name from a source) would rewrite the terminal's line.  Line
+ * feeds and tabs stay, they lay out multi-line driver messages. */
+static const char *visible(const char *msg, char *out, size_t n)
+{
+  size_t o = 0;
+  for (const char *p = msg; *p && o + 5 < n; p++) {
+    unsigned char c = (unsigned char)*p;
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      char e[8];
+      size_t k = strlen(err_quote(e, sizeof e, p, 1, 1));
+      memcpy(out + o, e, k);
+      o += k;
+    } else {
+      out[o++] = *p;
+    }
+  }
+  out[o] = '\0';
+  return out;
+}
+
 static void emit_text(FILE *out, const char *when, const char *level, const log_field *f, int nf,
                       const char *hint, const char *msg)
 {
+  char shown[4096 * 2];
+  msg = visible(msg, shown, sizeof shown);
   char who[160];
   if (log_job[0])
     snprintf(who, sizeof who, "dwload[%s]", log_job);

@@ -351,6 +351,116 @@ int norm_parse_type(const char *name, int *type, int *precision, int *scale)
   return -1;
 }
 
+int norm_numeric_fits(const char *s, size_t len, int precision, int scale, const char **why)
+{
+  /* The canonical text is [-]int[.frac] with no trailing fraction zeros. */
+  const char *dot = memchr(s, '.', len);
+  size_t ilen = (size_t)((dot ? dot : s + len) - s) - (s[0] == '-' ? 1u : 0u);
+  size_t flen = dot ? len - (size_t)(dot - s) - 1 : 0;
+  if (scale < 0)
+    scale = 0;
+  if (flen > (size_t)scale)
+    return set_why(why, "has more decimals than the column's scale");
+  int idigits = !(ilen == 1 && s[s[0] == '-' ? 1 : 0] == '0');
+  if (idigits && ilen > (size_t)(precision - scale))
+    return set_why(why, "has more digits than the column's precision");
+  return 0;
+}
+
+size_t norm_sig_digits(const char *s, size_t len)
+{
+  size_t first = 0, last = 0, n = 0;
+  int seen = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (!is_digit(s[i]))
+      continue;
+    n++;
+    if (s[i] != '0') {
+      if (!seen)
+        first = n;
+      seen = 1;
+      last = n;
+    }
+  }
+  return seen ? last - first + 1 : 0;
+}
+
+/* Plain decimal text of a number in exponent form ("1.5e-07" ->
+ * "0.00000015"), exactly, digit by digit: what SQLite prints for a REAL in
+ * a NUMERIC column.  Returns the length, or 0 when `in` is not such a
+ * number or the result would not fit in n bytes. */
+static size_t expand_exponent(const char *in, size_t len, char *out, size_t n)
+{
+  char digits[80];
+  size_t nd = 0, p = 0, o = 0;
+  long point = 0, exp = 0;
+  int neg = 0, any = 0, seen_dot = 0;
+  if (p < len && (in[p] == '+' || in[p] == '-'))
+    neg = in[p++] == '-';
+  for (; p < len && (is_digit(in[p]) || (in[p] == '.' && !seen_dot)); p++) {
+    if (in[p] == '.') {
+      seen_dot = 1;
+      continue;
+    }
+    any = 1;
+    if (nd == 0 && in[p] == '0') {  /* leading zeros only move the point */
+      point -= seen_dot;
+      continue;
+    }
+    if (nd == sizeof digits)
+      return 0;
+    digits[nd++] = in[p];
+    point += !seen_dot;
+  }
+  if (!any || p >= len || (in[p] != 'e' && in[p] != 'E'))
+    return 0;
+  p++;
+  int eneg = p < len && in[p] == '-';
+  p += p < len && (in[p] == '-' || in[p] == '+');
+  if (p == len)
+    return 0;
+  for (; p < len && is_digit(in[p]); p++)
+    if ((exp = exp * 10 + (in[p] - '0')) > 400)
+      return 0;
+  if (p != len)
+    return 0;
+  if (nd == 0)
+    return n > 1 ? (out[0] = '0', 1) : 0;
+  point += eneg ? -exp : exp;  /* digits[0..point) is the integer part */
+  size_t need = nd + (size_t)(point < 0 ? -point : point) + 4;
+  if (need > n)
+    return 0;
+  if (neg)
+    out[o++] = '-';
+  if (point <= 0) {
+    out[o++] = '0';
+    out[o++] = '.';
+    for (long z = point; z < 0; z++)
+      out[o++] = '0';
+    memcpy(out + o, digits, nd);
+    return o + nd;
+  }
+  for (long i = 0; i < point; i++)
+    out[o++] = (size_t)i < nd ? digits[i] : '0';
+  if ((size_t)point < nd) {
+    out[o++] = '.';
+    memcpy(out + o, digits + point, nd - (size_t)point);
+    o += nd - (size_t)point;
+  }
+  return o;
+}
+
+int norm_stored_col(const dwl_column *col, const char *in, size_t len, dwl_buf *scratch, const char **out,
+                    size_t *outlen, const char **why)
+{
+  char plain[512];
+  size_t n;
+  if (col->type == DWL_TYPE_NUMERIC && in && (memchr(in, 'e', len) || memchr(in, 'E', len)) &&
+      (n = expand_exponent(in, len, plain, sizeof plain)) > 0)
+    return norm_value_col(col, plain, n, scratch, out, outlen, why);
+  return norm_value_col(col, in, len, scratch, out, outlen, why);
+}
+
 int norm_value_col(const dwl_column *col, const char *in, size_t len, dwl_buf *scratch, const char **out,
                    size_t *outlen, const char **why)
 {
@@ -358,20 +468,11 @@ int norm_value_col(const dwl_column *col, const char *in, size_t len, dwl_buf *s
     return -1;
   if (col->type != DWL_TYPE_NUMERIC || col->precision <= 0)
     return 0;
-  /* The canonical text is [-]int[.frac] with no trailing fraction zeros. */
+  if (norm_numeric_fits(*out, *outlen, col->precision, col->scale, why) != 0)
+    return -1;
   const char *s = *out, *dot = memchr(s, '.', *outlen);
-  size_t ilen = (size_t)((dot ? dot : s + *outlen) - s) - (s[0] == '-' ? 1u : 0u);
   size_t flen = dot ? *outlen - (size_t)(dot - s) - 1 : 0;
   int scale = col->scale > 0 ? col->scale : 0;
-  if (flen > (size_t)scale) {
-    *why = "has more decimals than the column's scale";
-    return -1;
-  }
-  int idigits = !(ilen == 1 && s[s[0] == '-' ? 1 : 0] == '0');
-  if (idigits && ilen > (size_t)(col->precision - scale)) {
-    *why = "has more digits than the column's precision";
-    return -1;
-  }
   if (flen == (size_t)scale)
     return 0;
   /* scratch may hold *out already: build the padded text after a copy. */

@@ -40,6 +40,20 @@ int norm_value(int type, const char *in, size_t len, dwl_buf *scratch,
 int norm_value_col(const dwl_column *col, const char *in, size_t len, dwl_buf *scratch, const char **out,
                    size_t *outlen, const char **why);
 
+/* norm_value_col for a value read back from the warehouse: a numeric in
+ * exponent form ("1.0e-06", SQLite's text of a REAL in a NUMERIC column)
+ * is first written out as plain decimal text, exactly. */
+int norm_stored_col(const dwl_column *col, const char *in, size_t len, dwl_buf *scratch, const char **out,
+                    size_t *outlen, const char **why);
+
+/* 0 when canonical numeric text fits numeric(precision,scale), else -1
+ * with *why saying which limit it exceeds. */
+int norm_numeric_fits(const char *s, size_t len, int precision, int scale, const char **why);
+
+/* Significant digits of decimal text: from the first non-zero digit to
+ * the last ("0.00120" has 2, "100" 1); 0 for zero. */
+size_t norm_sig_digits(const char *s, size_t len);
+
 /* Parses a type name from a spec ("integer", "numeric(12,2)", "text",
  * "real", "boolean", "date", "timestamp"; case-insensitive; also "int",
  * "bigint", "decimal(p,s)", "double", "float", "bool", "varchar(n)",

@@ -470,6 +470,13 @@ int odbc_table_exists(odbc_conn *c, const char *schema, const char *table, dwl_e
   SQLINTEGER catlen = 0;
   if (!SQL_SUCCEEDED(SQLGetConnectAttr(c->dbc, SQL_ATTR_CURRENT_CATALOG, cat, sizeof cat, &catlen)) || catlen <= 0)
     cat[0] = '\0';
+  /* Where the driver has no schemas (MariaDB: "db.table" names a
+   * database), the name's first part is the catalog. */
+  SQLUINTEGER usage = 0;
+  if (schema && SQL_SUCCEEDED(SQLGetInfo(c->dbc, SQL_SCHEMA_USAGE, &usage, sizeof usage, NULL)) && usage == 0) {
+    snprintf((char *)cat, sizeof cat, "%s", schema);
+    schema = NULL;
+  }
   SQLRETURN rc = SQLTables(s->h, cat[0] ? cat : NULL, cat[0] ? SQL_NTS : 0, (SQLCHAR *)schema, schema ? SQL_NTS : 0,
                            (SQLCHAR *)table, SQL_NTS, (SQLCHAR *)"TABLE", SQL_NTS);
   if (!SQL_SUCCEEDED(rc)) {

@@ -104,8 +104,9 @@ static int bad_row(char *why, size_t n, const char *fmt, ...)
 
 static int bad_value(const prep *p, size_t col, const dwl_value *v, const char *what, char *why, size_t n)
 {
-  return bad_row(why, n, "column '%s': '%.*s%s' %s", p->cols[col].name, (int)(v->len > 60 ? 60 : v->len), v->data,
-                 v->len > 60 ? "..." : "", what);
+  char q[300];
+  return bad_row(why, n, "column '%s': '%s' %s", p->cols[col].name, err_quote(q, sizeof q, v->data, v->len, 60),
+                 what);
 }
 
 /* Characters of UTF-8 text (the CSV plugin has checked it is UTF-8):
@@ -152,6 +153,10 @@ static int prep_row(prep *p, const dwl_value *in, dwl_ts *lmd, char *why, size_t
       p->row[i].len = b->len;
       continue;
     }
+    const char *w;
+    char fit[400];
+    if (p->cols[i].type == DWL_TYPE_TEXT && target_value_fits(p->t, i, v->data, v->len, &w, fit, sizeof fit) != 0)
+      return bad_value(p, i, v, w, why, whylen);
     if (p->cols[i].type == DWL_TYPE_TEXT) {
       /* Longer than varchar(n): PostgreSQL would fail the run, MariaDB
        * (strict) too, SQLite would keep it; the same rule everywhere. */
@@ -163,9 +168,17 @@ static int prep_row(prep *p, const dwl_value *in, dwl_ts *lmd, char *why, size_t
       }
       continue;
     }
-    const char *w;
     if (norm_value_col(&p->cols[i], v->data, v->len, &p->scratch[i], &p->row[i].data, &p->row[i].len, &w) != 0)
       return bad_value(p, i, v, w, why, whylen);
+    int fits = target_value_fits(p->t, i, p->row[i].data, p->row[i].len, &w, fit, sizeof fit);
+    if (fits > 0)
+      return bad_value(p, i, v, w, why, whylen);
+    /* Not the row's fault but the table's: every row like it would be
+     * rounded, so the run fails rather than setting rows aside. */
+    if (fits < 0) {
+      bad_value(p, i, v, w, why, whylen);
+      return err_set(err, DWL_EXIT_FAILED, "%s; %s", why, fit);
+    }
   }
   return 0;
 }
@@ -272,8 +285,10 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
       char why[512];
       r->sum->read++;
       int bad = prep_row(&r->p, in, &lmd, why, sizeof why, err);
-      if (bad < 0)
+      if (bad < 0) {
+        err_prefix(err, "%s:%llu", r->p.origin_name, (unsigned long long)origin);
         return -1;
+      }
       if (bad) {
         if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0 ||
             reject_present(r, r->p.origin_name, origin, in, r->src->ncols, err) != 0)
@@ -692,6 +707,18 @@ static void analyze_after_load(run_ctx *r)
     log_msg(LOG_INFO, "refreshed the statistics of %s in %.2fs", r->spec->target_table, now_s() - t0);
 }
 
+/* The job's stored checkpoint into out ("" when none or unreadable). */
+static void stored_checkpoint(target *t, const char *job, char *out, size_t n)
+{
+  job_state st;
+  dwl_error e2;
+  err_init(&e2);
+  if (t->c->in_txn)
+    odbc_rollback(t->c);
+  if (state_read(t, job, &st, &e2) == 0)
+    snprintf(out, n, "%s", st.checkpoint);
+}
+
 int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error *err)
 {
   double t0 = now_s();
@@ -773,10 +800,14 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
         state_record_failure(r.t, spec->job, err->msg);
       log_msg(LOG_INFO, "rolled back: nothing was written");
     }
-    /* A failed run reports the checkpoint still stored. */
+    /* A failed run reports the checkpoint still stored, also when it
+     * failed before reading it under the lock (locked out by another run,
+     * say): then it is read now, outside any transaction. */
     sum->checkpoint[0] = '\0';
     if (r.have_cp)
       target_ts_text(r.t, &r.cp, sum->checkpoint);
+    else if (spec->lmd && r.t && r.t->c && !lost)
+      stored_checkpoint(r.t, spec->job, sum->checkpoint, sizeof sum->checkpoint);
   }
   sum->seconds = now_s() - t0;
   run_free(&r);

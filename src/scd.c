@@ -138,8 +138,10 @@ static void describe_key(const scd_engine *e, const dwl_value *row, char *out, s
     buf_printf(&b, "%s%s=", i ? ", " : "", e->srccols[e->cols.key[i]].name);
     if (v->is_null)
       buf_adds(&b, "NULL");
-    else
-      buf_printf(&b, "'%.*s%s'", (int)(v->len > 60 ? 60 : v->len), v->data, v->len > 60 ? "..." : "");
+    else {
+      char q[300];
+      buf_printf(&b, "'%s'", err_quote(q, sizeof q, v->data, v->len, 60));
+    }
   }
   buf_addc(&b, ')');
   snprintf(out, n, "%s", b.data ? b.data : "()");

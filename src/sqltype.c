@@ -111,10 +111,12 @@ void sqltype_refine(const char *type_name, dwl_column *col)
     col->precision = 0;
     return;
   }
-  if (!type_name || sscanf(type_name, "%15[A-Za-z] ( %d , %d )", word, &p, &s) != 3)
+  if (!type_name || sscanf(type_name, "%15[A-Za-z_] ( %d , %d )", word, &p, &s) != 3)
     return;
-  if ((strcasecmp(word, "numeric") == 0 || strcasecmp(word, "decimal") == 0) && p > 0 && p <= 38 && s >= 0 &&
-      s <= p) {
+  /* DECIMAL_TEXT(p,s): how dwload declares a wide decimal on SQLite. */
+  if ((strcasecmp(word, "numeric") == 0 || strcasecmp(word, "decimal") == 0 ||
+       strcasecmp(word, "decimal_text") == 0) &&
+      p > 0 && p <= 38 && s >= 0 && s <= p) {
     col->type = DWL_TYPE_NUMERIC;
     col->precision = p;
     col->scale = s;

@@ -1,4 +1,5 @@
-/* The target table: layout, creation, indexes, and reading versions back. */
+/* The target table: layout, creation, indexes, reading versions back, and
+ * what an existing table's columns can take (target_value_fits). */
 #include "target.h"
 
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include "log.h"
 #include "norm.h"
 #include "scd.h"
+#include "sqltype.h"
 
 static char *conn_with_extra(const char *cs, const char *extra)
 {
@@ -95,8 +97,10 @@ void target_free(target *t)
 {
   if (!t)
     return;
-  for (size_t i = 0; i < t->ncols; i++)
+  for (size_t i = 0; i < t->ncols; i++) {
     free(t->cols[i].q);
+    free(t->cols[i].have_type);
+  }
   free(t->cols);
   free(t->cur_pred);
   free(t->connstr);
@@ -238,7 +242,8 @@ size_t target_cur_params(const target *t, dwl_value *out)
 }
 
 /* The names of the existing table's columns: a malloc'd array of n
- * malloc'd names. */
+ * malloc'd names; where the dialect's columns_sql lists them, their
+ * declared types go to the layout's columns of those names. */
 static int existing_columns(target *t, char ***out, size_t *n, dwl_error *err)
 {
   char sql[1024];
@@ -274,6 +279,9 @@ static int existing_columns(target *t, char ***out, size_t *n, dwl_error *err)
       }
       *out = nv;
       (*n)++;
+      for (size_t c = 0; row[1].data && !row[1].is_null && c < t->ncols; c++)
+        if (strcasecmp(t->cols[c].name, nv[*n - 1]) == 0 && !t->cols[c].have_type)
+          t->cols[c].have_type = strndup(row[1].data, row[1].len);
     }
     if (f < 0)
       rc = -1;
@@ -289,10 +297,170 @@ static int existing_columns(target *t, char ***out, size_t *n, dwl_error *err)
       SQLULEN sz;
       ostmt_describe(st, (size_t)i, name, sizeof name, &ty, &sz, &dig, &nul);
       (*out)[(*n)++] = strdup(name);
+      /* The kind of value the column takes; its limits come from the
+       * catalog (column_limits): drivers describe an unconstrained
+       * numeric with a precision of their own (psqlODBC: 28,6). */
+      dwl_column have;
+      sqltype_column(ty, sz, dig, nul, &have);
+      have.precision = have.scale = 0;
+      for (size_t c = 0; c < t->ncols; c++)
+        if (t->cols[c].role == TC_SRC && strcasecmp(t->cols[c].name, name) == 0) {
+          t->cols[c].have = have;
+          t->cols[c].have_known = 1;
+        }
     }
   }
   ostmt_free(st);
   return rc;
+}
+
+/* SQLite's affinity of a declared type (its rules, in their order): only
+ * TEXT and BLOB affinity keep a decimal's text as given. */
+static int sqlite_keeps_text(const char *type)
+{
+  if (strcasestr(type, "INT"))
+    return 0;
+  if (strcasestr(type, "CHAR") || strcasestr(type, "CLOB") || strcasestr(type, "TEXT"))
+    return 1;
+  return strcasestr(type, "BLOB") || !type[0];
+}
+
+int target_value_fits(const target *t, size_t src, const char *v, size_t len, const char **why, char *what,
+                      size_t n)
+{
+  const tcol *c = &t->cols[src + (t->ix[TC_SK] >= 0 ? 1 : 0)];
+  if (t->d->text_no_nul && memchr(v, '\0', len)) {
+    snprintf(what, n, "holds a NUL byte, which %s text cannot hold", t->d->dbms_prefix);
+    *why = what;
+    return 1;
+  }
+  if (c->have_check) {
+    dwl_buf scratch;
+    const char *o, *w = NULL;
+    size_t ol, chars = 0;
+    buf_init(&scratch, 0);
+    int bad = 0;
+    if (c->have.type == DWL_TYPE_TEXT) {
+      for (size_t i = 0; i < len; i++)
+        chars += ((unsigned char)v[i] & 0xC0) != 0x80;
+      bad = chars > (size_t)c->have.precision;
+      w = "is too long";
+    } else {
+      /* the number with no trailing zeros, then within the column's (p,s) */
+      bad = norm_value(c->have.type, v, len, &scratch, &o, &ol, &w) != 0 ||
+            (c->have.type == DWL_TYPE_NUMERIC && c->have.precision > 0 &&
+             norm_numeric_fits(o, ol, c->have.precision, c->have.scale, &w) != 0);
+      if (!bad && c->have.type == DWL_TYPE_INTEGER) {
+        long long x = strtoll(o, NULL, 10);  /* canonical and within 64 bits */
+        bad = (c->have_min_set && x < c->have_min) || (c->have_max_set && x > c->have_max);
+        w = "is out of range";
+      }
+    }
+    buf_free(&scratch);
+    if (bad) {
+      char ty[64];
+      if (c->have.type == DWL_TYPE_NUMERIC && c->have.precision > 0)
+        snprintf(ty, sizeof ty, "numeric(%d,%d)", c->have.precision, c->have.scale);
+      else if (c->have.type == DWL_TYPE_TEXT)
+        snprintf(ty, sizeof ty, "varchar(%d)", c->have.precision);
+      else if (c->have.type == DWL_TYPE_INTEGER && (c->have_min_set || c->have_max_set))
+        snprintf(ty, sizeof ty, "an integer from %lld to %lld", c->have_min, c->have_max);
+      else
+        snprintf(ty, sizeof ty, "%s",
+                 c->have.type == DWL_TYPE_INTEGER ? "integer" : c->have.type == DWL_TYPE_REAL ? "real" : "numeric");
+      snprintf(what, n, "%s: column %s of table %s is %s", w, c->name, t->spec->target_table, ty);
+      *why = what;
+      return 1;
+    }
+  }
+  if (c->real_digits && norm_sig_digits(v, len) > (size_t)c->real_digits) {
+    *why = "has more significant digits than the column keeps";
+    snprintf(what, n,
+             "table %s declares column %s %s, which SQLite keeps as a REAL of %d significant digits: the value "
+             "would be rounded; give the column TEXT affinity (a table dwload creates declares it "
+             "DECIMAL_TEXT(p,s)), or keep such values out",
+             t->spec->target_table, c->name, c->have_type, c->real_digits);
+    return -1;
+  }
+  /* A table dwload made (or one whose column is that type): numeric_any. */
+  int any = !c->have_known || (c->have.precision == t->d->numeric_any_precision &&
+                               c->have.scale == t->d->numeric_any_scale);
+  if (c->decl.type == DWL_TYPE_NUMERIC && c->decl.precision <= 0 && t->d->numeric_any_precision && any &&
+      norm_numeric_fits(v, len, t->d->numeric_any_precision, t->d->numeric_any_scale, why) != 0) {
+    snprintf(what, n,
+             "a numeric without a precision is DECIMAL(%d,%d) on %s, which would round the value; declare the "
+             "column's precision and scale in source.types",
+             t->d->numeric_any_precision, t->d->numeric_any_scale, t->d->dbms_prefix);
+    return -1;
+  }
+  return 0;
+}
+
+/* The declared limits of the existing table's columns (numeric(p,s),
+ * varchar(n)) from the dialect's catalog query, into cols[].have; best
+ * effort: without them, only the kind of value is checked. */
+static void column_limits(target *t)
+{
+  odbc_stmt *st;
+  dwl_error e2;
+  err_init(&e2);
+  const dwl_value p[2] = {{t->schema, t->schema ? strlen(t->schema) : 0, !t->schema}, {t->table, strlen(t->table), 0}};
+  if (!t->d->column_limits_sql || ostmt_prepare(t->c, t->d->column_limits_sql, &st, &e2) != 0)
+    return;
+  const dwl_value *r;
+  if (ostmt_execute(st, p, NULL, 2, &e2) == 0)
+    while (ostmt_fetch(st, &r, &e2) == 1) {
+      for (size_t c = 0; !r[0].is_null && c < t->ncols; c++) {
+        tcol *tc = &t->cols[c];
+        if (!tc->have_known || strlen(tc->name) != r[0].len || strncasecmp(tc->name, r[0].data, r[0].len) != 0)
+          continue;
+        long v1 = r[1].is_null ? 0 : strtol(r[1].data, NULL, 10), v2 = r[2].is_null ? 0 : strtol(r[2].data, NULL, 10);
+        long v3 = r[3].is_null ? 0 : strtol(r[3].data, NULL, 10);
+        if (tc->have.type == DWL_TYPE_NUMERIC && v1 > 0 && v1 <= 65 && v2 >= 0 && v2 <= v1) {
+          tc->have.precision = (int)v1;
+          tc->have.scale = (int)v2;
+        } else if (tc->have.type == DWL_TYPE_TEXT && v3 > 0 && v3 < 65535) {
+          tc->have.precision = (int)v3;
+        } else if (tc->have.type == DWL_TYPE_INTEGER) {
+          tc->have_min_set = !r[4].is_null;
+          tc->have_min = tc->have_min_set ? strtoll(r[4].data, NULL, 10) : 0;
+          tc->have_max_set = !r[5].is_null;
+          tc->have_max = tc->have_max_set ? strtoll(r[5].data, NULL, 10) : 0;
+        }
+      }
+    }
+  ostmt_free(st);
+}
+
+/* Whether the source's values need checking against the existing
+ * column: it may take less than the source holds (text that is not a
+ * number for a number column, more digits than its numeric(p,s), more
+ * characters than its varchar(n)).  Checked per row (target_value_fits),
+ * so the row is named, not left to the server's error about a whole
+ * batch, or to its rounding. */
+static int needs_check(const target *t, const tcol *tc)
+{
+  const dwl_column *d = &tc->decl, *h = &tc->have;
+  if (!tc->have_known || tc->role != TC_SRC || (ssize_t)tc->src == t->lmd)
+    return 0;
+  if (h->type == DWL_TYPE_INTEGER)
+    return d->type == DWL_TYPE_TEXT || (d->type == DWL_TYPE_INTEGER && (tc->have_min_set || tc->have_max_set));
+  if (h->type == DWL_TYPE_REAL)
+    return d->type == DWL_TYPE_TEXT;
+  if (h->type == DWL_TYPE_TEXT)
+    return h->precision > 0 && d->type == DWL_TYPE_TEXT && (d->precision <= 0 || d->precision > h->precision);
+  if (h->type != DWL_TYPE_NUMERIC)
+    return 0;
+  if (d->type == DWL_TYPE_TEXT)
+    return 1;
+  /* a numeric(p,s) of the source that fits the column needs no check, nor
+   * one without precision in the dialect's own numeric_any */
+  if (d->type == DWL_TYPE_NUMERIC && d->precision > 0 && h->precision > 0)
+    return d->scale > h->scale || d->precision - d->scale > h->precision - h->scale;
+  if (d->type == DWL_TYPE_NUMERIC && d->precision <= 0 && h->precision == t->d->numeric_any_precision &&
+      h->scale == t->d->numeric_any_scale)
+    return 0;
+  return h->precision > 0;
 }
 
 /* Existing table: every column of the layout must be there. */
@@ -306,11 +474,17 @@ static int check_columns(target *t, dwl_error *err)
     free(have);
     return -1;
   }
+  column_limits(t);
   int rc = 0;
   for (size_t c = 0; c < t->ncols && rc == 0; c++) {
     int found = 0;
     for (size_t i = 0; i < n && !found; i++)
       found = have[i] && strcasecmp(have[i], t->cols[c].name) == 0;
+    tcol *tc = &t->cols[c];
+    if (found && t->d->real_digits && tc->role == TC_SRC && tc->decl.type == DWL_TYPE_NUMERIC && tc->have_type &&
+        !sqlite_keeps_text(tc->have_type))
+      tc->real_digits = t->d->real_digits;
+    tc->have_check = found && needs_check(t, tc);
     if (!found)
       rc = err_set(err, DWL_EXIT_FAILED,
                    "table %s exists but has no column '%s'; add it, or point target.table at a new table and "
@@ -347,14 +521,26 @@ static int key_index(target *t, dwl_buf *idx, dwl_error *err)
     return 0;
   dwl_buf iname;
   buf_init(&iname, 0);
-  if (dialect_quote_derived(t->d, t->table, "_dwl_key", &iname, err) != 0) {
+  /* SQLite names the schema on the index, not on its table
+   * (CREATE INDEX "main"."t_dwl_key" ON "t"); PostgreSQL puts an index in
+   * its table's schema, MariaDB's is inside CREATE TABLE. */
+  int schema_on_index = t->schema && t->d->index_schema_on_name;
+  if ((schema_on_index && (dialect_quote(t->d, t->schema, &iname, "target.table", err) != 0 ||
+                           buf_addc(&iname, '.') != 0)) ||
+      dialect_quote_derived(t->d, t->table, "_dwl_key", &iname, err) != 0) {
     buf_free(&iname);
-    return -1;
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
   buf_printf(idx, "%s ", iname.data);
   buf_free(&iname);
-  if (t->d->transactional_ddl)
+  if (schema_on_index) {
+    buf_adds(idx, "ON ");
+    if (dialect_quote(t->d, t->table, idx, "target.table", err) != 0)
+      return -1;
+    buf_addc(idx, ' ');
+  } else if (t->d->transactional_ddl) {
     buf_printf(idx, "ON %s ", t->table_q);
+  }
   buf_addc(idx, '(');
   for (size_t i = 0; i < s->key.n; i++) {
     ssize_t ci = scd_col_index(t->src, t->nsrc, s->key.v[i]);
@@ -550,11 +736,12 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
           row[map[i]].len = norm[i].len;
         }
       } else {
-        bad = norm_value_col(c, r[i].data, r[i].len, &norm[i], &row[map[i]].data, &row[map[i]].len, &why) != 0;
+        bad = norm_stored_col(c, r[i].data, r[i].len, &norm[i], &row[map[i]].data, &row[map[i]].len, &why) != 0;
       }
       if (bad) {
-        err_set(err, DWL_EXIT_FAILED, "table %s: column %s holds '%.*s': %s", t->spec->target_table, c->name,
-                (int)(r[i].len > 60 ? 60 : r[i].len), r[i].data, why);
+        char q[300];
+        err_set(err, DWL_EXIT_FAILED, "table %s: column %s holds '%s': %s", t->spec->target_table, c->name,
+                err_quote(q, sizeof q, r[i].data, r[i].len, 60), why);
         goto out;
       }
     }

@@ -23,6 +23,13 @@ typedef struct tcol {
   int role;              /* enum tc_role */
   size_t src;            /* TC_SRC: source column index */
   dwl_column decl;       /* declared type for CREATE TABLE and binding */
+  char *have_type;       /* an existing table's declared type (SQLite), or NULL */
+  int real_digits;       /* numeric values beyond these digits would be rounded; 0: none */
+  int have_known;        /* an existing table's column: have is its kind and limits (PostgreSQL, MariaDB) */
+  dwl_column have;
+  int have_check;        /* it may take less than the source holds: check values */
+  int have_min_set, have_max_set;  /* an integer column narrower than 64 bits: its range */
+  long long have_min, have_max;
 } tcol;
 
 typedef struct target {
@@ -97,6 +104,18 @@ int target_scan_history(target *t, const target_keys *keys, target_hist_fn fn, v
 long long target_count(target *t, dwl_error *err);
 /* Rows in the table, counted (0 when it does not exist). */
 long long target_rows(target *t, dwl_error *err);
+
+/* Checks a source column's canonical value against what the table's
+ * column can take.  Returns 1 for a value the warehouse would refuse
+ * without saying which row, or round (a NUL byte in PostgreSQL text; for
+ * an existing table's column: text that is not a number for a number
+ * column, a number beyond its numeric(p,s), text longer than its
+ * varchar(n)): *why says why, the row is bad.  Returns -1 for a value the column would keep rounded
+ * (an existing SQLite column of NUMERIC affinity: 15 significant digits;
+ * MariaDB's DECIMAL(65,30) for a numeric without a precision): the run
+ * fails, *why says why and what/n what to do about it.  Else 0. */
+int target_value_fits(const target *t, size_t src, const char *v, size_t len, const char **why, char *what,
+                      size_t n);
 
 /* Canonical text of a validity or lmd value in this table: a date when the
  * lmd column is declared date, else a full timestamp.  Returns the length. */

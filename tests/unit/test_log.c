@@ -129,6 +129,38 @@ static const char *hint_of(int code, const char *msg)
   return hint_for(&e);
 }
 
+static void emit_hidden(void)
+{
+  log_msg(LOG_ERROR, "driver said: a\rb\033[2J\nDETAIL:\tx");
+}
+
+/* A text line shows a CR or an ESC however it got into a message; the
+ * line feeds and tabs of a driver's message stay. */
+START_TEST(test_text_shows_hidden_bytes)
+{
+  reset();
+  capture(emit_hidden);
+  ck_assert_msg(strstr(captured, "driver said: a\\rb\\x1b[2J\nDETAIL:\tx\n") != NULL, "got: %s", captured);
+}
+END_TEST
+
+/* err_quote: what a message shows of a value. */
+START_TEST(test_quote_invisible_bytes)
+{
+  char q[64];
+  ck_assert_str_eq(err_quote(q, sizeof q, "a\0b", 3, 60), "a\\0b");
+  ck_assert_str_eq(err_quote(q, sizeof q, "2\r", 2, 60), "2\\r");
+  ck_assert_str_eq(err_quote(q, sizeof q, "x\n\ty", 4, 60), "x\\n\\ty");
+  ck_assert_str_eq(err_quote(q, sizeof q, "4\0335\177", 4, 60), "4\\x1b5\\x7f");
+  ck_assert_str_eq(err_quote(q, sizeof q, "pr\xc3\xa9nom", 7, 60), "pr\xc3\xa9nom");  /* UTF-8 as it is */
+  ck_assert_str_eq(err_quote(q, sizeof q, "abcdef", 6, 3), "abc...");
+  /* Never past the buffer, whatever the value. */
+  char small[8];
+  err_quote(small, sizeof small, "\0\0\0\0\0\0\0\0", 8, 60);
+  ck_assert_uint_lt(strlen(small), sizeof small);
+}
+END_TEST
+
 START_TEST(test_hints)
 {
   const char *h;
@@ -163,6 +195,8 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_json_lines);
   tcase_add_test(tc, test_parse_level);
   tcase_add_test(tc, test_hints);
+  tcase_add_test(tc, test_quote_invisible_bytes);
+  tcase_add_test(tc, test_text_shows_hidden_bytes);
   suite_add_tcase(s, tc);
   return s;
 }

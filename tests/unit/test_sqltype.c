@@ -73,6 +73,12 @@ START_TEST(refine_from_type_names)
   ck_assert_int_eq(c.precision, 0);
   sqltype_refine(NULL, &c);
   ck_assert_int_eq(c.type, DWL_TYPE_BOOLEAN);
+  /* How dwload declares a wide decimal on SQLite (TEXT affinity). */
+  c = col_of(SQL_VARCHAR, 0, 0, SQL_NULLABLE);
+  sqltype_refine("DECIMAL_TEXT(38,18)", &c);
+  ck_assert_int_eq(c.type, DWL_TYPE_NUMERIC);
+  ck_assert_int_eq(c.precision, 38);
+  ck_assert_int_eq(c.scale, 18);
 }
 END_TEST
 

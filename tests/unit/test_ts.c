@@ -850,29 +850,44 @@ START_TEST(test_type_rejects)
 END_TEST
 
 /* numeric(p,s) with a known scale: padded to the scale, refused beyond it */
-static void col_ok(int p, int sc, const char *in, const char *want)
+typedef int (*norm_col_fn)(const dwl_column *, const char *, size_t, dwl_buf *, const char **, size_t *,
+                           const char **);
+
+/* fn (norm_value_col, norm_stored_col) turns in into want for numeric(p,sc). */
+static void numeric_ok(norm_col_fn fn, int p, int sc, const char *in, const char *want)
 {
   dwl_column c = {.name = "n", .type = DWL_TYPE_NUMERIC, .precision = p, .scale = sc};
   dwl_buf b;
   buf_init(&b, 0);
   const char *out, *why = NULL;
   size_t n;
-  ck_assert_msg(norm_value_col(&c, in, strlen(in), &b, &out, &n, &why) == 0, "%s refused: %s", in, why);
+  ck_assert_msg(fn(&c, in, strlen(in), &b, &out, &n, &why) == 0, "%s refused: %s", in, why);
   ck_assert_uint_eq(n, strlen(want));
   ck_assert_msg(memcmp(out, want, n) == 0, "%s -> %.*s, want %s", in, (int)n, out, want);
   buf_free(&b);
 }
 
-static void col_bad(int p, int sc, const char *in, const char *why_part)
+static void col_ok(int p, int sc, const char *in, const char *want)
+{
+  numeric_ok(norm_value_col, p, sc, in, want);
+}
+
+/* fn refuses in for numeric(p,sc), saying why_part. */
+static void numeric_bad(norm_col_fn fn, int p, int sc, const char *in, const char *why_part)
 {
   dwl_column c = {.name = "n", .type = DWL_TYPE_NUMERIC, .precision = p, .scale = sc};
   dwl_buf b;
   buf_init(&b, 0);
   const char *out, *why = NULL;
   size_t n;
-  ck_assert_msg(norm_value_col(&c, in, strlen(in), &b, &out, &n, &why) == -1, "%s accepted", in);
+  ck_assert_msg(fn(&c, in, strlen(in), &b, &out, &n, &why) == -1, "%s accepted", in);
   ck_assert_ptr_nonnull(strstr(why, why_part));
   buf_free(&b);
+}
+
+static void col_bad(int p, int sc, const char *in, const char *why_part)
+{
+  numeric_bad(norm_value_col, p, sc, in, why_part);
 }
 
 START_TEST(test_numeric_scale_padded)
@@ -894,6 +909,52 @@ START_TEST(test_numeric_scale_refused)
   col_bad(7, 2, "123456", "precision");
   col_bad(5, 0, "1.5", "more decimals");
   col_bad(7, 2, "abc", "not a decimal");
+}
+END_TEST
+
+/* A value read back from the warehouse: norm_stored_col. */
+static void stored_ok(int p, int sc, const char *in, const char *want)
+{
+  numeric_ok(norm_stored_col, p, sc, in, want);
+}
+
+START_TEST(test_numeric_stored_spellings)
+{
+  /* SQLite's text of a REAL in a NUMERIC column, exactly. */
+  stored_ok(12, 8, "1.0e-08", "0.00000001");
+  stored_ok(38, 18, "-1.0e-18", "-0.000000000000000001");
+  stored_ok(18, 2, "1.23456789012346e+15", "1234567890123460.00");
+  stored_ok(12, 4, "1.5E+2", "150.0000");
+  stored_ok(12, 4, "0.00012e3", "0.1200");
+  stored_ok(0, 0, "-2.5e-3", "-0.0025");
+  stored_ok(0, 0, "0.0e+00", "0");
+  stored_ok(0, 0, "7e0", "7");
+  /* PostgreSQL's and MariaDB's padded prints, SQLite's REAL 12.5. */
+  stored_ok(10, 2, "12.50", "12.50");
+  stored_ok(10, 2, "12.5", "12.50");
+  stored_ok(0, 0, "12.500000000000000000000000000000", "12.5");
+  stored_ok(10, 2, "-0.00", "0.00");
+  /* Not numbers in exponent form: refused as before. */
+  static const char *const bad[] = {"1e", "e5", "1e+", "1.2.3e4", "1e5x", "--1e2", "1e999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    numeric_bad(norm_stored_col, 0, 0, bad[i], "not a decimal number");
+}
+END_TEST
+
+START_TEST(test_numeric_digits_and_fit)
+{
+  ck_assert_uint_eq(norm_sig_digits("1234567890123456.78", 19), 18);
+  ck_assert_uint_eq(norm_sig_digits("-0.000000000000000001", 21), 1);
+  ck_assert_uint_eq(norm_sig_digits("1234567890123460.00", 19), 15);
+  ck_assert_uint_eq(norm_sig_digits("100", 3), 1);
+  ck_assert_uint_eq(norm_sig_digits("0.00", 4), 0);
+  const char *why = NULL;
+  ck_assert_int_eq(norm_numeric_fits("0.123456789012345678901234567890", 32, 65, 30, &why), 0);
+  ck_assert_int_eq(norm_numeric_fits("0.1234567890123456789012345678901", 33, 65, 30, &why), -1);
+  ck_assert_ptr_nonnull(strstr(why, "decimals"));
+  ck_assert_int_eq(norm_numeric_fits("-123456", 7, 7, 2, &why), -1);
+  ck_assert_ptr_nonnull(strstr(why, "precision"));
+  ck_assert_int_eq(norm_numeric_fits("-12345", 6, 7, 2, &why), 0);
 }
 END_TEST
 
@@ -976,6 +1037,8 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_numeric_scale_padded);
   tcase_add_test(tc, test_numeric_scale_refused);
   tcase_add_test(tc, test_numeric_unknown_precision_unchanged);
+  tcase_add_test(tc, test_numeric_stored_spellings);
+  tcase_add_test(tc, test_numeric_digits_and_fit);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("norm_parse_type");
