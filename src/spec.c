@@ -1213,7 +1213,7 @@ static int read_all(const char *path, char **data, size_t *len, dwl_error *err)
   buf_init(&b, SPEC_MAX_FILE);
   while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
     if (buf_add(&b, chunk, n) != 0) {
-      int big = b.len + n > SPEC_MAX_FILE;
+      int big = buf_failed(&b) == BUF_TOOBIG;
       buf_free(&b);
       fclose(f);
       if (big)

@@ -141,6 +141,9 @@ static void print_params(FILE *f, const dwl_value *p, size_t n)
 static int run_sql(writer *w, odbc_stmt **s, const char *sql, const dwl_value *params, const SQLSMALLINT *types,
                    size_t n, dwl_error *err)
 {
+  if (!sql)  /* its building failed: neither shown nor run */
+    return err_set(err, DWL_EXIT_FAILED, "a statement could not be built (out of memory or too long); "
+                                         "nothing was executed");
   if (w->plan) {
     if (w->sqlout) {
       fprintf(w->sqlout, "%s;\n", sql);
