@@ -1315,7 +1315,7 @@ static void opts_free(mig_opts *o)
 static int expand_conn(const char *in, char **out)
 {
   char *bad = NULL;
-  *out = spec_expand_env(in, &bad);
+  *out = spec_expand_conn(in, &bad);
   if (*out)
     return 0;
   fprintf(stderr, "dwload migrate: %s%s%s\n", bad ? "environment variable " : "bad ${...} in a connection string",

@@ -64,8 +64,19 @@ T_N=0
 T_FAILED=0
 WH_DB=""
 
-# _wh_drop_db: drops the test's database (at exit)
+# _wh_drop_db: drops the test's database (at exit), and the users
+# wh_login_user made
 _wh_drop_db() {
+  for _u in ${_WH_USERS:-}; do
+    if [ "$WAREHOUSE" = postgresql ]; then
+      # its tables and its rights (on the database too) go first
+      _wh_psql "$WH_DB" -c "DROP OWNED BY \"$_u\" CASCADE" >/dev/null 2>&1
+      _wh_psql postgres -c "DROP ROLE IF EXISTS \"$_u\"" >/dev/null 2>&1
+    else
+      _wh_mariadb "" -e "DROP USER IF EXISTS '$_u'@'%'" >/dev/null 2>&1
+    fi
+  done
+  _WH_USERS=""
   [ -n "$WH_DB" ] || return 0
   if [ -n "${KEEP_WORK:-}" ]; then
     echo "# database kept: $WH_DB"
@@ -237,6 +248,22 @@ case $WAREHOUSE in
     fi
     ;;
 esac
+
+# wh_login_user NAME PASSWORD: a user of the server (PostgreSQL, MariaDB)
+# who logs in with PASSWORD (any characters but ') and may do anything in
+# the test's database; dropped when the script ends
+wh_login_user() {
+  case $WAREHOUSE in
+    postgresql)
+      sql "CREATE ROLE \"$1\" LOGIN PASSWORD '$2';
+           GRANT ALL ON DATABASE \"$WH_DB\" TO \"$1\";
+           GRANT ALL ON SCHEMA public TO \"$1\"" >/dev/null ;;
+    mariadb)
+      sql "CREATE USER '$1'@'%' IDENTIFIED BY '$2';
+           GRANT ALL ON \"$WH_DB\".* TO '$1'@'%'" >/dev/null ;;
+  esac
+  _WH_USERS="${_WH_USERS:-} $1"
+}
 
 # warehouse: prints the warehouse (sqlite, postgresql or mariadb)
 warehouse() {

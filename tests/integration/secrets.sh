@@ -27,11 +27,7 @@ case $WAREHOUSE in
     BAD_HOST_CONN="Driver=SQLite3;Database=$WORK/no/such/dir/wh.db;PWD=$SECRET"
     ;;
   postgresql)
-    sql "CREATE ROLE \"$SECRET_USER\" LOGIN PASSWORD '$SECRET';
-         GRANT ALL ON DATABASE \"$WH_DB\" TO \"$SECRET_USER\";
-         GRANT ALL ON SCHEMA public TO \"$SECRET_USER\"" >/dev/null
-    trap '_wh_drop_db; _wh_psql postgres -c "DROP ROLE IF EXISTS \"$SECRET_USER\"" >/dev/null 2>&1;
-          if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
+    wh_login_user "$SECRET_USER" "$SECRET"
     conn_with() {
       printf 'Driver=PostgreSQL Unicode;Server=%s;Port=%s;Database=%s;Uid=%s;Pwd=%s' \
         "${2:-$DWL_PG_HOST}" "$DWL_PG_PORT" "$WH_DB" "$SECRET_USER" "$1"
@@ -39,10 +35,7 @@ case $WAREHOUSE in
     BAD_HOST_CONN=$(conn_with "$SECRET" no-such-host.invalid)
     ;;
   mariadb)
-    sql "CREATE USER '$SECRET_USER'@'%' IDENTIFIED BY '$SECRET';
-         GRANT ALL ON \"$WH_DB\".* TO '$SECRET_USER'@'%'" >/dev/null
-    trap '_wh_drop_db; _wh_mariadb "" -e "DROP USER IF EXISTS '"'$SECRET_USER'"'@'"'%'"'" >/dev/null 2>&1;
-          if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
+    wh_login_user "$SECRET_USER" "$SECRET"
     conn_with() {
       printf 'Driver=MariaDB Unicode;Server=%s;Port=%s;Database=%s;User=%s;Password=%s' \
         "${2:-$DWL_MARIADB_HOST}" "$DWL_MARIADB_PORT" "$WH_DB" "$SECRET_USER" "$1"
