@@ -193,6 +193,7 @@ static const dialect dialects[] = {
     .partial_index = 1,
     .columns_sql = "SELECT name FROM pragma_table_info(?, ?) ORDER BY cid",
     .max_ident = 128,
+    .max_columns = 2000,
   },
   {
     .name = "postgresql",
@@ -234,6 +235,7 @@ static const dialect dialects[] = {
     .estimate_sql = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)",
     .estimate_quoted = 1,
     .max_ident = 63, /* NAMEDATALEN - 1 */
+    .max_columns = 1600,
   },
   {
     .name = "mariadb",
@@ -266,6 +268,7 @@ static const dialect dialects[] = {
     .ident_chars = 1,
     .ident_no_trailing_blank = 1,
     .ident_bmp_only = 1,
+    .max_columns = 1017,
   },
 };
 

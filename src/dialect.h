@@ -71,6 +71,9 @@ typedef struct dialect {
   int ident_chars;
   int ident_no_trailing_blank;
   int ident_bmp_only;
+  /* Most columns a table can have (SQLite's SQLITE_MAX_COLUMN default,
+   * PostgreSQL's 1600, InnoDB's 1017), bookkeeping included; 0: no cap. */
+  int max_columns;
 } dialect;
 
 /* The dialect for a DBMS name, or NULL (with err) when unsupported. */

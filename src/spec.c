@@ -22,6 +22,14 @@
 /* Bounds recursion on ${A:-${B:-...}} so hostile input cannot blow the
  * stack; nobody nests defaults this deep on purpose. */
 #define SPEC_MAX_NEST 32
+/* A job file nests four levels deep (load.deletes.where ...); libyaml
+ * takes time quadratic in the depth of flow collections ([[[[...), so a
+ * file nested deeper than this is refused before it is loaded. */
+#define SPEC_MAX_DEPTH 64
+/* No list or mapping of a job needs more entries than a table has
+ * columns (at most 4096); checks of entries against each other (duplicate
+ * keys, names) are then bounded however hostile the file. */
+#define SPEC_MAX_ENTRIES 4096
 
 /* ---- ${VAR} expansion ---------------------------------------------------- */
 
@@ -1428,6 +1436,45 @@ static int yaml_error(pctx *c, const yaml_parser_t *p, const char *data, size_t 
   }
 }
 
+/* Refuses collections nested deeper than SPEC_MAX_DEPTH or holding more
+ * than SPEC_MAX_ENTRIES entries, reading events only up to the first such
+ * one.  A syntax error is left to the loader, which reports it. */
+static int check_shape(pctx *c, const char *data, size_t len)
+{
+  yaml_parser_t p;
+  yaml_event_t ev;
+  if (!yaml_parser_initialize(&p))
+    return oom(c);
+  yaml_parser_set_input_string(&p, (const unsigned char *)data, len);
+  /* events[d]: the child events of the collection open at depth d (a
+   * mapping's are its keys and values, two per entry); maps[d]: it is one */
+  size_t events[SPEC_MAX_DEPTH + 1] = {0};
+  int maps[SPEC_MAX_DEPTH + 1] = {0};
+  int depth = 0, rc = 0;
+  while (rc == 0 && yaml_parser_parse(&p, &ev)) {
+    yaml_event_type_t t = ev.type;
+    int line = (int)ev.start_mark.line + 1, col = (int)ev.start_mark.column + 1;
+    int opens = t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT;
+    if (depth > 0 && (opens || t == YAML_SCALAR_EVENT || t == YAML_ALIAS_EVENT) &&
+        ++events[depth] > (size_t)SPEC_MAX_ENTRIES * (maps[depth] ? 2 : 1))
+      rc = perr(c, line, col, "a %s in the job file has more than %d entries",
+                maps[depth] ? "mapping" : "list", SPEC_MAX_ENTRIES);
+    else if (opens && depth == SPEC_MAX_DEPTH)
+      rc = perr(c, line, col, "the job file nests collections more than %d levels deep", SPEC_MAX_DEPTH);
+    else if (opens) {
+      depth++;
+      events[depth] = 0;
+      maps[depth] = t == YAML_MAPPING_START_EVENT;
+    } else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
+      depth--;
+    yaml_event_delete(&ev);
+    if (t == YAML_STREAM_END_EVENT)
+      break;
+  }
+  yaml_parser_delete(&p);
+  return rc;
+}
+
 static char *dup_or_null(const char *v, int *failed)
 {
   char *d = strdup(v);
@@ -1473,7 +1520,9 @@ dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *
     return NULL;
   }
   yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
-  if (!yaml_parser_load(&parser, &doc)) {
+  if (check_shape(&c, data, len) != 0) {
+    /* refused before loading */
+  } else if (!yaml_parser_load(&parser, &doc)) {
     yaml_error(&c, &parser, data, len);
   } else {
     yaml_node_t *root = yaml_document_get_root_node(&doc);
