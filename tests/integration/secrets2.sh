@@ -30,7 +30,6 @@ case $WAREHOUSE in
   sqlite)
     # The SQLite driver takes no password; the attribute must still be
     # kept out of every message.
-    conn_for() { printf 'Driver=SQLite3;Database=%s;PWD=%s' "$WH" "$2"; }
     PQ_CONN="Driver=SQLite3;Database=$WH;pqopt={user=u password=$PLAIN}"
     DOWN="Driver=SQLite3;Database=$WORK/no/such/dir/wh.db"
     ;;
@@ -38,21 +37,13 @@ case $WAREHOUSE in
     wh_login_user "$USER1" "$PW"
     wh_login_user "$USER2" "$PLAIN"
     sql "GRANT \"$USER1\" TO \"$USER2\"" >/dev/null  # USER1's dwload_state
-    conn_for() {
-      printf 'Driver=PostgreSQL Unicode;Server=%s;Port=%s;Database=%s;Uid=%s;Pwd=%s' \
-        "$DWL_PG_HOST" "$DWL_PG_PORT" "$WH_DB" "$1" "$2"
-    }
     PQ_CONN="Driver=PostgreSQL Unicode;Server=$DWL_PG_HOST;Port=$DWL_PG_PORT;Database=$WH_DB;pqopt={user=$USER2 password=$PLAIN}"
     DOWN="Driver=PostgreSQL Unicode;Server=no-such-host.invalid;Port=$DWL_PG_PORT;Database=$WH_DB"
     ;;
   mariadb)
     wh_login_user "$USER1" "$PW"
-    conn_for() {
-      printf 'Driver=MariaDB Unicode;Server=%s;Port=%s;Database=%s;User=%s;Password=%s' \
-        "$DWL_MARIADB_HOST" "$DWL_MARIADB_PORT" "$WH_DB" "$1" "$2"
-    }
     # MariaDB's driver ignores pqopt: the attribute is still masked.
-    PQ_CONN="$(conn_for "$USER1" '${DW_PW}');pqopt={user=u password=$PLAIN}"
+    PQ_CONN="$(wh_user_conn "$USER1" '${DW_PW}');pqopt={user=u password=$PLAIN}"
     DOWN="Driver=MariaDB Unicode;Server=no-such-host.invalid;Port=$DWL_MARIADB_PORT;Database=$WH_DB"
     ;;
 esac
@@ -84,26 +75,11 @@ EOF
 )
 # sjob NAME CONNECTION TABLE: an scd2 job of FEED
 sjob() {
-  cat >"$WORK/$1.yaml" <<EOF
-version: 1
-job: $1
-source:
-  plugin: csv
-  path: \${FEED:-$FEED}
-  types: {id: integer}
-target:
-  connection: "$2"
-  table: $3
-load:
-  mode: scd2
-  key: id
-  lmd: lmd
-EOF
-  echo "$WORK/$1.yaml"
+  conn_job "$1" "$2" "$3" "$FEED"
 }
 
 # ---- a password with ';', '}' and '{' from ${DW_PW} ------------------------------
-J=$(sjob braced "$(conn_for "$USER1" '${DW_PW}')" dim)
+J=$(sjob braced "$(wh_user_conn "$USER1" '${DW_PW}')" dim)
 probe 0 "run, Pwd=\${DW_PW} holding ; } {" run "$J"
 is "$(sql "SELECT count(*) FROM dim")" 2 "the user with that password loaded the rows"
 probe 0 "check" check "$J"
@@ -111,7 +87,7 @@ probe 0 "state" state "$J"
 probe 0 "plan --sql" plan --sql "$J"
 probe 0 "run with JSON logs" --log-format json run "$J"
 like "$(cat "$OUTS/$N.err")" '=***' "the JSON log shows the connection with the password masked"
-J=$(sjob userbraced "$(conn_for "$USER1" '{${DW_PW}}')" dim2)
+J=$(sjob userbraced "$(wh_user_conn "$USER1" '{${DW_PW}}')" dim2)
 probe 0 "run, Pwd={\${DW_PW}} (braced by the job)" run "$J"
 is "$(sql "SELECT count(*) FROM dim2")" 2 "Pwd={\${DW_PW}}: the rows are loaded"
 
@@ -121,23 +97,23 @@ version: 1
 job: odbcsrc
 source:
   plugin: odbc
-  connection: "$(conn_for "$USER1" '${DW_PW}')"
+  connection: "$(wh_user_conn "$USER1" '${DW_PW}')"
   table: dim
 target:
-  connection: "$(conn_for "$USER1" '${DW_PW}')"
+  connection: "$(wh_user_conn "$USER1" '${DW_PW}')"
   table: copy
 EOF
 probe 0 "the odbc source, Pwd=\${DW_PW}" run "$WORK/odbcsrc.yaml"
 is "$(sql "SELECT count(*) FROM copy")" 2 "the odbc source read the rows"
 
 # migrate expands ${VAR} in --from and --to itself.
-probe 0 "migrate --from with Pwd=\${DW_PW}" migrate --from "$(conn_for "$USER1" '${DW_PW}')" \
+probe 0 "migrate --from with Pwd=\${DW_PW}" migrate --from "$(wh_user_conn "$USER1" '${DW_PW}')" \
   --to "Driver=SQLite3;Database=$WORK/other.db" --table dim
 is "$(sqlite3 -batch -noheader "$WORK/other.db" "SELECT count(*) FROM dim")" 2 "migrate copied the rows"
 
 if ! is_warehouse sqlite; then
   DW_PW=$WRONG
-  probe 1 "a wrong password holding ;" run "$(sjob wrong "$(conn_for "$USER1" '${DW_PW}')" dim3)"
+  probe 1 "a wrong password holding ;" run "$(sjob wrong "$(wh_user_conn "$USER1" '${DW_PW}')" dim3)"
   DW_PW=$PW
 else
   skip_tests 2 "the SQLite driver takes no password"
@@ -186,12 +162,7 @@ held_run() {
   (cd "$1" && ulimit -c unlimited 2>/dev/null; FEED="$FIFO" exec "$DWLOAD" run "$J" >"$1/out" 2>"$1/err" 3>&-) &
   HELD=$!
   printf 'id,name,lmd\n1,Ann,2024-01-01 00:00:00\n' >&3
-  _i=0
-  until [ "$(sql "SELECT CASE WHEN running_since IS NOT NULL THEN 1 ELSE 0 END FROM dwload_state
-                 WHERE job = '$2'" 2>/dev/null)" = 1 ] || [ $_i -ge 300 ]; do
-    sleep 0.1
-    _i=$((_i + 1))
-  done
+  wh_wait_running "$2"
 }
 # core_limit PID: "soft hard" of its core file size
 core_limit() {
