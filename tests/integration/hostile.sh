@@ -1,6 +1,6 @@
 #!/bin/sh
 # Hostile input, refused quickly and whole: a CSV header of 100,000
-# columns, a source wider than the warehouse's tables can be, job files
+# columns, a JSON record of 5000 members, a source wider than the warehouse's tables can be, job files
 # nesting collections 200,000 deep (flow and block style), and mappings
 # and lists of 100,000 entries.  Each is refused with a message naming the
 # file and the line (and column, for a job file), the documented exit
@@ -85,6 +85,35 @@ load:
 EOF
 )
 hostile "a header of 4097 columns" 1 "the header has more than 4096 columns" run "$J"
+
+# Any source, not only a CSV file: an http_json page whose record has 5000
+# members (without `fields`, each member is a column).
+mkdir "$WORK/api"
+awk 'BEGIN { printf "{\"data\": [{\"id\": 1, \"lmd\": \"2024-01-01 00:00:00\""
+             for (i = 0; i < 4998; i++) printf ", \"m%d\": %d", i, i
+             print "}]}" }' >"$WORK/api/wide.json"
+if httpd_start "$WORK/api"; then
+  HTTPD_PID=$STARTED_PID
+  J=$(job jwide <<EOF
+version: 1
+job: jwide
+source:
+  plugin: http_json
+  url: "http://127.0.0.1:$(cat "$WORK/api/port")/raw/wide.json"
+  records: data
+target:
+  connection: "$WH_CONN"
+  table: jwide
+load:
+  mode: append
+EOF
+)
+  hostile "a JSON record of 5000 members" 1 "the source has 5000 columns; dwload loads at most 4096" run "$J"
+  kill "$HTTPD_PID" 2>/dev/null
+  wait "$HTTPD_PID" 2>/dev/null
+else
+  fail "tests/httpd.py did not start: $(cat "$WORK/api.err")"
+fi
 
 # ---- wider than the warehouse's tables ---------------------------------------
 # scd2 adds dim_id, valid_from, valid_to, is_current, is_deleted: 5 more.
