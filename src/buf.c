@@ -104,6 +104,13 @@ int buf_printf(dwl_buf *b, const char *fmt, ...)
   return 0;
 }
 
+int buf_taint(dwl_buf *dst, const dwl_buf *src)
+{
+  if (src->failed && !dst->failed)
+    poison(dst, src->failed);
+  return dst->failed ? -1 : 0;
+}
+
 int buf_failed(const dwl_buf *b)
 {
   return b->failed;

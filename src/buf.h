@@ -31,6 +31,10 @@ int buf_printf(dwl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2
 /* 0, or BUF_TOOBIG / BUF_NOMEM when an append failed since the last
  * buf_init, buf_reset or buf_free. */
 int buf_failed(const dwl_buf *b);
+/* Poisons dst when src failed: for text built in one buffer and then
+ * printed into another with %s, where src's NULL data would otherwise
+ * print as "(null)".  0, or -1 when dst has failed. */
+int buf_taint(dwl_buf *dst, const dwl_buf *src);
 /* Returns data (caller frees) and resets b; NULL when b failed (or no
  * memory for an empty string). */
 char *buf_steal(dwl_buf *b);

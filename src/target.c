@@ -432,7 +432,9 @@ static int key_index(target *t, dwl_buf *idx, dwl_error *err)
     buf_printf(idx, ", %s)", t->cols[t->ix[TC_CURRENT]].q);
   else
     buf_adds(idx, ")");
-  return 0;
+  /* A failed index text is empty: without this the table would be made
+   * without its key index, and every run would scan it. */
+  return buf_failed(idx) ? err_set(err, DWL_EXIT_FAILED, "out of memory") : 0;
 }
 
 /* The table and its key index.  Where DDL commits by itself (MariaDB),

@@ -794,6 +794,7 @@ static int history_stages(writer *w, dwl_error *err)
     buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[nk]);
     if (del)
       buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_DELETED]].q, s->cols[nk + 1]);
+    buf_taint(&b, &on);  /* no statement around a join condition that failed */
     if (slot == SLOT_DROP && join)
       buf_printf(&b, "DELETE d FROM %s AS d JOIN %s AS s ON %s", t->table_q, s->name, on.data);
     else if (slot == SLOT_DROP && t->d->update_style == UPD_PER_ROW)

@@ -1,7 +1,8 @@
 /* Unit tests for src/buf.c: an append that fails in the middle of a
  * sequence poisons the buffer (every later append fails and changes
  * nothing, its text is gone, buf_steal gives NULL), only buf_reset and
- * buf_free start over; and a statement built from a poisoned buffer is
+ * buf_free start over, buf_taint carries a failure from one buffer to
+ * another; and a statement built from a poisoned buffer is
  * refused at the ODBC entry points before anything reaches a driver. */
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,28 @@ START_TEST(test_whole_text_unchanged)
 }
 END_TEST
 
+/* Text built in one buffer and printed into another: a failure of the
+ * inner one fails the outer one, instead of printing "(null)" into it. */
+START_TEST(test_taint)
+{
+  dwl_buf on, sql;
+  buf_init(&on, 8);
+  buf_init(&sql, 0);
+  buf_adds(&on, "d.id = s.id AND d.k = s.k");
+  ck_assert_int_eq(buf_taint(&sql, &on), -1);
+  ck_assert_int_eq(buf_printf(&sql, "DELETE FROM t AS d USING s WHERE %s", on.data), -1);
+  ck_assert_int_eq(buf_failed(&sql), BUF_TOOBIG);
+  ck_assert_ptr_null(buf_steal(&sql));
+  buf_reset(&on);
+  buf_adds(&on, "d.id = 1");
+  ck_assert_int_eq(buf_taint(&sql, &on), 0);
+  buf_printf(&sql, "WHERE %s", on.data);
+  ck_assert_str_eq(sql.data, "WHERE d.id = 1");
+  buf_free(&on);
+  buf_free(&sql);
+}
+END_TEST
+
 /* The statement entry points refuse what a poisoned buffer hands them
  * (NULL) with an error, before touching the connection (none here). */
 START_TEST(test_exec_refuses_failed_statement)
@@ -135,6 +158,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_reset_starts_over);
   tcase_add_test(tc, test_failure_in_the_middle_of_many);
   tcase_add_test(tc, test_whole_text_unchanged);
+  tcase_add_test(tc, test_taint);
   tcase_add_test(tc, test_exec_refuses_failed_statement);
   suite_add_tcase(s, tc);
   return s;
