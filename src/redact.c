@@ -19,6 +19,16 @@
 static const char *const secret_parts[] = {"PWD", "PASSW", "SECRET", "TOKEN", NULL};
 static const char *const secret_keys[] = {"AUTHENTICATION", NULL};
 
+/* Does the attribute name k[0..n), spaces around it aside, equal name? */
+static int key_is(const char *k, size_t n, const char *name)
+{
+  while (n && isspace((unsigned char)k[n - 1]))
+    n--;
+  while (n && isspace((unsigned char)*k))
+    k++, n--;
+  return strlen(name) == n && strncasecmp(k, name, n) == 0;
+}
+
 static int is_secret_key(const char *k, size_t n)
 {
   while (n && isspace((unsigned char)k[n - 1]))
@@ -26,7 +36,7 @@ static int is_secret_key(const char *k, size_t n)
   while (n && isspace((unsigned char)*k))
     k++, n--;
   for (int i = 0; secret_keys[i]; i++)
-    if (strlen(secret_keys[i]) == n && strncasecmp(k, secret_keys[i], n) == 0)
+    if (key_is(k, n, secret_keys[i]))
       return 1;
   for (int i = 0; secret_parts[i]; i++) {
     size_t m = strlen(secret_parts[i]);
@@ -139,7 +149,7 @@ char *odbc_redact(const char *cs)
     buf_add(&out, p, klen + 1);
     if (is_secret_key(p, klen)) {
       buf_adds(&out, "***");
-    } else if (klen >= 5 && strncasecmp(eq - 5, "pqopt", 5) == 0) {
+    } else if (key_is(p, klen, "pqopt")) {
       const char *in = vclose ? v + 1 : eq + 1, *stop = vclose ? vclose : end;
       buf_add(&out, eq + 1, (size_t)(in - (eq + 1)));
       add_conninfo(&out, in, (size_t)(stop - in));
