@@ -207,6 +207,7 @@ static const dialect dialects[] = {
     .columns_sql = "SELECT name, type FROM pragma_table_info(?, ?) ORDER BY cid",
     .real_digits = 15,
     .max_ident = 128,
+    .max_columns = 2000,
   },
   {
     .name = "postgresql",
@@ -255,6 +256,7 @@ static const dialect dialects[] = {
                          "AND table_name = ?",
     .max_ident = 63, /* NAMEDATALEN - 1 */
     .text_no_nul = 1,
+    .max_columns = 1600,
   },
   {
     .name = "mariadb",
@@ -300,6 +302,7 @@ static const dialect dialects[] = {
     .ident_chars = 1,
     .ident_no_trailing_blank = 1,
     .ident_bmp_only = 1,
+    .max_columns = 1017,
   },
 };
 

@@ -78,13 +78,16 @@ typedef struct dialect {
   int ident_chars;
   int ident_no_trailing_blank;
   int ident_bmp_only;
+  int text_no_nul;              /* text cannot hold a NUL byte (PostgreSQL) */
   /* Significant digits a numeric column of NUMERIC (not TEXT) affinity
    * keeps (SQLite: 15, a REAL); 0: numeric columns are exact. */
-  int text_no_nul;              /* text cannot hold a NUL byte (PostgreSQL) */
   int real_digits;
   /* The precision and scale of numeric_any (MariaDB: DECIMAL(65,30)),
    * which would round a value beyond them; 0: unbounded. */
   int numeric_any_precision, numeric_any_scale;
+  /* Most columns a table can have (SQLite's SQLITE_MAX_COLUMN default,
+   * PostgreSQL's 1600, InnoDB's 1017), bookkeeping included; 0: no cap. */
+  int max_columns;
 } dialect;
 
 /* The dialect for a DBMS name, or NULL (with err) when unsupported. */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "asof.h"
 #include "err.h"
@@ -284,8 +286,28 @@ static int cmd_main(const command *cmd, int argc, char **argv)
   return rc == 0 ? DWL_EXIT_OK : err.code ? err.code : DWL_EXIT_FAILED;
 }
 
+/* A core dump of a run holds its connection strings, and so their
+ * passwords: none is written, nor may another process of the user read
+ * this one's memory (not dumpable), unless DWLOAD_ALLOW_CORE=1 asks for
+ * them, to debug a crash.  Both are inherited by what dwload starts. */
+static void no_core_dumps(void)
+{
+  const char *allow = getenv("DWLOAD_ALLOW_CORE");
+  if (allow && strcmp(allow, "1") == 0)
+    return;
+  /* The soft limit is the one that counts; either flag alone stops a
+   * core file, and each covers where the other may not (a core_pattern
+   * pipe ignores the limit; a later exec would reset the flag). */
+  struct rlimit lim = {0, 0};
+  int rc = getrlimit(RLIMIT_CORE, &lim);
+  lim.rlim_cur = 0;
+  if (rc != 0 || setrlimit(RLIMIT_CORE, &lim) != 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+    fprintf(stderr, "dwload: warning: cannot turn core dumps off; a crash could write passwords to disk\n");
+}
+
 int main(int argc, char **argv)
 {
+  no_core_dumps();
   static const struct option opts[] = {
     {"plugin-path", required_argument, NULL, 'P'},
     {"log-level", required_argument, NULL, 'L'},

@@ -286,11 +286,15 @@ static int read_meta(tjob *j, dwl_error *err)
 
 /* ---- the target ------------------------------------------------------------ */
 
-static int progress_ensure(const mig_opts *o, dwl_error *err)
+/* Creates the progress table if need be; *one_writer: the target is a
+ * warehouse that takes one writer at a time (SQLite), told from the
+ * connected driver, however the connection string names it (a DSN). */
+static int progress_ensure(const mig_opts *o, int *one_writer, dwl_error *err)
 {
   side s;
   if (side_open(&s, o->to, PROGRESS_TABLE, err) != 0)
     return -1;
+  *one_writer = strcmp(s.t->d->name, "sqlite") == 0;
   int rc = odbc_table_exists(s.t->c, NULL, PROGRESS_TABLE, err);
   if (rc == 0) {
     dwl_column name = {.type = DWL_TYPE_TEXT, .precision = 255};
@@ -1315,7 +1319,7 @@ static void opts_free(mig_opts *o)
 static int expand_conn(const char *in, char **out)
 {
   char *bad = NULL;
-  *out = spec_expand_env(in, &bad);
+  *out = spec_expand_conn(in, &bad);
   if (*out)
     return 0;
   fprintf(stderr, "dwload migrate: %s%s%s\n", bad ? "environment variable " : "bad ${...} in a connection string",
@@ -1406,7 +1410,7 @@ int migrate_main(int argc, char **argv)
   err_init(&err);
   mig m = {.o = &o, .tty = isatty(STDERR_FILENO)};
   pthread_mutex_init(&m.mu, NULL);
-  int rc = 0;
+  int rc = 0, one_writer = 0;
   char **names = o.tables;
   size_t nnames = o.ntables;
   if (o.all) {
@@ -1419,7 +1423,7 @@ int migrate_main(int argc, char **argv)
       if (strcmp(names[i], names[k]) == 0)
         rc = err_set(&err, DWL_EXIT_USAGE, "table %s is given twice", names[i]);
   if (rc == 0)
-    rc = progress_ensure(&o, &err);
+    rc = progress_ensure(&o, &one_writer, &err);
   if (rc == 0) {
     m.n = nnames;
     m.t = calloc(nnames ? nnames : 1, sizeof *m.t);
@@ -1433,7 +1437,7 @@ int migrate_main(int argc, char **argv)
   if (rc == 0) {
     long jobs = o.jobs < (long)nnames ? o.jobs : (long)(nnames ? nnames : 1);
     /* SQLite has one writer at a time: parallel chunks would wait on it. */
-    if (jobs > 1 && strcasestr(o.to, "sqlite")) {
+    if (jobs > 1 && one_writer) {
       log_msg(LOG_INFO, "the target is SQLite: tables are copied one at a time");
       jobs = 1;
     }

@@ -180,6 +180,12 @@ int ostmt_new(odbc_conn *c, odbc_stmt **out, dwl_error *err)
 
 int ostmt_prepare(odbc_conn *c, const char *sql, odbc_stmt **out, dwl_error *err)
 {
+  /* NULL is what a statement whose building failed (a poisoned dwl_buf)
+   * comes to: nothing of it may reach the server. */
+  *out = NULL;
+  if (!sql)
+    return err_set(err, DWL_EXIT_FAILED, "a statement could not be built (out of memory or too long); "
+                                         "nothing was executed");
   if (ostmt_new(c, out, err) != 0)
     return -1;
   odbc_stmt *s = *out;

@@ -11,8 +11,23 @@
 
 #include "buf.h"
 
-/* Attribute names whose values are secrets, compared case-insensitively. */
-static const char *const secret_keys[] = {"PWD", "PASSWORD", "PASSWD", "AUTHENTICATION", "TOKEN", "SECRET", NULL};
+/* Attribute names that carry a secret, compared case-insensitively as
+ * parts of the name: psqlODBC's Pwd and Password (and libpq's password
+ * and sslpassword inside its pqopt), MariaDB Connector/ODBC's PWD and
+ * PASSWORD (and key passwords such as TLSKeyPwd), the generic PWD the
+ * SQLite driver ignores, and tokens and secrets of any driver. */
+static const char *const secret_parts[] = {"PWD", "PASSW", "SECRET", "TOKEN", NULL};
+static const char *const secret_keys[] = {"AUTHENTICATION", NULL};
+
+/* Does the attribute name k[0..n), spaces around it aside, equal name? */
+static int key_is(const char *k, size_t n, const char *name)
+{
+  while (n && isspace((unsigned char)k[n - 1]))
+    n--;
+  while (n && isspace((unsigned char)*k))
+    k++, n--;
+  return strlen(name) == n && strncasecmp(k, name, n) == 0;
+}
 
 static int is_secret_key(const char *k, size_t n)
 {
@@ -21,9 +36,75 @@ static int is_secret_key(const char *k, size_t n)
   while (n && isspace((unsigned char)*k))
     k++, n--;
   for (int i = 0; secret_keys[i]; i++)
-    if (strlen(secret_keys[i]) == n && strncasecmp(k, secret_keys[i], n) == 0)
+    if (key_is(k, n, secret_keys[i]))
       return 1;
+  for (int i = 0; secret_parts[i]; i++) {
+    size_t m = strlen(secret_parts[i]);
+    for (size_t j = 0; j + m <= n; j++)
+      if (strncasecmp(k + j, secret_parts[i], m) == 0)
+        return 1;
+  }
   return 0;
+}
+
+/* Copies value text v[0..n) with the password of a URI in it
+ * (scheme://user:PASSWORD@host, as libpq's dbname may be) masked. */
+static void add_value(dwl_buf *out, const char *v, size_t n)
+{
+  const char *end = v + n, *p = v;
+  while (p + 3 <= end) {
+    const char *sch = memmem(p, (size_t)(end - p), "://", 3);
+    if (!sch)
+      break;
+    const char *ui = sch + 3, *at = ui;
+    while (at < end && *at != '@' && *at != '/' && !isspace((unsigned char)*at))
+      at++;
+    const char *colon = at < end && *at == '@' ? memchr(ui, ':', (size_t)(at - ui)) : NULL;
+    if (colon) {
+      buf_add(out, p, (size_t)(colon + 1 - p));
+      buf_adds(out, "***");
+      p = at;
+    } else {
+      buf_add(out, p, (size_t)(ui - p));
+      p = ui;
+    }
+  }
+  buf_add(out, p, (size_t)(end - p));
+}
+
+/* libpq's conninfo (psqlODBC's pqopt): "key = value ..." where a value is
+ * a word or '...' with \' and \\ escapes; secret keys' values masked. */
+static void add_conninfo(dwl_buf *out, const char *v, size_t n)
+{
+  const char *end = v + n, *p = v;
+  while (p < end) {
+    const char *k = p;
+    while (p < end && *p != '=')
+      p++;
+    if (p == end) {
+      buf_add(out, k, (size_t)(end - k));
+      return;
+    }
+    int secret = is_secret_key(k, (size_t)(p - k));
+    buf_add(out, k, (size_t)(p + 1 - k));
+    const char *val = ++p;
+    while (p < end && isspace((unsigned char)*p))
+      p++;
+    if (p < end && *p == '\'') {
+      for (p++; p < end && *p != '\''; p++)
+        if (*p == '\\' && p + 1 < end)
+          p++;
+      if (p < end)
+        p++;
+    } else {
+      while (p < end && !isspace((unsigned char)*p))
+        p++;
+    }
+    if (secret)
+      buf_adds(out, "***");
+    else
+      add_value(out, val, (size_t)(p - val));
+  }
 }
 
 /* Connection strings are KEY=VALUE pairs separated by ';', where a value
@@ -46,15 +127,15 @@ char *odbc_redact(const char *cs)
     const char *v = eq + 1;
     while (*v == ' ')
       v++;
+    const char *vclose = NULL;  /* the '}' that closes a braced value */
     if (*v == '{') {
       end = v + 1;
-      while (*end) {
+      while (*end && !vclose) {
         if (end[0] == '}' && end[1] == '}')
           end += 2;
-        else if (end[0] == '}') {
-          end++;
-          break;
-        } else
+        else if (end[0] == '}')
+          vclose = end++;
+        else
           end++;
       }
       while (*end && *end != ';')
@@ -64,11 +145,18 @@ char *odbc_redact(const char *cs)
       while (*end && *end != ';')
         end++;
     }
-    buf_add(&out, p, (size_t)(eq - p) + 1);
-    if (is_secret_key(p, (size_t)(eq - p)))
+    size_t klen = (size_t)(eq - p);
+    buf_add(&out, p, klen + 1);
+    if (is_secret_key(p, klen)) {
       buf_adds(&out, "***");
-    else
-      buf_add(&out, eq + 1, (size_t)(end - eq - 1));
+    } else if (key_is(p, klen, "pqopt")) {
+      const char *in = vclose ? v + 1 : eq + 1, *stop = vclose ? vclose : end;
+      buf_add(&out, eq + 1, (size_t)(in - (eq + 1)));
+      add_conninfo(&out, in, (size_t)(stop - in));
+      buf_add(&out, stop, (size_t)(end - stop));
+    } else {
+      add_value(&out, eq + 1, (size_t)(end - eq - 1));
+    }
     if (*end == ';') {
       buf_addc(&out, ';');
       end++;

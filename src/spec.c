@@ -22,6 +22,14 @@
 /* Bounds recursion on ${A:-${B:-...}} so hostile input cannot blow the
  * stack; nobody nests defaults this deep on purpose. */
 #define SPEC_MAX_NEST 32
+/* A job file nests four levels deep (load.deletes.where ...); libyaml
+ * takes time quadratic in the depth of flow collections ([[[[...), so a
+ * file nested deeper than this is refused before it is loaded. */
+#define SPEC_MAX_DEPTH 64
+/* No list or mapping of a job needs more entries than a table has
+ * columns (at most 4096); checks of entries against each other (duplicate
+ * keys, names) are then bounded however hostile the file. */
+#define SPEC_MAX_ENTRIES 4096
 
 /* ---- ${VAR} expansion ---------------------------------------------------- */
 
@@ -37,10 +45,55 @@ static int name_char(char ch)
   return name_start(ch) || (ch >= '0' && ch <= '9');
 }
 
-/* Expands from in[*i].  `out` NULL means "scan only": a default that is not
- * taken must still be well-formed, but its variables are not looked up
- * (as in the shell).  With `depth` > 0 it stops before the '}' that closes
- * the enclosing ${VAR:-...}. */
+static int expand_part(const char *in, size_t *i, dwl_buf *out, int depth, char **bad_var);
+
+/* Expands the one reference ${NAME} or ${NAME:-default} at in[*i] (which
+ * is "${") into out and moves *i past it.  `out` NULL means "scan only":
+ * a default that is not taken must still be well-formed, but its
+ * variables are not looked up (as in the shell). */
+static int expand_ref(const char *in, size_t *i, dwl_buf *out, int depth, char **bad_var)
+{
+  size_t start = *i + 2, j = start;
+  if (!name_start(in[j]))
+    return EXP_SYNTAX;
+  while (name_char(in[j]))
+    j++;
+  if (in[j] != '}' && !(in[j] == ':' && in[j + 1] == '-'))
+    return EXP_SYNTAX;
+  char *name = strndup(in + start, j - start);
+  if (!name)
+    return EXP_NOMEM;
+  const char *val = out ? getenv(name) : NULL;
+  if (in[j] == '}') {
+    if (out && !val) {
+      if (bad_var)
+        *bad_var = name;
+      else
+        free(name);
+      return EXP_UNSET;
+    }
+    free(name);
+    if (out && buf_adds(out, val) != 0)
+      return EXP_NOMEM;
+    *i = j + 1;
+    return EXP_OK;
+  }
+  free(name);
+  int take_default = out && (!val || !*val);
+  if (out && !take_default && buf_adds(out, val) != 0)
+    return EXP_NOMEM;
+  *i = j + 2;
+  int rc = expand_part(in, i, take_default ? out : NULL, depth + 1, bad_var);
+  if (rc != EXP_OK)
+    return rc;
+  if (in[*i] != '}')
+    return EXP_SYNTAX;
+  (*i)++;
+  return EXP_OK;
+}
+
+/* Expands from in[*i].  With `depth` > 0 it stops before the '}' that
+ * closes the enclosing ${VAR:-...}. */
 static int expand_part(const char *in, size_t *i, dwl_buf *out, int depth, char **bad_var)
 {
   if (depth > SPEC_MAX_NEST)
@@ -61,42 +114,9 @@ static int expand_part(const char *in, size_t *i, dwl_buf *out, int depth, char 
       *i += 2;
       continue;
     }
-    size_t start = *i + 2, j = start;
-    if (!name_start(in[j]))
-      return EXP_SYNTAX;
-    while (name_char(in[j]))
-      j++;
-    if (in[j] != '}' && !(in[j] == ':' && in[j + 1] == '-'))
-      return EXP_SYNTAX;
-    char *name = strndup(in + start, j - start);
-    if (!name)
-      return EXP_NOMEM;
-    const char *val = out ? getenv(name) : NULL;
-    if (in[j] == '}') {
-      if (out && !val) {
-        if (bad_var)
-          *bad_var = name;
-        else
-          free(name);
-        return EXP_UNSET;
-      }
-      free(name);
-      if (out && buf_adds(out, val) != 0)
-        return EXP_NOMEM;
-      *i = j + 1;
-      continue;
-    }
-    free(name);
-    int take_default = out && (!val || !*val);
-    if (out && !take_default && buf_adds(out, val) != 0)
-      return EXP_NOMEM;
-    *i = j + 2;
-    int rc = expand_part(in, i, take_default ? out : NULL, depth + 1, bad_var);
+    int rc = expand_ref(in, i, out, depth, bad_var);
     if (rc != EXP_OK)
       return rc;
-    if (in[*i] != '}')
-      return EXP_SYNTAX;
-    (*i)++;
   }
   return depth > 0 ? EXP_SYNTAX : EXP_OK;  /* unterminated default */
 }
@@ -118,10 +138,106 @@ static int expand(const char *in, char **res, char **bad_var)
   return *res ? EXP_OK : EXP_NOMEM;
 }
 
+/* Appends v as an ODBC attribute value: in braces, '}' doubled, when it
+ * holds what would otherwise end or change it (';', a brace, spaces at
+ * either end); as it is otherwise. */
+static int add_conn_value(dwl_buf *out, const char *v, size_t n, int in_braces)
+{
+  int brace = !in_braces && n &&
+              (memchr(v, ';', n) || memchr(v, '{', n) || memchr(v, '}', n) || v[0] == ' ' || v[n - 1] == ' ');
+  if (!in_braces && !brace)
+    return buf_add(out, v, n);
+  if (brace)
+    buf_addc(out, '{');
+  for (size_t k = 0; k < n; k++)
+    buf_add(out, v[k] == '}' ? "}}" : v + k, v[k] == '}' ? 2 : 1);
+  if (brace)
+    buf_addc(out, '}');
+  return buf_failed(out) ? -1 : 0;  /* a failed append poisons the rest */
+}
+
+/* ${VAR} expansion of an ODBC connection string (KEY=VALUE;...): a
+ * reference that is the whole value of an attribute (Pwd=${DW_PW}) is
+ * braced when its value needs it, so the driver sees all of it and the
+ * redaction of messages finds its end; one inside a braced value
+ * (Pwd={${DW_PW}}) gets its '}' doubled; one that is only part of an
+ * unbraced value, or stands for whole attributes, goes in as it is. */
+static int expand_conn(const char *in, char **res, char **bad_var)
+{
+  dwl_buf b, v;
+  size_t i = 0;
+  int rc = EXP_OK, in_key = 1, at_value = 0, in_braces = 0;
+  buf_init(&b, 0);
+  buf_init(&v, 0);
+  *res = NULL;
+  if (bad_var)
+    *bad_var = NULL;
+  while (in[i] && rc == EXP_OK) {
+    char ch = in[i];
+    if (ch == '$' && in[i + 1] == '{') {
+      buf_reset(&v);
+      rc = expand_ref(in, &i, &v, 0, bad_var);
+      if (rc != EXP_OK)
+        break;
+      int whole = at_value && (in[i] == ';' || in[i] == '\0');
+      const char *val = v.data ? v.data : "";
+      if (in_braces || whole)
+        rc = add_conn_value(&b, val, v.len, in_braces) != 0 ? EXP_NOMEM : EXP_OK;
+      else
+        rc = buf_add(&b, val, v.len) != 0 ? EXP_NOMEM : EXP_OK;
+      at_value = 0;
+      continue;
+    }
+    if (ch == '$' && in[i + 1] == '$') {
+      rc = buf_addc(&b, '$') != 0 ? EXP_NOMEM : EXP_OK;
+      i += 2;
+      at_value = 0;
+      continue;
+    }
+    /* Where the template's own text puts us: a key runs to its '=', a
+     * value starts after it (spaces allowed), braces open at a value's
+     * start and close at a single '}', and ';' ends the attribute. */
+    if (in_braces) {
+      if (ch == '}' && in[i + 1] == '}') {
+        rc = buf_add(&b, "}}", 2) != 0 ? EXP_NOMEM : EXP_OK;
+        i += 2;
+        continue;
+      }
+      in_braces = ch != '}';
+    } else if (in_key) {
+      in_key = ch != '=';
+      at_value = ch == '=';
+    } else if (ch == ';') {
+      in_key = 1;
+      at_value = 0;
+    } else if (ch == '{' && at_value) {
+      in_braces = 1;
+      at_value = 0;
+    } else if (ch != ' ') {
+      at_value = 0;
+    }
+    if (buf_addc(&b, ch) != 0)
+      rc = EXP_NOMEM;
+    i++;
+  }
+  buf_free(&v);
+  if (rc == EXP_OK && !(*res = buf_steal(&b)))
+    rc = EXP_NOMEM;
+  buf_free(&b);
+  return rc;
+}
+
 char *spec_expand_env(const char *in, char **bad_var)
 {
   char *res;
   expand(in, &res, bad_var);
+  return res;
+}
+
+char *spec_expand_conn(const char *in, char **bad_var)
+{
+  char *res;
+  expand_conn(in, &res, bad_var);
   return res;
 }
 
@@ -254,6 +370,7 @@ typedef struct pctx {
   yaml_document_t *doc;
   dwl_error *err;
   dwl_spec *s;
+  int conn;  /* the value being read is an ODBC connection string */
 } pctx;
 
 /* libyaml marks are 0-based; people count from 1. */
@@ -336,7 +453,7 @@ static char *scalar_text(pctx *c, const yaml_node_t *n)
     return NULL;
   }
   char *res, *bad = NULL;
-  switch (expand(sval(n), &res, &bad)) {
+  switch ((c->conn ? expand_conn : expand)(sval(n), &res, &bad)) {
   case EXP_OK:
     return res;
   case EXP_UNSET:
@@ -759,7 +876,10 @@ static int parse_opt(pctx *c, const char *key, const yaml_node_t *k, const yaml_
     if (is_null(v))
       return perr(c, NPOS(v), "%s: expected a value, found null", dotted);
     o->kind = SPEC_OPT_SCALAR;
-    return (o->scalar = scalar_text(c, v)) ? 0 : -1;
+    c->conn = strcmp(key, "connection") == 0;  /* the odbc plugin's */
+    o->scalar = scalar_text(c, v);
+    c->conn = 0;
+    return o->scalar ? 0 : -1;
   }
   if (v->type == YAML_SEQUENCE_NODE) {
     o->kind = SPEC_OPT_LIST;
@@ -847,7 +967,10 @@ static int parse_target(pctx *c, const yaml_node_t *v)
     char **dst = idx == 0 ? &s->target_connection : &s->target_table;
     char dotted[32];
     snprintf(dotted, sizeof dotted, "target.%s", key);
-    if (get_str(c, val, dotted, STR_NONEMPTY, dst) != 0)
+    c->conn = idx == 0;
+    int rc = get_str(c, val, dotted, STR_NONEMPTY, dst);
+    c->conn = 0;
+    if (rc != 0)
       return -1;
   }
   for (int i = 0; target_keys[i]; i++) {
@@ -1289,7 +1412,7 @@ static int read_all(const char *path, char **data, size_t *len, dwl_error *err)
   buf_init(&b, SPEC_MAX_FILE);
   while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
     if (buf_add(&b, chunk, n) != 0) {
-      int big = b.len + n > SPEC_MAX_FILE;
+      int big = buf_failed(&b) == BUF_TOOBIG;
       buf_free(&b);
       fclose(f);
       if (big)
@@ -1389,6 +1512,45 @@ static int yaml_error(pctx *c, const yaml_parser_t *p, const char *data, size_t 
   }
 }
 
+/* Refuses collections nested deeper than SPEC_MAX_DEPTH or holding more
+ * than SPEC_MAX_ENTRIES entries, reading events only up to the first such
+ * one.  A syntax error is left to the loader, which reports it. */
+static int check_shape(pctx *c, const char *data, size_t len)
+{
+  yaml_parser_t p;
+  yaml_event_t ev;
+  if (!yaml_parser_initialize(&p))
+    return oom(c);
+  yaml_parser_set_input_string(&p, (const unsigned char *)data, len);
+  /* events[d]: the child events of the collection open at depth d (a
+   * mapping's are its keys and values, two per entry); maps[d]: it is one */
+  size_t events[SPEC_MAX_DEPTH + 1] = {0};
+  int maps[SPEC_MAX_DEPTH + 1] = {0};
+  int depth = 0, rc = 0;
+  while (rc == 0 && yaml_parser_parse(&p, &ev)) {
+    yaml_event_type_t t = ev.type;
+    int line = (int)ev.start_mark.line + 1, col = (int)ev.start_mark.column + 1;
+    int opens = t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT;
+    if (depth > 0 && (opens || t == YAML_SCALAR_EVENT || t == YAML_ALIAS_EVENT) &&
+        ++events[depth] > (size_t)SPEC_MAX_ENTRIES * (maps[depth] ? 2 : 1))
+      rc = perr(c, line, col, "a %s in the job file has more than %d entries",
+                maps[depth] ? "mapping" : "list", SPEC_MAX_ENTRIES);
+    else if (opens && depth == SPEC_MAX_DEPTH)
+      rc = perr(c, line, col, "the job file nests collections more than %d levels deep", SPEC_MAX_DEPTH);
+    else if (opens) {
+      depth++;
+      events[depth] = 0;
+      maps[depth] = t == YAML_MAPPING_START_EVENT;
+    } else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
+      depth--;
+    yaml_event_delete(&ev);
+    if (t == YAML_STREAM_END_EVENT)
+      break;
+  }
+  yaml_parser_delete(&p);
+  return rc;
+}
+
 static char *dup_or_null(const char *v, int *failed)
 {
   char *d = strdup(v);
@@ -1427,7 +1589,7 @@ dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *
 
   yaml_parser_t parser;
   yaml_document_t doc;
-  pctx c = {path, &doc, err, s};
+  pctx c = {path, &doc, err, s, 0};
   int rc = -1;
   if (!yaml_parser_initialize(&parser)) {
     oom(&c);
@@ -1435,7 +1597,9 @@ dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *
     return NULL;
   }
   yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
-  if (!yaml_parser_load(&parser, &doc)) {
+  if (check_shape(&c, data, len) != 0) {
+    /* refused before loading */
+  } else if (!yaml_parser_load(&parser, &doc)) {
     yaml_error(&c, &parser, data, len);
   } else {
     yaml_node_t *root = yaml_document_get_root_node(&doc);

@@ -130,6 +130,11 @@ const spec_opt *spec_source_opt(const dwl_spec *s, const char *name);
  * string, or NULL with *bad_var set to the first unset variable's name
  * (a new string) or NULL for a syntax error. */
 char *spec_expand_env(const char *in, char **bad_var);
+/* The same for an ODBC connection string: a variable that is the whole
+ * value of an attribute (Pwd=${PW}) is wrapped in braces, '}' doubled,
+ * when its value holds ';', '{', '}' or spaces at either end; inside a
+ * braced value its '}' are doubled; elsewhere it goes in as it is. */
+char *spec_expand_conn(const char *in, char **bad_var);
 
 /* The nearest of `candidates` (NULL-terminated) to `word` by edit distance,
  * or NULL when none is close enough to suggest. */

@@ -2,6 +2,7 @@
  * what an existing table's columns can take (target_value_fits). */
 #include "target.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,9 +113,44 @@ void target_free(target *t)
   free(t);
 }
 
-static int add_col(target *t, const char *name, int role, size_t src, dwl_column decl, dwl_error *err)
+/* The names of the table's columns so far, by case-insensitive hash, so
+ * that laying out n columns costs O(n), not O(n^2): a source with
+ * thousands of columns is checked for clashes in an instant. */
+typedef struct colset {
+  size_t *slot;  /* index + 1 into t->cols; 0 is empty */
+  size_t mask;
+  size_t cap;    /* of t->cols */
+} colset;
+
+static size_t name_hash(const char *s)
 {
-  for (size_t i = 0; i < t->ncols; i++) {
+  size_t h = 1469598103934665603ULL & SIZE_MAX;
+  for (; *s; s++)
+    h = (h ^ (size_t)tolower((unsigned char)*s)) * (1099511628211ULL & SIZE_MAX);
+  return h;
+}
+
+static int colset_init(colset *cs, target *t, size_t n, dwl_error *err)
+{
+  size_t m = 16;
+  while (m < 2 * n)
+    m *= 2;
+  cs->slot = calloc(m, sizeof *cs->slot);
+  cs->mask = m - 1;
+  cs->cap = n;
+  free(t->cols);
+  t->cols = calloc(n, sizeof *t->cols);
+  t->ncols = 0;
+  if (!cs->slot || !t->cols)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  return 0;
+}
+
+static int add_col(target *t, colset *cs, const char *name, int role, size_t src, dwl_column decl, dwl_error *err)
+{
+  size_t h = name_hash(name) & cs->mask;
+  for (; cs->slot[h]; h = (h + 1) & cs->mask) {
+    size_t i = cs->slot[h] - 1;
     if (strcasecmp(t->cols[i].name, name) != 0)
       continue;
     /* Names are matched without regard to case, as SQL does unquoted. */
@@ -127,10 +163,9 @@ static int add_col(target *t, const char *name, int role, size_t src, dwl_column
                    "%s: dimension column '%s' has the name of a source column; rename it under dimension:",
                    t->spec->path, role == TC_SRC ? t->cols[i].name : name);
   }
-  tcol *nc = realloc(t->cols, (t->ncols + 1) * sizeof *nc);
-  if (!nc)
-    return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  t->cols = nc;
+  if (t->ncols == cs->cap)  /* colset_init reserved room for all */
+    return err_set(err, DWL_EXIT_FAILED, "internal error: more columns than laid out");
+  cs->slot[h] = t->ncols + 1;
   tcol *c = &t->cols[t->ncols];
   memset(c, 0, sizeof *c);
   c->name = name;
@@ -151,7 +186,31 @@ static int add_col(target *t, const char *name, int role, size_t src, dwl_column
   return 0;
 }
 
+static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl_error *err);
+
+/* A source that wide is not a dimension but a mistake or an attack; every
+ * warehouse refuses fewer (each dialect's max_columns says how many). */
+#define TARGET_MAX_COLUMNS 4096
+
 int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
+{
+  if (nsrc > TARGET_MAX_COLUMNS)
+    return err_set(err, DWL_EXIT_FAILED, "the source has %zu columns; dwload loads at most %d", nsrc,
+                   TARGET_MAX_COLUMNS);
+  colset cs;
+  int rc = colset_init(&cs, t, nsrc + 6, err);  /* and the bookkeeping columns */
+  if (rc == 0)
+    rc = layout(t, &cs, src, nsrc, err);
+  free(cs.slot);
+  if (rc == 0 && t->d->max_columns && t->ncols > (size_t)t->d->max_columns)
+    rc = err_set(err, DWL_EXIT_FAILED,
+                 "table %s would have %zu columns (%zu from the source, the rest dwload's bookkeeping); "
+                 "%s tables hold at most %d",
+                 t->spec->target_table, t->ncols, nsrc, t->d->dbms_prefix, t->d->max_columns);
+  return rc;
+}
+
+static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl_error *err)
 {
   const dwl_spec *s = t->spec;
   t->src = src;
@@ -174,14 +233,14 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
   dwl_column tstamp = {.type = vtype, .nullable = 1};
   if (scd2 && s->surrogate_key) {
     dwl_column sk = {.type = s->sk_strategy == SK_HASH ? DWL_TYPE_TEXT : DWL_TYPE_INTEGER, .nullable = 0};
-    if (add_col(t, s->surrogate_key, TC_SK, 0, sk, err) != 0)
+    if (add_col(t, cs, s->surrogate_key, TC_SK, 0, sk, err) != 0)
       return -1;
   }
   for (size_t i = 0; i < nsrc; i++) {
     dwl_column decl = src[i];
     if ((ssize_t)i == t->lmd)
       decl.type = vtype;  /* written in canonical form */
-    if (add_col(t, src[i].name, TC_SRC, i, decl, err) != 0)
+    if (add_col(t, cs, src[i].name, TC_SRC, i, decl, err) != 0)
       return -1;
   }
   if (!scd2)
@@ -189,13 +248,13 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
   /* valid_from may be the lmd column itself (seed 001's ROW_EFF_DT). */
   if (t->lmd >= 0 && strcasecmp(s->valid_from, src[t->lmd].name) == 0)
     t->ix[TC_VALID_FROM] = (ssize_t)t->lmd + (s->surrogate_key ? 1 : 0);
-  else if (add_col(t, s->valid_from, TC_VALID_FROM, 0, tstamp, err) != 0)
+  else if (add_col(t, cs, s->valid_from, TC_VALID_FROM, 0, tstamp, err) != 0)
     return -1;
-  if (add_col(t, s->valid_to, TC_VALID_TO, 0, tstamp, err) != 0)
+  if (add_col(t, cs, s->valid_to, TC_VALID_TO, 0, tstamp, err) != 0)
     return -1;
-  if (s->current && add_col(t, s->current, TC_CURRENT, 0, flag, err) != 0)
+  if (s->current && add_col(t, cs, s->current, TC_CURRENT, 0, flag, err) != 0)
     return -1;
-  if (s->deleted && add_col(t, s->deleted, TC_DELETED, 0, flag, err) != 0)
+  if (s->deleted && add_col(t, cs, s->deleted, TC_DELETED, 0, flag, err) != 0)
     return -1;
 
   dwl_buf p;
@@ -559,7 +618,9 @@ static int key_index(target *t, dwl_buf *idx, dwl_error *err)
     buf_printf(idx, ", %s)", t->cols[t->ix[TC_CURRENT]].q);
   else
     buf_adds(idx, ")");
-  return 0;
+  /* A failed index text is empty: without this the table would be made
+   * without its key index, and every run would scan it. */
+  return buf_failed(idx) ? err_set(err, DWL_EXIT_FAILED, "out of memory") : 0;
 }
 
 /* The table and its key index.  Where DDL commits by itself (MariaDB),

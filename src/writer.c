@@ -141,6 +141,9 @@ static void print_params(FILE *f, const dwl_value *p, size_t n)
 static int run_sql(writer *w, odbc_stmt **s, const char *sql, const dwl_value *params, const SQLSMALLINT *types,
                    size_t n, dwl_error *err)
 {
+  if (!sql)  /* its building failed: neither shown nor run */
+    return err_set(err, DWL_EXIT_FAILED, "a statement could not be built (out of memory or too long); "
+                                         "nothing was executed");
   if (w->plan) {
     if (w->sqlout) {
       fprintf(w->sqlout, "%s;\n", sql);
@@ -791,6 +794,7 @@ static int history_stages(writer *w, dwl_error *err)
     buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[nk]);
     if (del)
       buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_DELETED]].q, s->cols[nk + 1]);
+    buf_taint(&b, &on);  /* no statement around a join condition that failed */
     if (slot == SLOT_DROP && join)
       buf_printf(&b, "DELETE d FROM %s AS d JOIN %s AS s ON %s", t->table_q, s->name, on.data);
     else if (slot == SLOT_DROP && t->d->update_style == UPD_PER_ROW)

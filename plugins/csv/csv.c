@@ -28,6 +28,10 @@ enum { PS_ROW_NOT_BEGUN = 0, PS_FIELD_NOT_BEGUN = 1, PS_FIELD_BEGUN = 2, PS_FIEL
  * one field; stop long before memory runs out. */
 #define MAX_FIELD_BYTES ((size_t)1 << 30)
 #define ARENA_MIN (64 * 1024)
+/* The host loads at most 4096 columns (and every warehouse fewer); a
+ * header wider than that is refused as it is read, before its names are
+ * checked against each other. */
+#define MAX_COLUMNS 4096
 
 /* The one piece of global state: the host API is the same for every
  * instance of the plugin. */
@@ -275,6 +279,11 @@ static void on_field(void *s, size_t len, void *data)
     return;
 
   if (st->in_header) {
+    if (st->nhdr == MAX_COLUMNS) {
+      src_error(st, "%s:%" PRIu64 ": the header has more than %d columns; dwload reads at most %d", st->path,
+                st->rec_line, MAX_COLUMNS, MAX_COLUMNS);
+      return;
+    }
     if (st->nhdr == st->hdr_cap) {
       size_t cap = st->hdr_cap ? st->hdr_cap * 2 : 16;
       hdr_field *h = realloc(st->hdr, cap * sizeof *h);

@@ -27,6 +27,10 @@
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 KILLAT="python3 $TOP_SRCDIR/tests/integration/killat.py"
+# killat.py watches the run's /proc/PID/fd and io, which a process that is
+# not dumpable (dwload's default, dwload(1) ENVIRONMENT) shows only to root.
+DWLOAD_ALLOW_CORE=1
+export DWLOAD_ALLOW_CORE
 # the measure of the work after the feed (killat.py's write or wait points)
 if is_warehouse sqlite; then WORK_AS=write WORK_SEEN=written; else WORK_AS=wait WORK_SEEN=waited; fi
 N=300000

@@ -64,8 +64,19 @@ T_N=0
 T_FAILED=0
 WH_DB=""
 
-# _wh_drop_db: drops the test's database (at exit)
+# _wh_drop_db: drops the test's database (at exit), and the users
+# wh_login_user made
 _wh_drop_db() {
+  for _u in ${_WH_USERS:-}; do
+    if [ "$WAREHOUSE" = postgresql ]; then
+      # its tables and its rights (on the database too) go first
+      _wh_psql "$WH_DB" -c "DROP OWNED BY \"$_u\" CASCADE" >/dev/null 2>&1
+      _wh_psql postgres -c "DROP ROLE IF EXISTS \"$_u\"" >/dev/null 2>&1
+    else
+      _wh_mariadb "" -e "DROP USER IF EXISTS '$_u'@'%'" >/dev/null 2>&1
+    fi
+  done
+  _WH_USERS=""
   [ -n "$WH_DB" ] || return 0
   if [ -n "${KEEP_WORK:-}" ]; then
     echo "# database kept: $WH_DB"
@@ -237,6 +248,38 @@ case $WAREHOUSE in
     fi
     ;;
 esac
+
+# wh_login_user NAME PASSWORD: a user of the server (PostgreSQL, MariaDB)
+# who logs in with PASSWORD (any characters but ') and may do anything in
+# the test's database; dropped when the script ends
+wh_login_user() {
+  case $WAREHOUSE in
+    postgresql)
+      sql "CREATE ROLE \"$1\" LOGIN PASSWORD '$2';
+           GRANT ALL ON DATABASE \"$WH_DB\" TO \"$1\";
+           GRANT ALL ON SCHEMA public TO \"$1\"" >/dev/null ;;
+    mariadb)
+      sql "CREATE USER '$1'@'%' IDENTIFIED BY '$2';
+           GRANT ALL ON \"$WH_DB\".* TO '$1'@'%'" >/dev/null ;;
+  esac
+  _WH_USERS="${_WH_USERS:-} $1"
+}
+
+# wh_user_conn USER PASSWORD [HOST]: the connection string of the test's
+# database for USER (wh_login_user) with PASSWORD as written, on HOST
+# (default: the server's); SQLite, which has no users: the test's file
+# (or the file HOST) with PWD=PASSWORD
+wh_user_conn() {
+  case $WAREHOUSE in
+    sqlite) printf 'Driver=SQLite3;Database=%s;PWD=%s' "${3:-$WH}" "$2" ;;
+    postgresql)
+      printf 'Driver=PostgreSQL Unicode;Server=%s;Port=%s;Database=%s;Uid=%s;Pwd=%s' \
+        "${3:-$DWL_PG_HOST}" "$DWL_PG_PORT" "$WH_DB" "$1" "$2" ;;
+    mariadb)
+      printf 'Driver=MariaDB Unicode;Server=%s;Port=%s;Database=%s;User=%s;Password=%s' \
+        "${3:-$DWL_MARIADB_HOST}" "$DWL_MARIADB_PORT" "$WH_DB" "$1" "$2" ;;
+  esac
+}
 
 # warehouse: prints the warehouse (sqlite, postgresql or mariadb)
 warehouse() {
@@ -510,6 +553,40 @@ sqltext() {
 # table_exists TABLE: 1 if the warehouse has the table, else 0
 table_exists() {
   wh_has_table "$1"
+}
+
+# conn_job NAME CONNECTION TABLE CSV [LOAD-LINES]: an scd2 job of CSV (its
+# path may be overridden by $FEED) into TABLE through CONNECTION, as
+# written; prints the job file's path
+conn_job() {
+  cat >"$WORK/$1.yaml" <<EOF
+version: 1
+job: $1
+source:
+  plugin: csv
+  path: \${FEED:-$4}
+  types: {id: integer}
+target:
+  connection: "$2"
+  table: $3
+load:
+  mode: scd2
+  key: id
+  lmd: lmd
+${5:-}
+EOF
+  echo "$WORK/$1.yaml"
+}
+
+# wh_wait_running JOB [SECONDS]: waits until JOB's row of dwload_state
+# shows a run holding it (running_since), at most SECONDS (default 30)
+wh_wait_running() {
+  _i=0
+  until [ "$(sql "SELECT CASE WHEN running_since IS NOT NULL THEN 1 ELSE 0 END FROM dwload_state
+                 WHERE job = '$1'" 2>/dev/null)" = 1 ] || [ $_i -ge $((${2:-30} * 10)) ]; do
+    sleep 0.1
+    _i=$((_i + 1))
+  done
 }
 
 # mkjob NAME CSV TABLE [SOURCE-LINES]: a csv -> scd2 job; the load: and

@@ -19,60 +19,24 @@ WRONG="Wr$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')Q"
 SECRET_USER="dwl_sec_$$"
 
 # The connection string of the test's own user, with PASSWORD as password.
-case $WAREHOUSE in
-  sqlite)
-    # The SQLite driver takes no password; the attribute must still be
-    # kept out of every message (in braces, with a ';' in it, too).
-    conn_with() { printf 'Driver=SQLite3;Database=%s;PWD={a;%s}' "${2:-$WH}" "$1"; }
-    BAD_HOST_CONN="Driver=SQLite3;Database=$WORK/no/such/dir/wh.db;PWD=$SECRET"
-    ;;
-  postgresql)
-    sql "CREATE ROLE \"$SECRET_USER\" LOGIN PASSWORD '$SECRET';
-         GRANT ALL ON DATABASE \"$WH_DB\" TO \"$SECRET_USER\";
-         GRANT ALL ON SCHEMA public TO \"$SECRET_USER\"" >/dev/null
-    trap '_wh_drop_db; _wh_psql postgres -c "DROP ROLE IF EXISTS \"$SECRET_USER\"" >/dev/null 2>&1;
-          if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
-    conn_with() {
-      printf 'Driver=PostgreSQL Unicode;Server=%s;Port=%s;Database=%s;Uid=%s;Pwd=%s' \
-        "${2:-$DWL_PG_HOST}" "$DWL_PG_PORT" "$WH_DB" "$SECRET_USER" "$1"
-    }
-    BAD_HOST_CONN=$(conn_with "$SECRET" no-such-host.invalid)
-    ;;
-  mariadb)
-    sql "CREATE USER '$SECRET_USER'@'%' IDENTIFIED BY '$SECRET';
-         GRANT ALL ON \"$WH_DB\".* TO '$SECRET_USER'@'%'" >/dev/null
-    trap '_wh_drop_db; _wh_mariadb "" -e "DROP USER IF EXISTS '"'$SECRET_USER'"'@'"'%'"'" >/dev/null 2>&1;
-          if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
-    conn_with() {
-      printf 'Driver=MariaDB Unicode;Server=%s;Port=%s;Database=%s;User=%s;Password=%s' \
-        "${2:-$DWL_MARIADB_HOST}" "$DWL_MARIADB_PORT" "$WH_DB" "$SECRET_USER" "$1"
-    }
-    BAD_HOST_CONN=$(conn_with "$SECRET" no-such-host.invalid)
-    ;;
-esac
+# The SQLite driver takes no password; the attribute must still be kept
+# out of every message (in braces, with a ';' in it, too).
+conn_with() {
+  if is_warehouse sqlite; then wh_user_conn "" "{a;$1}" "${2:-}"; else wh_user_conn "$SECRET_USER" "$1" "${2:-}"; fi
+}
+if is_warehouse sqlite; then
+  BAD_HOST_CONN="Driver=SQLite3;Database=$WORK/no/such/dir/wh.db;PWD=$SECRET"
+else
+  wh_login_user "$SECRET_USER" "$SECRET"
+  BAD_HOST_CONN=$(conn_with "$SECRET" no-such-host.invalid)
+fi
 GOOD_CONN=$(conn_with "$SECRET")
 
 # sjob NAME CONNECTION TABLE CSV [LOAD-LINES]: an scd2 job with a reject file
 sjob() {
-  cat >"$WORK/$1.yaml" <<EOF
-version: 1
-job: $1
-source:
-  plugin: csv
-  path: \${FEED:-$4}
-  types: {id: integer}
-target:
-  connection: "$2"
-  table: $3
-load:
-  mode: scd2
-  key: id
-  lmd: lmd
-  max_rejects: 5
+  conn_job "$1" "$2" "$3" "$4" "  max_rejects: 5
   reject_file: $1.rejects.csv
-${5:-}
-EOF
-  echo "$WORK/$1.yaml"
+${5:-}"
 }
 
 OUTS="$WORK/outputs"
@@ -142,12 +106,7 @@ exec 3<>"$FIFO"
 FEED="$FIFO" "$DWLOAD" --log-level debug run "$J" >"$OUTS/held.out" 2>"$OUTS/held.err" 3>&- &
 HELD=$!
 printf 'id,name,lmd\n1,Ann,2024-01-01 00:00:00\n' >&3
-i=0
-until [ "$(sql "SELECT CASE WHEN running_since IS NOT NULL THEN 1 ELSE 0 END FROM dwload_state
-              WHERE job = 'locked'" 2>/dev/null)" = 1 ] || [ $i -ge 100 ]; do
-  sleep 0.1
-  i=$((i + 1))
-done
+wh_wait_running locked 10
 probe 3 "a locked job" run "$J"
 exec 3>&-
 wait "$HELD"
