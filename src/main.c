@@ -53,9 +53,11 @@ static const char usage_text[] =
     "  -V, --version         print the version\n"
     "\n"
     "Exit status: 0 success, 1 the run failed (nothing committed), 2 bad command\n"
-    "line or invalid job spec, 3 another run of the job holds its lock; N with\n"
-    "run --empty-exit N when nothing was past the checkpoint.  1 and 3 are worth\n"
-    "a retry, 2 is not.\n"
+    "line or invalid job spec, 3 another run of the job holds its lock, 5 the\n"
+    "commit call failed and its outcome is unknown (see `dwload state`), 6 the\n"
+    "summary could not be written to stdout, 128+N interrupted by signal N\n"
+    "(rolled back); N with run --empty-exit N when nothing was past the\n"
+    "checkpoint.  1, 3, 5 and 128+N are worth a retry, 2 is not.\n"
     "See dwload(1) and dwload-job(5).\n";
 
 typedef struct command {
