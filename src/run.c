@@ -194,6 +194,8 @@ typedef struct run_ctx {
   pushdown *pd;         /* load.engine: pushdown */
   int locked;
   dwl_ts started;       /* the run's timestamp: deletions by absence */
+  odbc_conn *failed_conn;  /* the connection whose commit call failed: its
+                              statements are freed before it */
 } run_ctx;
 
 static void note_lmd(run_ctx *r, const dwl_ts *lmd)
@@ -541,6 +543,7 @@ static void run_free(run_ctx *r)
   prep_free(&r->p);
   source_close(r->src);
   target_free(r->t);
+  odbc_close(r->failed_conn);
 }
 
 /* Connects and makes sure the state table exists: nothing job-specific is
@@ -671,7 +674,7 @@ static int commit_outcome(run_ctx *r, dwl_error *err)
                    "the commit's outcome is unknown: %s; checking it failed: %s; this run's id is %s", why, e2.msg,
                    r->sum->run_id);
   }
-  odbc_close(r->t->c);
+  r->failed_conn = r->t->c;
   r->t->c = c2;
   if (strcmp(id, r->sum->run_id) == 0) {
     log_msg(LOG_WARN, "the commit call failed (%s), but the commit happened: the state row holds this run's id %s",

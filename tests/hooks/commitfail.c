@@ -8,18 +8,21 @@
  *            outcome cannot be checked)
  *   hold     create the file $DWL_TEST_COMMIT_FIFO.ready, wait for a line
  *            on the FIFO $DWL_TEST_COMMIT_FIFO (a signal does not end the
- *            wait), then commit for real: the test kills the session on
- *            the server meanwhile, or signals dwload at its commit
+ *            wait; 60 s do), then commit for real: the test kills the
+ *            session on the server meanwhile, or signals dwload at its
+ *            commit
  * Unset: the calls pass through.  Built for the suite, never installed. */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sql.h>
@@ -56,19 +59,30 @@ static void hold(void)
     return;
   char ready[4096];
   snprintf(ready, sizeof ready, "%s.ready", fifo);
-  int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd >= 0)
-    close(fd);
-  /* dwload's signal handlers do not restart calls: retried here. */
-  do
-    fd = open(fifo, O_RDONLY);
-  while (fd < 0 && errno == EINTR);
+  int rfd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (rfd >= 0)
+    close(rfd);
+  /* Opened read-write, so the open does not wait for the test; the wait
+   * for its line is bounded (60 s), so a test that fails leaves no run
+   * behind.  dwload's signal handlers do not restart calls: retried. */
+  int fd = open(fifo, O_RDWR);
   if (fd < 0)
     return;
-  char c;
-  ssize_t n;
-  while ((n = read(fd, &c, 1)) == 1 ? c != '\n' : n < 0 && errno == EINTR)
-    ;
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long left = 60000 - (long)((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+    if (left <= 0)
+      break;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int n = poll(&p, 1, (int)left);
+    char c;
+    if (n > 0 && read(fd, &c, 1) == 1 && c == '\n')
+      break;
+    if (n < 0 && errno != EINTR)
+      break;
+  }
   close(fd);
 }
 
