@@ -291,7 +291,13 @@ int state_read_run_id(odbc_conn *c, const dialect *d, const char *job, int wait,
     }
     ostmt_free(s);
   }
-  if (lock)
+  if (lock) {
     odbc_rollback(c);
+    /* the connection goes on with the run: waiting normally again */
+    dwl_error e2;
+    err_init(&e2);
+    if (d->lock_done_sql)
+      odbc_exec(c, d->lock_done_sql, NULL, NULL, 0, &e2);
+  }
   return rc < 0 ? -1 : 0;
 }
