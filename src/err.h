@@ -11,7 +11,11 @@ enum dwl_exit {
   DWL_EXIT_OK = 0,
   DWL_EXIT_FAILED = 1,  /* source, target or data error; nothing committed */
   DWL_EXIT_USAGE = 2,   /* bad command line or invalid job spec */
-  DWL_EXIT_LOCKED = 3   /* another run of the same job holds its lock */
+  DWL_EXIT_LOCKED = 3,  /* another run of the same job holds its lock */
+  /* 4 is reserved */
+  DWL_EXIT_UNKNOWN = 5, /* the commit call failed and its outcome could not be checked */
+  DWL_EXIT_SUMMARY = 6, /* the run's summary could not be written to stdout */
+  DWL_EXIT_SIGNAL = 128 /* + N: interrupted by signal N (rolled back) */
 };
 
 typedef struct dwl_error {

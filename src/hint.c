@@ -24,6 +24,11 @@ static const char guard_hint[] =
     "what a run would delete, with the same overrides";
 
 static const hint_rule rules[] = {
+  {DWL_EXIT_UNKNOWN, NULL, NULL,
+   "`dwload state JOB` shows the run id of the last committed run: if it is this run's id, the run "
+   "committed; a retry is safe either way (the data and the checkpoint commit together)"},
+  {0, "interrupted by SIG", NULL,
+   "the run was stopped by a signal and rolled back; run the job again to load its rows"},
   {DWL_EXIT_LOCKED, NULL, NULL,
    "exit 3 is worth a retry later; `dwload state JOB` shows the run that holds the lock"},
   {0, "cannot connect to", "Can't open lib",

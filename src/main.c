@@ -1,8 +1,11 @@
 /* The dwload command line: global options, then a command and its job
  * file.  Exit codes (dwload(1)): 0 ok, 1 run failed, 2 usage or spec
- * error, 3 the job is locked by another run. */
+ * error, 3 the job is locked by another run, 5 the commit's outcome is
+ * unknown, 6 the summary could not be written, 128+N interrupted by
+ * signal N. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include "asof.h"
 #include "err.h"
 #include "hint.h"
+#include "interrupt.h"
 #include "log.h"
 #include "migrate.h"
 #include "plugin_host.h"
@@ -52,9 +56,11 @@ static const char usage_text[] =
     "  -V, --version         print the version\n"
     "\n"
     "Exit status: 0 success, 1 the run failed (nothing committed), 2 bad command\n"
-    "line or invalid job spec, 3 another run of the job holds its lock; N with\n"
-    "run --empty-exit N when nothing was past the checkpoint.  1 and 3 are worth\n"
-    "a retry, 2 is not.\n"
+    "line or invalid job spec, 3 another run of the job holds its lock, 5 the\n"
+    "commit call failed and its outcome is unknown (see `dwload state`), 6 the\n"
+    "summary could not be written to stdout, 128+N interrupted by signal N\n"
+    "(rolled back); N with run --empty-exit N when nothing was past the\n"
+    "checkpoint.  1, 3, 5 and 128+N are worth a retry, 2 is not.\n"
     "See dwload(1) and dwload-job(5).\n";
 
 typedef struct command {
@@ -171,13 +177,29 @@ static int cmd_plugins(int argc, char **argv)
   return plugin_list(stdout, json) == 0 ? DWL_EXIT_OK : DWL_EXIT_FAILED;
 }
 
+/* Prints the summary line of run and plan; a summary that cannot be
+ * written (stdout on a full disk, a closed pipe) is said on stderr, with
+ * whether the run committed, and makes a successful run exit 6.  A failed
+ * run keeps its own exit status. */
+static int print_summary(const run_summary *s, int committed, int rc)
+{
+  if (summary_print(s, stdout) == 0)
+    return rc;
+  int e = errno;
+  log_msg(LOG_ERROR, "could not write the run's summary to stdout (%s): it is lost; the run %s", strerror(e),
+          committed                  ? "committed"
+          : rc == DWL_EXIT_UNKNOWN   ? "may or may not have committed (see the error above)"
+                                     : "did not commit");
+  return rc == DWL_EXIT_OK ? DWL_EXIT_SUMMARY : rc;
+}
+
 /* Prints the summary line for run and plan, also when the spec is bad, so
  * a scheduler always finds one. */
-static void summary_for_failure(const char *job, const char *mode)
+static int summary_for_failure(const char *job, const char *mode, int rc)
 {
   run_summary s;
   summary_init(&s, job, mode);
-  summary_print(&s, stdout);
+  return print_summary(&s, 0, rc);
 }
 
 static int cmd_main(const command *cmd, int argc, char **argv)
@@ -242,13 +264,16 @@ static int cmd_main(const command *cmd, int argc, char **argv)
     return usage_error("asof needs --at TIMESTAMP");
 
   int is_run = strcmp(cmd->name, "run") == 0, is_plan = strcmp(cmd->name, "plan") == 0;
+  /* A run stopped by a signal rolls back and reports (dwload(1), SIGNALS). */
+  if (is_run || is_plan)
+    interrupt_install();
   dwl_error err;
   err_init(&err);
   dwl_spec *spec = spec_load(argv[optind], &err);
   if (!spec) {
     log_error(&err);
     if (is_run || is_plan)
-      summary_for_failure(NULL, NULL);
+      return summary_for_failure(NULL, NULL, err.code);
     return err.code;
   }
   log_set_job(spec->job);
@@ -261,16 +286,18 @@ static int cmd_main(const command *cmd, int argc, char **argv)
     run_summary sum;
     progress_begin(show_progress && log_get_level() >= LOG_INFO && log_get_format() == LOG_TEXT);
     rc = run_job(spec, &o, &sum, &err);
+    interrupt_ack();  /* the run is over: a signal now changes nothing */
     progress_end();
     if (rc != 0)
       log_error(&err);
+    int code = rc == 0 ? DWL_EXIT_OK : err.code ? err.code : DWL_EXIT_FAILED;
     if (rc == 0 && empty_exit >= 0 && run_was_empty(&sum)) {
       log_msg(LOG_INFO, "nothing past the checkpoint: exit %d (--empty-exit)", empty_exit);
-      summary_print(&sum, stdout);
-      spec_free(spec);
-      return empty_exit;
+      code = empty_exit;
     }
-    summary_print(&sum, stdout);
+    code = print_summary(&sum, rc == 0 && is_run, code);
+    spec_free(spec);
+    return code;
   } else if (strcmp(cmd->name, "check") == 0) {
     rc = check_job(spec, stdout, &err);
   } else if (strcmp(cmd->name, "state") == 0) {

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "interrupt.h"
+
 /* ---- the statement executing on its own thread ---------------------------- */
 
 int odbc_sync(odbc_conn *c, dwl_error *err)
@@ -118,6 +120,8 @@ int odbc_commit(odbc_conn *c, dwl_error *err)
   }
   SQLRETURN rc = SQLEndTran(SQL_HANDLE_DBC, c->dbc, SQL_COMMIT);
   if (!SQL_SUCCEEDED(rc)) {
+    /* The server may have committed before the failure reached us. */
+    c->commit_failed = 1;
     odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_DBC, c->dbc, "commit failed");
     odbc_rollback(c);
     return -1;
@@ -349,7 +353,10 @@ static int execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *typ
 {
   if (!s->slot && bind_params(s, params, types, n, err) != 0)
     return -1;
+  if (interrupt_stmt_begin(s->h, err) != 0)
+    return -1;
   SQLRETURN rc = SQLExecute(s->h);
+  interrupt_stmt_end(s->h);
   if (rc == SQL_NO_DATA || SQL_SUCCEEDED(rc))
     return 0;
   stmt_note_diag(s);
@@ -390,7 +397,10 @@ int ostmt_fetch(odbc_stmt *s, const dwl_value **row, dwl_error *err)
     return -1;
   if (!s->cols && stmt_setup_cols(s, err) != 0)
     return -1;
+  if (interrupt_stmt_begin(s->h, err) != 0)
+    return -1;
   SQLRETURN rc = SQLFetch(s->h);
+  interrupt_stmt_end(s->h);
   if (rc == SQL_NO_DATA)
     return 0;
   if (!SQL_SUCCEEDED(rc))

@@ -21,6 +21,9 @@ typedef struct odbc_conn {
   char dbms[64];         /* SQL_DBMS_NAME */
   char dbms_ver[64];     /* SQL_DBMS_VER */
   int in_txn;
+  /* SQLEndTran(SQL_COMMIT) itself failed: whether the transaction was
+   * committed is unknown until checked on another connection. */
+  int commit_failed;
   /* A statement executing on a thread of its own (ostmt_execute_async);
    * every other use of the connection waits for it first. */
   int sending, send_rc;
@@ -37,7 +40,7 @@ int odbc_connect(const char *connstr, odbc_conn **out, dwl_error *err);
 void odbc_close(odbc_conn *c);
 
 int odbc_begin(odbc_conn *c, dwl_error *err);      /* autocommit off */
-int odbc_commit(odbc_conn *c, dwl_error *err);     /* and autocommit on */
+int odbc_commit(odbc_conn *c, dwl_error *err);     /* and autocommit on; see commit_failed */
 void odbc_rollback(odbc_conn *c);                  /* best effort, then autocommit on */
 /* 1 when the driver says the connection is gone (the server ended the
  * session, the network failed): SQL_ATTR_CONNECTION_DEAD. */

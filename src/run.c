@@ -5,8 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
 
 #include "guard.h"
+#include "interrupt.h"
 #include "log.h"
 #include "norm.h"
 #include "plugin_host.h"
@@ -225,6 +229,8 @@ typedef struct run_ctx {
   int emptied;          /* mode replace: the old rows are deleted */
   long long unreadable; /* rejected rows whose key could not be read */
   char first_unreadable[300];
+  odbc_conn *failed_conn;  /* the connection whose commit call failed: its
+                              statements are freed before it */
 } run_ctx;
 
 static void note_lmd(run_ctx *r, const dwl_ts *lmd)
@@ -306,6 +312,9 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
         return -1;
     }
     progress_rows(r->sum->read);
+    /* A signal: also a source that never blocks stops between batches. */
+    if (interrupt_check(err) != 0)
+      return -1;
   }
   return rc == DWL_EOF ? 0 : -1;
 }
@@ -623,6 +632,7 @@ static void run_free(run_ctx *r)
   prep_free(&r->p);
   source_close(r->src);
   target_free(r->t);
+  odbc_close(r->failed_conn);
 }
 
 /* Connects and makes sure the state table exists: nothing job-specific is
@@ -632,7 +642,7 @@ static int connect_target(run_ctx *r, dwl_error *err)
   if (target_connect(r->spec, &r->t, err) != 0)
     return -1;
   log_msg(LOG_INFO, "connected to %s %s (%s)", r->t->c->dbms, r->t->c->dbms_ver, r->t->c->redacted);
-  return r->o->plan ? 0 : state_ensure(r->t, err);
+  return r->o->plan ? 0 : state_ensure(r->t, err) != 0 ? -1 : state_ensure_run_id(r->t, err);
 }
 
 /* Reads the checkpoint (under the lock, so a run that waited for another
@@ -719,6 +729,64 @@ static void stored_checkpoint(target *t, const char *job, char *out, size_t n)
     snprintf(out, n, "%s", st.checkpoint);
 }
 
+/* A run's id, UUID-like (version 4), random: written to the state row
+ * with the commit, it tells afterwards whether the commit happened. */
+static void new_run_id(char out[40])
+{
+  unsigned char b[16];
+  if (RAND_bytes(b, sizeof b) != 1) {
+    /* No entropy from OpenSSL: time and pid are still unique enough to
+     * tell this run from the last committed one. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long v[2] = {(unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec,
+                               (unsigned long long)getpid()};
+    memcpy(b, v, sizeof b);
+  }
+  b[6] = (unsigned char)((b[6] & 0x0F) | 0x40);
+  b[8] = (unsigned char)((b[8] & 0x3F) | 0x80);
+  char *p = out;
+  for (int i = 0; i < 16; i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10)
+      *p++ = '-';
+    p += sprintf(p, "%02x", b[i]);
+  }
+}
+
+/* The commit call failed: the server may have committed all the same (a
+ * connection that died after the server committed, before its answer
+ * arrived).  The run's id in the state row tells, read on a new
+ * connection, which then replaces the dead one.  Returns 0 when the
+ * commit happened, else -1 with err: exit 1 when it did not, 5 when it
+ * cannot be told. */
+static int commit_outcome(run_ctx *r, dwl_error *err)
+{
+  char why[sizeof err->msg];
+  memcpy(why, err->msg, sizeof why);
+  err_init(err);
+  odbc_conn *c2;
+  dwl_error e2;
+  err_init(&e2);
+  char id[40] = "";
+  if (odbc_connect(r->t->connstr, &c2, &e2) != 0 ||
+      state_read_run_id(c2, r->t->d, r->spec->job, 1, id, sizeof id, &e2) != 0) {
+    odbc_close(c2);
+    r->sum->status = "unknown";
+    return err_set(err, DWL_EXIT_UNKNOWN,
+                   "the commit's outcome is unknown: %s; checking it failed: %s; this run's id is %s", why, e2.msg,
+                   r->sum->run_id);
+  }
+  r->failed_conn = r->t->c;
+  r->t->c = c2;
+  if (strcmp(id, r->sum->run_id) == 0) {
+    log_msg(LOG_WARN, "the commit call failed (%s), but the commit happened: the state row holds this run's id %s",
+            why, id);
+    return 0;
+  }
+  return err_set(err, DWL_EXIT_FAILED, "%s; not committed: the state row does not hold this run's id %s", why,
+                 r->sum->run_id);
+}
+
 int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error *err)
 {
   double t0 = now_s();
@@ -730,8 +798,14 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   summary_init(sum, spec->job, run_mode_name(spec->mode));
   log_set_job(spec->job);
   r.started = ts_now();
+  if (!o->plan) {
+    new_run_id(sum->run_id);
+    log_msg(LOG_INFO, "run id %s", sum->run_id);
+  }
 
-  int rc = connect_target(&r, err);
+  int rc = interrupt_check(err);
+  if (rc == 0)
+    rc = connect_target(&r, err);
   if (rc == 0 && !o->plan) {
     /* Everything from here to the commit is one transaction. */
     rc = state_lock(r.t, spec->job, &r.started, err);
@@ -765,11 +839,16 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   if (rc == 0 && !o->plan) {
     sum->ok = 1;
     progress_phase("commit");
-    rc = rejects_flush(&r.rj, err);
+    /* A signal now still rolls back: the last moment it can. */
+    rc = interrupt_check(err);
+    if (rc == 0)
+      rc = rejects_flush(&r.rj, err);
     if (rc == 0)
       rc = state_save(r.t, sum, err);
     if (rc == 0)
       rc = odbc_commit(r.t->c, err);
+    if (rc != 0 && r.t->c->commit_failed)
+      rc = commit_outcome(&r, err);
     if (rc == 0) {
       rejects_publish(&r.rj);
       analyze_after_load(&r);
@@ -786,15 +865,31 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
                "unchanged %lld, rejected %lld in %.2fs",
                o->plan ? "plan" : "committed", sum->read, sum->skipped, sum->inserted, sum->expired, sum->updated,
                sum->deleted, sum->unchanged, sum->rejected, sum->seconds);
+    if (interrupt_signal()) {
+      interrupt_ack();
+      log_msg(LOG_WARN, "a signal arrived after the commit: the run is complete");
+    }
   } else {
     sum->ok = 0;
     rejects_abandon(&r.rj);
+    /* Whatever failed after a signal failed because of it. */
+    if (interrupt_signal())
+      interrupt_ack();
+    if (interrupt_signal() && err->code != DWL_EXIT_UNKNOWN) {
+      log_msg(LOG_DEBUG, "after the signal: %s", err->msg);
+      interrupt_err(err);
+      sum->status = "interrupted";
+    }
     /* The driver's own words for it vary with the moment (a FATAL, an
      * internal SAVEPOINT failing, ...): say plainly what happened. */
     int lost = r.t && odbc_lost(r.t->c);
     if (lost)
       err_prefix(err, "lost the connection to the warehouse (the server ended the session, or the network failed)");
-    if (r.locked) {
+    if (err->code == DWL_EXIT_UNKNOWN) {
+      log_msg(LOG_WARN, "the run may or may not have committed: `dwload state` shows the run id of the last "
+                        "committed run; if it is %s, this run committed",
+              sum->run_id);
+    } else if (r.locked) {
       odbc_rollback(r.t->c);
       if (!lost)
         state_record_failure(r.t, spec->job, err->msg);
@@ -904,6 +999,12 @@ int state_job(const dwl_spec *spec, FILE *out, dwl_error *err)
       fprintf(out, "status:      %s\n", st.last_status[0] ? st.last_status : "-");
       if (st.last_error[0])
         fprintf(out, "last error:  %s\n", st.last_error);
+      /* (best effort: a table of an older dwload has no run_id yet) */
+      char id[40];
+      dwl_error e2;
+      err_init(&e2);
+      if (state_read_run_id(t->c, t->d, spec->job, 0, id, sizeof id, &e2) == 0 && id[0])
+        fprintf(out, "run id:      %s (the last committed run)\n", id);
       /* Set while a run holds the lock; a run killed outright leaves it
        * behind, but not the lock, which dies with its transaction. */
       if (st.running_since[0])

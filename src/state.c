@@ -47,8 +47,8 @@ int state_ensure(target *t, dwl_error *err)
   snprintf(sql, sizeof sql,
            "CREATE TABLE " DWL_STATE_TABLE " (job %s PRIMARY KEY, checkpoint %s, last_run_at %s, last_status %s, "
            "last_mode %s, rows_read %s, skipped %s, inserted %s, expired %s, updated %s, deleted %s, unchanged %s, "
-           "rejected %s, seconds %s, running_since %s, running_host %s, running_pid %s, last_error %s)",
-           key, txt, txt, txt, txt, big, big, big, big, big, big, big, big, real, txt, txt, big, txt);
+           "rejected %s, seconds %s, running_since %s, running_host %s, running_pid %s, last_error %s, run_id %s)",
+           key, txt, txt, txt, txt, big, big, big, big, big, big, big, big, real, txt, txt, big, txt, txt);
   dwl_error e2;
   err_init(&e2);
   if (odbc_exec(t->c, sql, NULL, NULL, 0, &e2) != 0) {
@@ -188,7 +188,7 @@ int state_save(target *t, const run_summary *s, dwl_error *err)
   dwl_ts now = ts_now();
   ts_format(&now, when);
   long long v[8] = {s->read, s->skipped, s->inserted, s->expired, s->updated, s->deleted, s->unchanged, s->rejected};
-  dwl_value p[14];
+  dwl_value p[15];
   size_t n = 0;
   text(&p[n++], s->checkpoint[0] ? s->checkpoint : NULL);
   text(&p[n++], when);
@@ -199,12 +199,13 @@ int state_save(target *t, const run_summary *s, dwl_error *err)
   }
   snprintf(nums[8], sizeof nums[8], "%.3f", s->seconds);
   text(&p[n++], nums[8]);
+  text(&p[n++], s->run_id);
   text(&p[n++], s->job);
   return state_exec(t,
                     "UPDATE " DWL_STATE_TABLE " SET checkpoint = ?, last_run_at = ?, last_status = 'ok', last_mode = ?, "
                     "rows_read = ?, skipped = ?, inserted = ?, expired = ?, updated = ?, deleted = ?, unchanged = ?, "
-                    "rejected = ?, seconds = ?, running_since = NULL, running_host = NULL, running_pid = NULL, "
-                    "last_error = NULL WHERE job = ?",
+                    "rejected = ?, seconds = ?, run_id = ?, running_since = NULL, running_host = NULL, "
+                    "running_pid = NULL, last_error = NULL WHERE job = ?",
                     p, n, NULL, err);
 }
 
@@ -225,4 +226,78 @@ void state_record_failure(target *t, const char *job, const char *msg)
                  "running_host = NULL, running_pid = NULL WHERE job = ?",
                  p, 2, NULL, &e2) != 0)
     log_msg(LOG_WARN, "could not record the failure in " DWL_STATE_TABLE ": %s", e2.msg);
+}
+
+/* ---- the run id ------------------------------------------------------------ */
+
+/* Does the state table have the run_id column? 1 yes, 0 no (a table an
+ * older dwload created), -1 an error. */
+static int has_run_id(odbc_conn *c, dwl_error *err)
+{
+  odbc_stmt *st;
+  dwl_error e2;
+  err_init(&e2);
+  if (ostmt_prepare(c, "SELECT run_id FROM " DWL_STATE_TABLE " WHERE 1 = 0", &st, &e2) != 0)
+    return odbc_lost(c) ? err_set(err, e2.code, "%s", e2.msg) : 0;
+  int rc = ostmt_execute(st, NULL, NULL, 0, &e2);
+  ostmt_free(st);
+  if (rc != 0)
+    return odbc_lost(c) ? err_set(err, e2.code, "%s", e2.msg) : 0;
+  return 1;
+}
+
+int state_ensure_run_id(target *t, dwl_error *err)
+{
+  int has = has_run_id(t->c, err);
+  if (has != 0)
+    return has < 0 ? -1 : 0;
+  char tb[128], sql[256];
+  dwl_column ct = {.type = DWL_TYPE_TEXT, .precision = 1000};
+  snprintf(sql, sizeof sql, "ALTER TABLE " DWL_STATE_TABLE " ADD COLUMN run_id %s",
+           t->d->type_sql(&ct, tb, sizeof tb));
+  dwl_error e2;
+  err_init(&e2);
+  if (odbc_exec(t->c, sql, NULL, NULL, 0, &e2) != 0) {
+    /* Two runs at once: the other one added it. */
+    if (has_run_id(t->c, err) == 1)
+      return 0;
+    return err_set(err, e2.code, "cannot add the run_id column to " DWL_STATE_TABLE ": %s", e2.msg);
+  }
+  log_msg(LOG_INFO, "added the run_id column to " DWL_STATE_TABLE);
+  return 0;
+}
+
+int state_read_run_id(odbc_conn *c, const dialect *d, const char *job, int wait, char *out, size_t n,
+                      dwl_error *err)
+{
+  out[0] = '\0';
+  /* SQLite has no row locks (and no FOR UPDATE): a commit there is done
+   * when the call returns, or not at all. */
+  int lock = wait && strcmp(d->name, "sqlite") != 0;
+  if (lock && (odbc_begin(c, err) != 0 || (d->lock_wait_sql && odbc_exec(c, d->lock_wait_sql, NULL, NULL, 0, err) != 0)))
+    return -1;
+  odbc_stmt *s;
+  dwl_value p;
+  text(&p, job);
+  const dwl_value *r;
+  int rc = ostmt_prepare(c, lock ? "SELECT run_id FROM " DWL_STATE_TABLE " WHERE job = ? FOR UPDATE"
+                                 : "SELECT run_id FROM " DWL_STATE_TABLE " WHERE job = ?",
+                         &s, err);
+  if (rc == 0) {
+    rc = ostmt_execute(s, &p, NULL, 1, err);
+    if (rc == 0 && (rc = ostmt_fetch(s, &r, err)) == 1) {
+      copy_text(out, n, &r[0]);
+      rc = 0;
+    }
+    ostmt_free(s);
+  }
+  if (lock) {
+    odbc_rollback(c);
+    /* the connection goes on with the run: waiting normally again */
+    dwl_error e2;
+    err_init(&e2);
+    if (d->lock_done_sql)
+      odbc_exec(c, d->lock_done_sql, NULL, NULL, 0, &e2);
+  }
+  return rc < 0 ? -1 : 0;
 }

@@ -37,4 +37,17 @@ int state_save(target *t, const run_summary *s, dwl_error *err);
 /* After a rollback: records the failure (autocommit, best effort). */
 void state_record_failure(target *t, const char *job, const char *msg);
 
+/* Each run writes its run id into its row with the commit (state_save),
+ * so that after a commit call that failed, the row tells whether the
+ * commit happened.  Adds the run_id column to a state table an older
+ * dwload created (autocommit, before the run's transaction; idempotent,
+ * also when two runs add it at once). */
+int state_ensure_run_id(target *t, dwl_error *err);
+/* The run id in the job's row on connection c ("" when none).  With wait,
+ * on a warehouse with row locks, the read waits (briefly: the lock wait of
+ * taking the job's lock) for a transaction still holding the row, so that
+ * a commit the server is still finishing is seen. */
+int state_read_run_id(odbc_conn *c, const dialect *d, const char *job, int wait, char *out, size_t n,
+                      dwl_error *err);
+
 #endif

@@ -1,6 +1,7 @@
 /* The run summary as one line of JSON (jansson keeps the key order). */
 #include "summary.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
@@ -12,24 +13,30 @@ void summary_init(run_summary *s, const char *job, const char *mode)
   s->mode = mode;
 }
 
-/* Prints and releases o. */
-static void print_line(json_t *o, FILE *out)
+/* Prints and releases o.  Returns 0, or -1 with errno set when the line
+ * did not reach the file (seen at the latest when it is flushed). */
+static int print_line(json_t *o, FILE *out)
 {
   char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+  int rc = -1;
+  errno = ENOMEM;
   if (line) {
-    fprintf(out, "%s\n", line);
+    rc = fprintf(out, "%s\n", line) < 0 ? -1 : 0;
     free(line);
   }
   json_decref(o);
-  fflush(out);
+  if (fflush(out) != 0 || ferror(out))
+    rc = -1;
+  return rc;
 }
 
-void summary_print(const run_summary *s, FILE *out)
+int summary_print(const run_summary *s, FILE *out)
 {
   json_t *o = json_object();
   json_object_set_new(o, "job", s->job[0] ? json_string(s->job) : json_null());
-  json_object_set_new(o, "status", json_string(s->ok ? "ok" : "failed"));
+  json_object_set_new(o, "status", json_string(s->status ? s->status : s->ok ? "ok" : "failed"));
   json_object_set_new(o, "mode", s->mode ? json_string(s->mode) : json_null());
+  json_object_set_new(o, "run_id", s->run_id[0] ? json_string(s->run_id) : json_null());
   json_object_set_new(o, "read", json_integer(s->read));
   json_object_set_new(o, "skipped", json_integer(s->skipped));
   json_object_set_new(o, "inserted", json_integer(s->inserted));
@@ -45,7 +52,7 @@ void summary_print(const run_summary *s, FILE *out)
   json_object_set_new(o, "guard", s->guard ? json_string(s->guard) : json_null());
   json_object_set_new(o, "checkpoint", s->checkpoint[0] ? json_string(s->checkpoint) : json_null());
   json_object_set_new(o, "seconds", json_real(round(s->seconds * 1000.0) / 1000.0));
-  print_line(o, out);
+  return print_line(o, out);
 }
 
 void migrate_summary_print(const migrate_summary *s, FILE *out)

@@ -8,7 +8,11 @@
 typedef struct run_summary {
   char job[128];
   int ok;
+  /* NULL: "ok" or "failed" by ok; else "interrupted" (a signal) or
+   * "unknown" (the commit call failed and its outcome could not be read) */
+  const char *status;
   const char *mode;
+  char run_id[40];       /* written to dwload_state with the commit; "" = null */
   long long read, skipped, inserted, expired, updated, deleted, unchanged, rejected;
   long long late_repaired, late_rejected, late_ignored;  /* rows older than their key's history */
   long long absent;      /* deletes: absent: keys missing from the source */
@@ -18,8 +22,10 @@ typedef struct run_summary {
 } run_summary;
 
 void summary_init(run_summary *s, const char *job, const char *mode);
-/* One line of JSON, keys in the documented order, then '\n'. */
-void summary_print(const run_summary *s, FILE *out);
+/* One line of JSON, keys in the documented order, then '\n'.  Returns 0,
+ * or -1 with errno set when it could not be written (a full disk, a
+ * closed pipe). */
+int summary_print(const run_summary *s, FILE *out);
 
 /* The summary of `dwload migrate`. */
 typedef struct migrate_summary {

@@ -57,14 +57,14 @@ is "$(state 'CASE WHEN running_since IS NULL AND running_pid IS NULL AND last_er
   "run 1: state row shows no run in progress and no error"
 is "$(state 'CASE WHEN last_run_at IS NOT NULL THEN 1 ELSE 0 END' sales)" 1 "run 1: last_run_at set"
 is "$(cols dwload_state)" \
-  "job,checkpoint,last_run_at,last_status,last_mode,rows_read,skipped,inserted,expired,updated,deleted,unchanged,rejected,seconds,running_since,running_host,running_pid,last_error" \
+  "job,checkpoint,last_run_at,last_status,last_mode,rows_read,skipped,inserted,expired,updated,deleted,unchanged,rejected,seconds,running_since,running_host,running_pid,last_error,run_id" \
   "dwload_state has the documented columns"
 
 # The summary: one JSON object with exactly these keys in this order.
 KEYS=$(printf '%s' "$LAST" | python3 -c '
 import json, sys
 print(",".join(k for k, _ in json.loads(sys.stdin.read(), object_pairs_hook=list)))')
-is "$KEYS" "job,status,mode,read,skipped,inserted,expired,updated,deleted,unchanged,rejected,late_repaired,late_rejected,late_ignored,absent,guard,checkpoint,seconds" \
+is "$KEYS" "job,status,mode,run_id,read,skipped,inserted,expired,updated,deleted,unchanged,rejected,late_repaired,late_rejected,late_ignored,absent,guard,checkpoint,seconds" \
   "summary has exactly the documented keys, in order"
 is "$(printf '%s' "$LAST" | python3 -c '
 import json, sys

@@ -57,10 +57,10 @@ done
 } >"$WORK/feed.csv"
 
 dw run "$SCAN"
-SCAN_COUNTS=$(printf '%s' "$LAST" | sed 's/"seconds":[0-9.]*//')
+SCAN_COUNTS=$(printf '%s' "$LAST" | sed 's/"seconds":[0-9.]*//; s/"run_id":"[^"]*",//')
 like "$ERR" "current versions (all)" "scan: reads every current version"
 dw run "$KEYS"
-KEYS_COUNTS=$(printf '%s' "$LAST" | sed 's/"seconds":[0-9.]*//; s/by_keys/by_scan/')
+KEYS_COUNTS=$(printf '%s' "$LAST" | sed 's/"seconds":[0-9.]*//; s/"run_id":"[^"]*",//; s/by_keys/by_scan/')
 like "$ERR" "read 12 current versions (the delta's keys)" "keys: reads the current versions of the 12 known delta keys, not 300"
 is "$KEYS_COUNTS" "$SCAN_COUNTS" "keys: the same counts as a scan"
 dw run "$AUTO"
