@@ -562,6 +562,47 @@ static int check_gone(pushdown *p, dwl_buf *b, dwl_error *err)
                  ON(p), v[nk], k, when, v[nk + 2]);
 }
 
+/* Events less than the close step after the start of the version they
+ * close (the stored current one, or the key's previous event in the
+ * delta, but for an expire-style delete, which leaves no version): their
+ * valid_to would fall before that start.  The memory engine replaces the
+ * version or moves the deletion (dwload-job(5), close); pushdown refuses
+ * them, writing nothing. */
+static int check_within_step(pushdown *p, dwl_buf *b, dwl_error *err)
+{
+  size_t nk = p->e->cols.nkey;
+  char v[PD_MAX_KEY + 5][512], k[512], when[32];
+  int isnull[PD_MAX_KEY + 5];
+  int64_t gap = p->spec->close == CLOSE_DAY_BEFORE ? DWL_US_PER_DAY
+                : p->spec->close == CLOSE_SECOND_BEFORE ? DWL_US_PER_SEC
+                                                        : 0;
+  if (gap == 0)
+    return 0;
+  dwl_buf rest;
+  buf_init(&rest, 0);
+  buf_adds(&rest, ", q.dwl_origin, q.dwl_t FROM (SELECT e.*, LAG(e.dwl_t)");
+  over(p, &rest, "e", NULL, "e.dwl_t, e.dwl_seq");
+  buf_adds(&rest, " AS dwl_pet, LAG(e.dwl_del)");
+  over(p, &rest, "e", NULL, "e.dwl_t, e.dwl_seq");
+  buf_printf(&rest,
+             " AS dwl_pedel FROM dwl_pd_e e) q WHERE (q.dwl_pet IS NOT NULL AND q.dwl_t - q.dwl_pet < %" PRId64
+             "%s)",
+             gap, is_tomb(p) ? "" : " AND q.dwl_pedel = 0");
+  if (p->t->exists)
+    buf_adds(&rest, " OR (q.dwl_span = 1 AND q.dwl_ck <> 0 AND q.dwl_vt < q.dwl_cvf)");
+  buf_adds(&rest, " ORDER BY q.dwl_t, q.dwl_seq");
+  int rc = rest.data ? offending_row(p, b, "q", rest.data, 2, 1, v, isnull, k, when, err)
+                     : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  buf_free(&rest);
+  if (rc <= 0)
+    return rc;
+  return err_set(err, DWL_EXIT_FAILED,
+                 "%s:%s: key %s has lmd %s, less than one close step (%s) after the start of the version it "
+                 "would close, which would end before it starts; pushdown does not replace versions, "
+                 "engine: memory does",
+                 ON(p), v[nk], k, when, p->spec->close == CLOSE_DAY_BEFORE ? "day_before" : "second_before");
+}
+
 /* ---- the computation ------------------------------------------------------------ */
 
 /* a: staged rows with their predecessor. */
@@ -951,7 +992,8 @@ static int run_scd2(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {
   if (check_late(p, b, err) != 0 || check_gone(p, b, err) != 0)
     return -1;
-  if (build_d(p, b, err) != 0 || build_e(p, b, err) != 0 || scd2_counts(p, b, counts, err) != 0)
+  if (build_d(p, b, err) != 0 || build_e(p, b, err) != 0 || check_within_step(p, b, err) != 0 ||
+      scd2_counts(p, b, counts, err) != 0)
     return -1;
   long long t1u = 0;
   /* Type 1 on current versions before they are closed; every version's

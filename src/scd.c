@@ -295,7 +295,10 @@ static int cmp_groups(const void *a, const void *b)
 
 /* ---- one key's rows ---------------------------------------------------- */
 
-enum head_kind { H_NONE, H_DB_LIVE, H_DB_TOMB, H_PEND, H_PEND_TOMB };
+/* H_DB_REPL: the stored current version, replaced in place by a row less
+ * than the close step after its start (written by one reshape, as a
+ * pending version is by one insert). */
+enum head_kind { H_NONE, H_DB_LIVE, H_DB_TOMB, H_PEND, H_PEND_TOMB, H_DB_REPL };
 
 typedef struct walk {
   scd_engine *e;
@@ -304,6 +307,7 @@ typedef struct walk {
   int kind;
   fp128 fp2, fp1;
   dwl_ts vf;
+  int64_t floor;         /* after an expire-style deletion: its instant */
   const rs_row *start;   /* pending version: the row that started it */
   const rs_row *t1row;   /* pending version: the row its type 1 values come from */
   const rs_row *last;    /* last non-delete row, for type1_scope: all */
@@ -324,17 +328,39 @@ static int emit_pending(walk *w, int open, dwl_ts end, int deleted, dwl_error *e
     .deleted = deleted,
     .tombstone = w->kind == H_PEND_TOMB,
   };
+  if (w->kind == H_DB_REPL)
+    return w->sink->reshape(w->sink->ud, w->start->vals, &w->vf, 0, &v, err);
   if (w->sink->insert(w->sink->ud, &v, err) != 0)
     return -1;
   w->counts->inserted++;
   return 0;
 }
 
-static void start_pending(walk *w, const rs_row *r, int tomb)
+/* Versions exist at the close rule's granularity: the earliest instant the
+ * head version (started at w->vf) can end at without its valid_to falling
+ * before its valid_from, and so the earliest the next version can start
+ * at (at_next: any instant; two rows at one instant are handled apart). */
+static int64_t head_end(const walk *w)
+{
+  return w->vf.us + close_gap(w->e->spec);
+}
+
+/* The instant a deletion or revival by row r takes effect: its lmd, or
+ * the head version's earliest end when r comes within the close step. */
+static dwl_ts effect_at(const walk *w, const rs_row *r)
+{
+  dwl_ts at = r->lmd;
+  int64_t end = w->kind == H_NONE ? w->floor : head_end(w);
+  if (at.us < end)
+    at.us = end;
+  return at;
+}
+
+static void start_pending(walk *w, const rs_row *r, int tomb, dwl_ts at)
 {
   w->kind = tomb ? H_PEND_TOMB : H_PEND;
   w->start = w->t1row = r;
-  w->vf = r->lmd;
+  w->vf = at;
   w->fp2 = r->fp2;
   w->fp1 = r->fp1;
 }
@@ -350,6 +376,7 @@ static int close_head(walk *w, const rs_row *r, dwl_ts at, int deleted, dwl_erro
     return w->sink->expire(w->sink->ud, r->vals, &w->vf, &vt, deleted || w->kind == H_DB_TOMB, err);
   case H_PEND:
   case H_PEND_TOMB:
+  case H_DB_REPL:
     return emit_pending(w, 0, at, deleted || w->kind == H_PEND_TOMB, err);
   default:
     return 0;
@@ -358,19 +385,24 @@ static int close_head(walk *w, const rs_row *r, dwl_ts at, int deleted, dwl_erro
 
 static int walk_delete(walk *w, const rs_row *r, dwl_error *err)
 {
-  if (w->kind != H_DB_LIVE && w->kind != H_PEND) {
+  if (w->kind != H_DB_LIVE && w->kind != H_PEND && w->kind != H_DB_REPL) {
     w->counts->unchanged++;  /* already deleted, or never known */
     return 0;
   }
   /* With tombstones the closed version is an ordinary predecessor; the
-   * tombstone carries the deleted flag (as dbt's hard_deletes=new_record). */
-  if (close_head(w, r, r->lmd, !w->tombstones, err) != 0)
+   * tombstone carries the deleted flag (as dbt's hard_deletes=new_record).
+   * A deletion within the close step of the version's start closes it at
+   * its valid_from (a version of one step), and takes effect then. */
+  dwl_ts at = effect_at(w, r);
+  if (close_head(w, r, at, !w->tombstones, err) != 0)
     return -1;
   w->counts->deleted++;
-  if (w->tombstones)
-    start_pending(w, r, 1);
-  else
+  if (w->tombstones) {
+    start_pending(w, r, 1, at);
+  } else {
     w->kind = H_NONE;
+    w->floor = at.us;
+  }
   return 0;
 }
 
@@ -378,26 +410,42 @@ static int walk_row(walk *w, const rs_row *r, dwl_error *err)
 {
   switch (w->kind) {
   case H_NONE:
-    start_pending(w, r, 0);
+    start_pending(w, r, 0, effect_at(w, r));
     return 0;
   case H_DB_TOMB:
-  case H_PEND_TOMB:
-    /* Revival: the tombstone ends where the new version starts. */
-    if (close_head(w, r, r->lmd, 1, err) != 0)
+  case H_PEND_TOMB: {
+    /* Revival: the tombstone ends where the new version starts, one
+     * close step after the tombstone's start at the earliest. */
+    dwl_ts at = effect_at(w, r);
+    if (close_head(w, r, at, 1, err) != 0)
       return -1;
     if (w->kind == H_DB_TOMB)
       w->counts->expired++;
-    start_pending(w, r, 0);
+    start_pending(w, r, 0, at);
     return 0;
+  }
   default:
     break;
+  }
+  if (!fp_eq(r->fp2, w->fp2) && r->lmd.us < head_end(w)) {
+    /* A change within the close step of the version's start replaces the
+     * version: its values, with the same valid_from (and surrogate key). */
+    if (w->kind == H_DB_LIVE)
+      w->counts->updated++;  /* the stored version, rewritten in place */
+    else
+      w->counts->unchanged++;  /* the row it replaces opens no version */
+    w->kind = w->kind == H_PEND ? H_PEND : H_DB_REPL;
+    w->start = w->t1row = r;
+    w->fp2 = r->fp2;
+    w->fp1 = r->fp1;
+    return 0;
   }
   if (!fp_eq(r->fp2, w->fp2)) {
     if (close_head(w, r, r->lmd, 0, err) != 0)
       return -1;
-    if (w->kind == H_DB_LIVE)
+    if (w->kind == H_DB_LIVE || w->kind == H_DB_REPL)
       w->counts->expired++;
-    start_pending(w, r, 0);
+    start_pending(w, r, 0, r->lmd);
     return 0;
   }
   if (fp_eq(r->fp1, w->fp1)) {
@@ -405,7 +453,7 @@ static int walk_row(walk *w, const rs_row *r, dwl_error *err)
     return 0;
   }
   w->fp1 = r->fp1;
-  if (w->kind == H_PEND) {
+  if (w->kind == H_PEND || w->kind == H_DB_REPL) {
     w->t1row = r;  /* the version is not written yet: carry the new values */
     w->counts->unchanged++;
     return 0;
@@ -525,7 +573,7 @@ static int process_scd2(scd_engine *e, rs_row *const *rows, size_t n, const scd_
     if (del ? walk_delete(&w, r, err) : walk_row(&w, r, err))
       return -1;
   }
-  if (w.kind == H_PEND || w.kind == H_PEND_TOMB) {
+  if (w.kind == H_PEND || w.kind == H_PEND_TOMB || w.kind == H_DB_REPL) {
     dwl_ts none = {0, 0};
     if (emit_pending(&w, 1, none, w.kind == H_PEND_TOMB, err) != 0)
       return -1;
@@ -947,6 +995,18 @@ static ssize_t build_events(hkey *h, rs_row *const *rows, size_t n, int64_t end,
   return fail ? -1 : (ssize_t)nev;
 }
 
+/* 1 when the stored version `syn` carries the values of a source row less
+ * than one close step after its start (from ev[from] on): a version that
+ * row replaced (see walk_row), which the replay makes again. */
+static int replaced_within(const scd_engine *e, const hev *ev, size_t nev, size_t from, const hev *syn)
+{
+  int64_t end = syn->r.lmd.us + close_gap(e->spec);
+  for (size_t k = from; k < nev && ev[k].r.lmd.us < end; k++)
+    if (!ev[k].syn && !ev[k].del && !syn->del && fp_eq(ev[k].r.fp2, syn->r.fp2))
+      return 1;
+  return 0;
+}
+
 /* Marks events that another at the same instant supersedes; fails on a
  * conflict.  Counts superseded source rows that were not late. */
 static int settle_instants(const scd_engine *e, hev *ev, size_t nev, scd_counts *counts, dwl_error *err)
@@ -975,7 +1035,8 @@ static int settle_instants(const scd_engine *e, hev *ev, size_t nev, scd_counts 
         continue;
       /* The source's row is the stored event, or two different things
        * happened at one instant, as with two source rows. */
-      if (ev[k].del != ev[d].del || (!ev[d].del && !fp_eq(ev[k].r.fp2, ev[d].r.fp2)))
+      if ((ev[k].del != ev[d].del || (!ev[d].del && !fp_eq(ev[k].r.fp2, ev[d].r.fp2))) &&
+          !replaced_within(e, ev, nev, j, &ev[k]))
         return hist_conflict(e, &ev[d], &ev[k], err);
       ev[k].skip = 1;
     }

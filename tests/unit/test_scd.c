@@ -470,6 +470,42 @@ START_TEST(chain_day_before)
 }
 END_TEST
 
+/* Versions exist at the close rule's step: a change within a day of the
+ * version's start replaces it (dwload-job(5), close). */
+START_TEST(within_step_change_replaces_pending)
+{
+  scd2_setup();
+  F.spec.close = CLOSE_DAY_BEFORE;
+  fx_init(NULL);
+  source(ROW("K", "k", "Oslo", "2024-01-01 09:00:00"), 2, 1);
+  source(ROW("K", "k", "Rome", "2024-01-01 17:00:00"), 3, 1);
+  source(ROW("K", "k", "Lima", "2024-01-02 08:00:00"), 4, 1);
+  source(ROW("K", "k", "Kyiv", "2024-01-02 10:00:00"), 5, 1);
+  apply_ok();
+  OPS("INS K,k,Lima,2024-01-02 08:00:00 [2024-01-01 09:00:00 .. 2024-01-01 10:00:00] cur=0 del=0",
+      "INS K,k,Kyiv,2024-01-02 10:00:00 [2024-01-02 10:00:00 .. open] cur=1 del=0");
+  counts_are(2, 0, 0, 0, 2);
+  fx_teardown();
+}
+END_TEST
+
+START_TEST(within_step_change_reshapes_stored)
+{
+  scd2_setup();
+  F.spec.close = CLOSE_SECOND_BEFORE;
+  fx_init(NULL);
+  current(ROW("K", "k", "Oslo", "2024-01-01 10:00:00.2"), "2024-01-01 10:00:00.2", 0);
+  source(ROW("K", "k", "Rome", "2024-01-01 10:00:00.7"), 2, 1);
+  source(ROW("K", "k", "Lima", "2024-01-01 10:00:01.5"), 3, 1);
+  apply_ok();
+  OPS("RESHAPE K from=2024-01-01 10:00:00.200000 del=0 -> K,k,Rome,2024-01-01 10:00:00.7 "
+      "[2024-01-01 10:00:00.200000 .. 2024-01-01 10:00:00.500000] cur=0 del=0",
+      "INS K,k,Lima,2024-01-01 10:00:01.5 [2024-01-01 10:00:01.500000 .. open] cur=1 del=0");
+  counts_are(1, 1, 1, 0, 0);
+  fx_teardown();
+}
+END_TEST
+
 START_TEST(collapse_consecutive_equal)
 {
   scd2_setup();
@@ -928,6 +964,39 @@ static void late_delete_setup(int style)
   ck_assert_msg(repair() == 0, "repair: %s", F.err.msg);
 }
 
+/* A delete row within a second of the version's start closes it at its
+ * start; the tombstone, and a revival, follow one step apart. */
+START_TEST(within_step_delete_tombstone)
+{
+  op_setup(DELSTYLE_TOMBSTONE);
+  F.spec.close = CLOSE_SECOND_BEFORE;
+  current(ROW("1", "Ann", "I", "2024-01-01 00:00:00.2"), "2024-01-01 00:00:00.2", 0);
+  source(ROW("1", "Ann", "D", "2024-01-01 00:00:00.7"), 2, 1);
+  source(ROW("1", "Bea", "I", "2024-01-01 00:00:00.9"), 3, 1);
+  apply_ok();
+  OPS("EXP 1 to=2024-01-01 00:00:00.200000 del=0",
+      "INS 1,Ann,D,2024-01-01 00:00:00.7 [2024-01-01 00:00:01.200000 .. 2024-01-01 00:00:01.200000] cur=0 del=1",
+      "INS 1,Bea,I,2024-01-01 00:00:00.9 [2024-01-01 00:00:02.200000 .. open] cur=1 del=0");
+  counts_are(2, 0, 0, 1, 0);
+  fx_teardown();
+}
+END_TEST
+
+START_TEST(within_step_delete_expire)
+{
+  op_setup(DELSTYLE_EXPIRE);
+  F.spec.close = CLOSE_SECOND_BEFORE;
+  source(ROW("1", "Ann", "I", "2024-01-01 00:00:00.2"), 2, 1);
+  source(ROW("1", "Ann", "D", "2024-01-01 00:00:00.7"), 3, 1);
+  source(ROW("1", "Bea", "I", "2024-01-01 00:00:00.9"), 4, 1);
+  apply_ok();
+  OPS("INS 1,Ann,I,2024-01-01 00:00:00.2 [2024-01-01 00:00:00.200000 .. 2024-01-01 00:00:00.200000] cur=0 del=1",
+      "INS 1,Bea,I,2024-01-01 00:00:00.9 [2024-01-01 00:00:01.200000 .. open] cur=1 del=0");
+  counts_are(2, 0, 0, 1, 0);
+  fx_teardown();
+}
+END_TEST
+
 START_TEST(late_delete_expire_style)
 {
   late_delete_setup(DELSTYLE_EXPIRE);
@@ -1220,6 +1289,8 @@ static Suite *make_suite(void)
   tcase_add_test(tc, new_key_inserts_open_version);
   tcase_add_test(tc, chain_ordered_by_lmd);
   tcase_add_test(tc, chain_day_before);
+  tcase_add_test(tc, within_step_change_replaces_pending);
+  tcase_add_test(tc, within_step_change_reshapes_stored);
   tcase_add_test(tc, collapse_consecutive_equal);
   tcase_add_test(tc, flip_flop_not_collapsed);
   tcase_add_test(tc, keys_emitted_in_source_order);
@@ -1249,6 +1320,8 @@ static Suite *make_suite(void)
   tcase_add_test(tc, op_column_alone_is_no_change);
   tcase_add_test(tc, tombstone_by_op_column);
   tcase_add_test(tc, revival_closes_tombstone);
+  tcase_add_test(tc, within_step_delete_tombstone);
+  tcase_add_test(tc, within_step_delete_expire);
   tcase_add_test(tc, late_delete_expire_style);
   tcase_add_test(tc, late_delete_tombstone_style);
   tcase_add_test(tc, late_row_revives_before_a_deletion);
