@@ -216,6 +216,23 @@ static int set_aside(run_ctx *r, const char *name, uint64_t origin, const char *
   return 0;
 }
 
+/* load.future_tolerance: an lmd later than the run's clock by more than
+ * the tolerance is a clock or data error, not a change: taken into the
+ * checkpoint, it would make every later run skip every row.  Returns 1
+ * (why filled) for such a row. */
+static int too_far_ahead(const run_ctx *r, const dwl_value *raw, const dwl_ts *lmd, char *why, size_t n)
+{
+  long long tol = r->spec->future_tolerance_us;
+  if (tol < 0 || lmd->us - r->started.us <= tol)
+    return 0;
+  char now[32], span[32];
+  ts_format(&r->started, now);
+  ts_format_duration(tol, span);
+  char what[160];
+  snprintf(what, sizeof what, "is more than %s after the run's clock (%s UTC); see load.future_tolerance", span, now);
+  return bad_value(&r->p, (size_t)r->p.lmd, raw, what, why, n);
+}
+
 static int read_source(run_ctx *r, take_fn take, dwl_error *err)
 {
   dwl_batch b;
@@ -232,6 +249,11 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
       if (bad < 0)
         return -1;
       if (bad) {
+        if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0)
+          return -1;
+        continue;
+      }
+      if (r->p.lmd >= 0 && too_far_ahead(r, &in[r->p.lmd], &lmd, why, sizeof why)) {
         if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0)
           return -1;
         continue;
@@ -617,6 +639,20 @@ static void analyze_after_load(run_ctx *r)
     log_msg(LOG_INFO, "refreshed the statistics of %s in %.2fs", r->spec->target_table, now_s() - t0);
 }
 
+/* target.lock_timeout ran out: another session held a lock a statement
+ * needed.  Exit 3, as for the job's lock: worth a retry. */
+static void lock_timed_out(const run_ctx *r, dwl_error *err)
+{
+  if (!r->t || err->code != DWL_EXIT_FAILED || !err->sqlstate[0] || !r->t->d->lock_conflict ||
+      !r->t->d->lock_conflict(err->sqlstate, err->native))
+    return;
+  char span[32];
+  ts_format_duration(r->spec->lock_timeout_ms * 1000, span);
+  err->code = DWL_EXIT_LOCKED;
+  err_prefix(err, "table %s: gave up after waiting %s (target.lock_timeout) for a lock another session holds",
+             r->spec->target_table, span);
+}
+
 int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error *err)
 {
   double t0 = now_s();
@@ -688,6 +724,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     /* The driver's own words for it vary with the moment (a FATAL, an
      * internal SAVEPOINT failing, ...): say plainly what happened. */
     int lost = r.t && odbc_lost(r.t->c);
+    lock_timed_out(&r, err);
     if (lost)
       err_prefix(err, "lost the connection to the warehouse (the server ended the session, or the network failed)");
     if (r.locked) {

@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include "err.h"
 
+/* target.lock_timeout when the spec does not say */
+#define DWL_LOCK_TIMEOUT_MS 30000
+
 typedef struct spec_list {
   char **v;
   size_t n;
@@ -52,6 +55,7 @@ typedef struct dwl_spec {
 
   char *target_connection;
   char *target_table;
+  long long lock_timeout_ms;     /* target.lock_timeout: the longest wait for any lock */
 
   int mode;              /* enum spec_mode; default append */
   char *lmd;             /* NULL: no checkpoint */
@@ -72,6 +76,7 @@ typedef struct dwl_spec {
   long long lookback_us; /* load.lookback: rows with lmd > checkpoint - this are read */
   int late;              /* enum spec_late: rows older than their key's history */
   int engine;            /* enum spec_engine: where changes are computed */
+  long long future_tolerance_us; /* load.future_tolerance: lmd later than now + this is bad; -1: off */
 
   /* dimension: bookkeeping column names; NULL leaves one out */
   char *surrogate_key;

@@ -126,8 +126,31 @@ static int locked(target *t, const char *job, dwl_error *err)
                    "job '%s' is locked: another run holds it, running since %s (host %s, pid %lld); try again "
                    "when it has finished",
                    job, st.running_since, st.running_host[0] ? st.running_host : "?", st.running_pid);
+  if (t->writer_probed)
+    return err_set(err, DWL_EXIT_LOCKED,
+                   "job '%s': the SQLite database stayed busy for target.lock_timeout: no other writer holds it, "
+                   "but other connections' read transactions kept the run from committing; try again later",
+                   job);
   return err_set(err, DWL_EXIT_LOCKED,
                  "job '%s' is locked: another writer holds the warehouse's write lock; try again later", job);
+}
+
+/* SQLite: a reader's open transaction also makes a writer wait (in
+ * rollback-journal mode, for its commit), so a busy database alone does not
+ * mean another writer.  BEGIN IMMEDIATE takes only the write lock, waiting
+ * the connection's Timeout (briefly, as for the job lock elsewhere); once
+ * it was free, the run waits target.lock_timeout for readers. */
+static int probe_writer(target *t, const char *job, dwl_error *err)
+{
+  int conflict;
+  if (!t->d->writer_probe_sql)
+    return 0;
+  if (state_exec(t, t->d->writer_probe_sql, NULL, 0, &conflict, err) != 0)
+    return conflict ? (err_init(err), locked(t, job, err)) : -1;
+  if (state_exec(t, "ROLLBACK", NULL, 0, NULL, err) != 0)
+    return -1;
+  t->writer_probed = 1;
+  return t->lock_done_sql[0] ? state_exec(t, t->lock_done_sql, NULL, 0, NULL, err) : 0;
 }
 
 int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err)
@@ -138,6 +161,8 @@ int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err
   snprintf(pid, sizeof pid, "%ld", (long)getpid());
   dwl_value p[4];
   int conflict;
+  if (probe_writer(t, job, err) != 0)
+    return -1;
   /* Waiting for a lock is how a second run finds the first: only briefly. */
   if (t->d->lock_wait_sql && odbc_exec(t->c, t->d->lock_wait_sql, NULL, NULL, 0, err) != 0)
     return -1;
@@ -175,7 +200,7 @@ int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err
     odbc_rollback(t->c);
     return conflict ? (err_init(err), locked(t, job, err)) : -1;
   }
-  if (t->d->lock_done_sql && odbc_exec(t->c, t->d->lock_done_sql, NULL, NULL, 0, err) != 0) {
+  if (t->lock_done_sql[0] && odbc_exec(t->c, t->lock_done_sql, NULL, NULL, 0, err) != 0) {
     odbc_rollback(t->c);
     return -1;
   }

@@ -44,6 +44,8 @@ typedef struct target {
   int vdate;             /* validity (and lmd) columns are DATE, not TIMESTAMP */
   char *cur_pred;        /* SQL predicate for current versions (scd2) */
   char open_end[32];     /* canonical open end, "" when NULL */
+  char lock_done_sql[160]; /* bounds the session's lock waits (target.lock_timeout); "" none */
+  int writer_probed;     /* SQLite: no other writer held the database at the job lock */
 } target;
 
 /* Connects (adding the dialect's connection attributes), detects the

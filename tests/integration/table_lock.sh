@@ -1,0 +1,187 @@
+#!/bin/sh
+# Concurrency on a target table and bounded lock waits.
+#
+# Lock waits: every statement of a run waits at most target.lock_timeout
+# for a lock another session holds (PostgreSQL lock_timeout, MariaDB
+# innodb_lock_wait_timeout and lock_wait_timeout, SQLite's busy timeout),
+# and then the run exits 3 naming the table.  A SQLite reader is not
+# another writer: in WAL mode it does not stop the run at all, in
+# rollback-journal mode the run waits for it (up to the timeout).
+#
+# The other session is the warehouse's own client, fed through a FIFO; the
+# test goes on once that session has printed that it holds its lock.
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+
+# wjob NAME CSV TABLE [TARGET-LINES]: an scd2 job keyed on id
+wjob() {
+  job "$1" <<EOF
+version: 1
+job: $1
+source:
+  plugin: csv
+  path: $2
+target:
+  connection: "$WH_CONN"
+  table: $3
+${4:-}
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+}
+
+# holder NAME: starts the warehouse's client reading SQL from the FIFO
+# $WORK/NAME.fifo (kept open on fd 7), output in $WORK/NAME.out; HOLDER is
+# its pid
+holder() {
+  mkfifo "$WORK/$1.fifo"
+  exec 7<>"$WORK/$1.fifo"
+  case $WAREHOUSE in
+    sqlite) sqlite3 -batch "$WH" <"$WORK/$1.fifo" >"$WORK/$1.out" 2>&1 7>&- & ;;
+    postgresql) _wh_psql "$WH" -At <"$WORK/$1.fifo" >"$WORK/$1.out" 2>&1 7>&- & ;;
+    mariadb) _wh_mariadb "$WH" -N --unbuffered <"$WORK/$1.fifo" >"$WORK/$1.out" 2>&1 7>&- & ;;
+  esac
+  HOLDER=$!
+}
+
+# says NAME TEXT: true once the holder NAME has printed TEXT (at most ~10 s)
+says() {
+  _i=0
+  while [ $_i -lt 100 ]; do
+    grep -q "$2" "$WORK/$1.out" 2>/dev/null && return 0
+    sleep 0.1
+    _i=$((_i + 1))
+  done
+  return 1
+}
+
+# release SQL: ends the holder's session with SQL and waits for it (the
+# client quits: a shell's copy of the FIFO may outlive fd 7)
+release() {
+  echo "$1" >&7
+  case $WAREHOUSE in
+    sqlite) echo ".quit" >&7 ;;
+    postgresql) printf '%s\n' '\q' >&7 ;;
+    mariadb) echo "quit" >&7 ;;
+  esac
+  exec 7>&-
+  finish "$HOLDER"
+}
+
+F1=$(file w1.csv <<EOF
+id,name,lmd
+1,Ann,2024-01-01 00:00:00
+2,Bob,2024-01-01 00:00:00
+EOF
+)
+F2=$(file w2.csv <<EOF
+id,name,lmd
+1,Ann B,2024-02-01 00:00:00
+3,Cat,2024-02-01 00:00:00
+EOF
+)
+
+# ---- a session holding a lock on the table ------------------------------------
+J=$(wjob waits "$F1" waits)
+run_ok "$J" "waits: first run"
+BEFORE=$(tdump waits)
+holder lockt
+case $WAREHOUSE in
+  sqlite) echo "BEGIN IMMEDIATE; SELECT 'held';" >&7 ;;
+  postgresql) echo "BEGIN; LOCK TABLE waits IN ACCESS EXCLUSIVE MODE; SELECT 'held';" >&7 ;;
+  mariadb) echo "LOCK TABLES waits WRITE; SELECT 'held';" >&7 ;;
+esac
+if says lockt held; then pass "waits: the other session holds its lock"; else fail "waits: the other session holds its lock" "$(cat "$WORK/lockt.out")"; fi
+J=$(wjob waits "$F2" waits "  lock_timeout: 1s")
+dw run "$J"
+is "$RC" 3 "waits: a run that cannot get its lock within lock_timeout exits 3"
+if is_warehouse sqlite; then
+  like "$ERR" "job 'waits' is locked: another writer holds the warehouse's write lock" \
+    "waits: SQLite: another writer is named as such"
+else
+  like "$ERR" "table waits: gave up after waiting 1s (target.lock_timeout) for a lock another session holds" \
+    "waits: the message names the table and the timeout"
+fi
+is "$(field status)" failed "waits: the summary says failed"
+# (a table lock keeps readers out too)
+release "$(if is_warehouse mariadb; then echo 'UNLOCK TABLES;'; else echo 'ROLLBACK;'; fi)"
+is "$(tdump waits)" "$BEFORE" "waits: the table is unchanged"
+dw run "$J"
+is "$RC" 0 "waits: once the lock is released, the run succeeds"
+is "$(field inserted)" 2 "waits: it loads its rows"
+
+# ---- a row lock held on a current version (PostgreSQL, MariaDB) ---------------
+if is_warehouse sqlite; then
+  skip_tests 4 "SQLite locks the whole database: the section above"
+else
+  BEFORE=$(tdump waits)
+  holder lockr
+  echo "BEGIN; SELECT id FROM waits WHERE id = '1' AND is_current = $(is_warehouse postgresql && echo TRUE || echo 1) FOR UPDATE; SELECT 'held';" >&7
+  if says lockr held; then pass "rows: the other session holds a row lock"; else fail "rows: the other session holds a row lock" "$(cat "$WORK/lockr.out")"; fi
+  F3=$(file w3.csv <<EOF
+id,name,lmd
+1,Ann C,2024-03-01 00:00:00
+EOF
+)
+  J=$(wjob waits "$F3" waits "  lock_timeout: 1s")
+  dw run "$J"
+  is "$RC" 3 "rows: the run gives up on the row lock with exit 3"
+  like "$ERR" "table waits: gave up after waiting 1s (target.lock_timeout)" "rows: the message names the table"
+  is "$(tdump waits)" "$BEFORE" "rows: the table is unchanged"
+  release "ROLLBACK;"
+fi
+
+# ---- a SQLite reader is not another writer ------------------------------------
+if ! is_warehouse sqlite; then
+  skip_tests 9 "SQLite readers and journal modes"
+else
+  J=$(wjob readers "$F1" readers)
+  run_ok "$J" "readers: first run"
+  is "$(sql 'PRAGMA journal_mode')" delete "readers: the database is in rollback-journal mode"
+  holder reader1
+  echo "BEGIN; SELECT 'held', count(*) FROM readers;" >&7
+  says reader1 held || fail "readers: the reader holds its read transaction" "$(cat "$WORK/reader1.out")"
+  J=$(wjob readers "$F2" readers "  lock_timeout: 1s")
+  dw run "$J"
+  is "$RC" 3 "readers: a reader that outlasts lock_timeout keeps the run from committing: exit 3"
+  like "$ERR" "no other writer holds it, but other connections' read transactions" \
+    "readers: the message says readers, not another writer"
+  unlike "$ERR" "another writer holds" "readers: the reader is not called another writer"
+  # A reader that ends within lock_timeout: the run waits for it.
+  J=$(wjob readers "$F2" readers "  lock_timeout: 60s")
+  "$DWLOAD" run "$J" >"$WORK/reader.run.out" 2>"$WORK/reader.run.err" 7>&- &
+  RUN=$!
+  i=0
+  while [ $i -lt 100 ] && ! grep -q "connected to" "$WORK/reader.run.err" 2>/dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  release "COMMIT;"
+  finish "$RUN"
+  is "$?" 0 "readers: a run waits for a reader that ends, then succeeds"
+
+  # WAL: readers and the writer do not block each other at all.
+  sql 'PRAGMA journal_mode = WAL' >/dev/null
+  is "$(sql 'PRAGMA journal_mode')" wal "readers: the database is in WAL mode now"
+  holder reader2
+  echo "BEGIN; SELECT 'held', count(*) FROM readers;" >&7
+  says reader2 held || fail "readers: WAL: the reader holds its read transaction" "$(cat "$WORK/reader2.out")"
+  N=$(sql 'SELECT count(*) FROM readers')
+  F4=$(file w4.csv <<EOF
+id,name,lmd
+4,Dan,2024-04-01 00:00:00
+EOF
+)
+  J=$(wjob readers "$F4" readers "  lock_timeout: 1s")
+  dw run "$J"
+  is "$RC" 0 "readers: WAL: a run succeeds while a reader's transaction is open"
+  echo "SELECT 'still', count(*) FROM readers; COMMIT;" >&7
+  says reader2 "still|$N" && pass "readers: WAL: the reader still sees its snapshot" ||
+    fail "readers: WAL: the reader still sees its snapshot" "$(cat "$WORK/reader2.out")"
+  release "SELECT 'after', count(*) FROM readers;"
+  like "$(cat "$WORK/reader2.out")" "after|$((N + 1))" "readers: WAL: the run's row is committed"
+  sql 'PRAGMA journal_mode = DELETE' >/dev/null
+fi
+
+done_testing
