@@ -61,6 +61,9 @@ typedef struct dialect {
   /* SQLite: takes the database's write lock and nothing else (readers do
    * not conflict), to tell another writer from readers; or NULL. */
   const char *writer_probe_sql;
+  /* One row: the session's default schema and whether table names fold
+   * to lower case (table_lock.c), where writer_probe_sql is NULL. */
+  const char *current_schema_sql;
   const char *analyze_sql;      /* statement refreshing statistics, before a table name; or NULL */
   /* The catalog's row estimate of a table, one parameter: the quoted
    * (PostgreSQL) or bare (MariaDB) table name; NULL: count the rows. */

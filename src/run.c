@@ -14,6 +14,7 @@
 #include "pushdown.h"
 #include "scd.h"
 #include "state.h"
+#include "table_lock.h"
 #include "target.h"
 #include "ts.h"
 #include "writer.h"
@@ -565,7 +566,7 @@ static int connect_target(run_ctx *r, dwl_error *err)
   if (target_connect(r->spec, &r->t, err) != 0)
     return -1;
   log_msg(LOG_INFO, "connected to %s %s (%s)", r->t->c->dbms, r->t->c->dbms_ver, r->t->c->redacted);
-  return r->o->plan ? 0 : state_ensure(r->t, err);
+  return r->o->plan ? 0 : state_ensure(r->t, err) != 0 ? -1 : table_lock_ensure(r->t, err);
 }
 
 /* Reads the checkpoint (under the lock, so a run that waited for another
@@ -668,8 +669,12 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   int rc = connect_target(&r, err);
   if (rc == 0 && !o->plan) {
     /* Everything from here to the commit is one transaction. */
-    rc = state_lock(r.t, spec->job, &r.started, err);
+    rc = table_lock_mark(r.t, spec->job, &r.started, err);
+    if (rc == 0)
+      rc = state_lock(r.t, spec->job, &r.started, err);
     r.locked = rc == 0;
+    if (rc == 0)
+      rc = table_lock_take(r.t, spec->job, err);
   }
   if (rc == 0)
     rc = open_source(&r, err);
@@ -700,6 +705,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     rc = rejects_flush(&r.rj, err);
     if (rc == 0)
       rc = state_save(r.t, sum, err);
+    if (rc == 0)
+      rc = table_lock_release(r.t, err);
     if (rc == 0)
       rc = odbc_commit(r.t->c, err);
     if (rc == 0) {
@@ -733,6 +740,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
         state_record_failure(r.t, spec->job, err->msg);
       log_msg(LOG_INFO, "rolled back: nothing was written");
     }
+    if (!lost)
+      table_lock_abandon(r.t);
     /* A failed run reports the checkpoint still stored. */
     sum->checkpoint[0] = '\0';
     if (r.have_cp)

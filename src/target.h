@@ -46,6 +46,9 @@ typedef struct target {
   char open_end[32];     /* canonical open end, "" when NULL */
   char lock_done_sql[160]; /* bounds the session's lock waits (target.lock_timeout); "" none */
   int writer_probed;     /* SQLite: no other writer held the database at the job lock */
+  /* table_lock.c: the table's identity and this run's mark */
+  char lock_id[300], lock_host[128], lock_pid[32], lock_since[32];
+  int lock_marked;
 } target;
 
 /* Connects (adding the dialect's connection attributes), detects the

@@ -1,6 +1,13 @@
 #!/bin/sh
 # Concurrency on a target table and bounded lock waits.
 #
+# The table lock: two jobs writing one target table exclude each other,
+# across machines (the lock is a row of dwload_lock, locked in the run's
+# transaction): the second exits 3 naming the table and the job, host and
+# pid holding it; dim, public.dim (main.dim, DB.dim) are one table; a run
+# killed outright leaves no lock behind.  On SQLite the database's write
+# lock already admits one writer.
+#
 # Lock waits: every statement of a run waits at most target.lock_timeout
 # for a lock another session holds (PostgreSQL lock_timeout, MariaDB
 # innodb_lock_wait_timeout and lock_wait_timeout, SQLite's busy timeout),
@@ -45,15 +52,20 @@ holder() {
   HOLDER=$!
 }
 
-# says NAME TEXT: true once the holder NAME has printed TEXT (at most ~10 s)
-says() {
+# poll CMD...: true once CMD succeeds (tried for at most ~10 s)
+poll() {
   _i=0
   while [ $_i -lt 100 ]; do
-    grep -q "$2" "$WORK/$1.out" 2>/dev/null && return 0
+    "$@" && return 0
     sleep 0.1
     _i=$((_i + 1))
   done
   return 1
+}
+
+# says NAME TEXT: true once the holder NAME has printed TEXT
+says() {
+  poll grep -q "$2" "$WORK/$1.out"
 }
 
 # release SQL: ends the holder's session with SQL and waits for it (the
@@ -182,6 +194,91 @@ EOF
   release "SELECT 'after', count(*) FROM readers;"
   like "$(cat "$WORK/reader2.out")" "after|$((N + 1))" "readers: WAL: the run's row is committed"
   sql 'PRAGMA journal_mode = DELETE' >/dev/null
+fi
+
+# ---- two jobs writing one table -------------------------------------------------
+gen_rows() {
+  awk -v a="$1" -v b="$2" -v lmd="$3" 'BEGIN { for (i = a; i <= b; i++) printf "%d,row %d,%s\n", i, i, lmd }'
+}
+# held_by JOB: JOB's run holds its locks (state row marked, and the table's
+# row of dwload_lock, or on SQLite the write lock, refused to a probe)
+held_by() {
+  [ "$(sql "SELECT CASE WHEN running_since IS NOT NULL THEN 1 ELSE 0 END FROM dwload_state WHERE job = '$1'" 2>/dev/null)" = 1 ] || return 1
+  if is_warehouse sqlite; then
+    ! sqlite3 -batch "$WH" "BEGIN IMMEDIATE; ROLLBACK;" >/dev/null 2>&1
+  else
+    [ "$(sql "SELECT job FROM dwload_lock WHERE job = '$1' FOR UPDATE NOWAIT" 2>/dev/null)" != "$1" ]
+  fi
+}
+case $WAREHOUSE in
+  sqlite) QUAL=main.shared_dim ;;
+  postgresql) QUAL=public.shared_dim ;;
+  mariadb) QUAL=$WH.shared_dim ;;
+esac
+{ echo "id,name,lmd"; gen_rows 1 50 "2024-01-01 00:00:00"; } >"$WORK/shared_b.csv"
+mkfifo "$WORK/shared.fifo"
+A=$(wjob job_a "$WORK/shared.fifo" shared_dim)
+B=$(wjob job_b "$WORK/shared_b.csv" shared_dim)
+C=$(wjob job_c "$WORK/shared_b.csv" "$QUAL")
+exec 8<>"$WORK/shared.fifo"
+"$DWLOAD" run "$A" >"$WORK/a.out" 2>"$WORK/a.err" 8>&- 7>&- &
+PIDA=$!
+{ echo "id,name,lmd"; gen_rows 1 30 "2024-01-02 00:00:00"; } >&8
+if poll held_by job_a; then pass "shared: job_a holds its locks"; else fail "shared: job_a holds its locks" "$(cat "$WORK/a.err")"; fi
+dw run "$B"
+is "$RC" 3 "shared: another job writing the same table exits 3"
+if is_warehouse sqlite; then
+  like "$ERR" "another writer holds the warehouse's write lock" "shared: SQLite: the database's write lock refuses it"
+  skip_tests 3 "SQLite: the write lock names no job"
+else
+  like "$ERR" "table shared_dim is locked: job 'job_a' writes it" "shared: the message names the table and the other job"
+  like "$ERR" "pid $PIDA" "shared: the message names the other run's pid"
+  like "$ERR" "host $(hostname)" "shared: the message names the other run's host"
+fi
+dw run "$C"
+is "$RC" 3 "shared: $QUAL is the same table as shared_dim"
+echo "31,row 31,2024-01-02 00:00:00" >&8
+exec 8>&-
+finish "$PIDA"
+is "$?" 0 "shared: job_a finishes"
+dw run "$B"
+is "$RC" 0 "shared: once job_a has finished, job_b runs"
+is "$(sql "SELECT count(*) FROM (SELECT id FROM shared_dim WHERE is_current = $(is_warehouse postgresql && echo TRUE || echo 1) GROUP BY id HAVING count(*) > 1) x")" 0 \
+  "shared: no key has two current versions"
+is "$(sql "SELECT count(*) FROM dwload_lock WHERE running_since IS NOT NULL" 2>/dev/null || echo 0)" 0 "shared: no mark is left"
+
+# A run killed outright leaves no table lock behind.
+mkfifo "$WORK/kill.fifo"
+K=$(wjob job_k "$WORK/kill.fifo" shared_dim)
+exec 8<>"$WORK/kill.fifo"
+"$DWLOAD" run "$K" >"$WORK/k.out" 2>"$WORK/k.err" 8>&- 7>&- &
+PIDK=$!
+{ echo "id,name,lmd"; gen_rows 1 5 "2024-01-03 00:00:00"; } >&8
+if poll held_by job_k; then pass "kill: job_k holds its locks"; else fail "kill: job_k holds its locks" "$(cat "$WORK/k.err")"; fi
+kill -9 "$PIDK"
+wait "$PIDK"
+is "$?" 137 "kill: job_k was killed"
+exec 8>&-
+dw run "$B"
+is "$RC" 0 "kill: another job writes the table after the killed run"
+
+# Another machine's run holds the table: its committed mark names it.
+if is_warehouse sqlite; then
+  skip_tests 4 "SQLite: the write lock names no job"
+else
+  holder remote
+  printf '%s\n' \
+    "UPDATE dwload_lock SET job = 'etl_remote', running_since = '2024-05-01 03:00:00', running_host = 'etl-09.example', running_pid = 777 WHERE target_table = '$(is_warehouse postgresql && echo public || echo "$WH").shared_dim';" \
+    "BEGIN;" \
+    "UPDATE dwload_lock SET running_pid = running_pid WHERE job = 'etl_remote';" "SELECT 'held';" >&7
+  if says remote held; then pass "remote: the other machine's session holds the table"; else fail "remote: the other machine's session holds the table" "$(cat "$WORK/remote.out")"; fi
+  BEFORE=$(tdump shared_dim)
+  dw run "$B"
+  is "$RC" 3 "remote: a run here exits 3"
+  like "$ERR" "table shared_dim is locked: job 'etl_remote' writes it, running since 2024-05-01 03:00:00 (host etl-09.example, pid 777)" \
+    "remote: the message names the other machine's job, host and pid"
+  is "$(tdump shared_dim)" "$BEFORE" "remote: nothing was written"
+  release "ROLLBACK;"
 fi
 
 done_testing
