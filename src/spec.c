@@ -1172,6 +1172,10 @@ static int check_cross(pctx *c)
     key_pos(c, "load.lmd_format", NULL, &line, &col);
     return perr(c, line, col, "load.lmd_format requires load.lmd");
   }
+  if (given(c, "load.future_tolerance") && !s->lmd) {
+    key_pos(c, "load.future_tolerance", NULL, &line, &col);
+    return perr(c, line, col, "load.future_tolerance requires load.lmd (it bounds the lmd's values)");
+  }
   if (s->mode != MODE_SCD2) {
     static const char *const scd2_only[] = {"load.type2", "load.type1", "load.type1_scope",
                                             "load.delete_style", NULL};

@@ -116,6 +116,32 @@ int state_read(target *t, const char *job, job_state *st, dwl_error *err)
   return rc < 0 ? -1 : 0;
 }
 
+/* SQLite: the database's write lock admits one writer for all its tables;
+ * the latest other job marked running is most likely the writer. */
+static int other_writer(target *t, const char *job, dwl_error *err)
+{
+  static const char sql[] = "SELECT job, running_since, running_host, running_pid FROM " DWL_STATE_TABLE
+                            " WHERE running_since IS NOT NULL AND job <> ? ORDER BY running_since DESC";
+  odbc_stmt *s;
+  const dwl_value *r;
+  dwl_value p;
+  dwl_error e2;
+  err_init(&e2);
+  text(&p, job);
+  if (!t->d->writer_probe_sql || ostmt_prepare(t->c, sql, &s, &e2) != 0)
+    return 0;
+  int found = ostmt_execute(s, &p, NULL, 1, &e2) == 0 && ostmt_fetch(s, &r, &e2) == 1;
+  if (found)
+    err_set(err, DWL_EXIT_LOCKED,
+            "job '%s' is locked: another writer holds the SQLite database's write lock, which admits one writer "
+            "for all its tables: job '%.*s' is running since %.*s (host %.*s, pid %.*s); try again when it has "
+            "finished",
+            job, (int)r[0].len, r[0].data, (int)r[1].len, r[1].data, r[2].is_null ? 1 : (int)r[2].len,
+            r[2].is_null ? "?" : r[2].data, r[3].is_null ? 1 : (int)r[3].len, r[3].is_null ? "?" : r[3].data);
+  ostmt_free(s);
+  return found;
+}
+
 static int locked(target *t, const char *job, dwl_error *err)
 {
   job_state st;
@@ -126,6 +152,8 @@ static int locked(target *t, const char *job, dwl_error *err)
                    "job '%s' is locked: another run holds it, running since %s (host %s, pid %lld); try again "
                    "when it has finished",
                    job, st.running_since, st.running_host[0] ? st.running_host : "?", st.running_pid);
+  if (!t->writer_probed && other_writer(t, job, err))
+    return -1;
   if (t->writer_probed)
     return err_set(err, DWL_EXIT_LOCKED,
                    "job '%s': the SQLite database stayed busy for target.lock_timeout: no other writer holds it, "
