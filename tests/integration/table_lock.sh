@@ -19,7 +19,7 @@
 # test goes on once that session has printed that it holds its lock.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
-# wjob NAME CSV TABLE [TARGET-LINES]: an scd2 job keyed on id
+# wjob NAME CSV TABLE [TARGET-LINES [MORE-LINES]]: an scd2 job keyed on id
 wjob() {
   job "$1" <<EOF
 version: 1
@@ -35,6 +35,7 @@ load:
   mode: scd2
   key: [id]
   lmd: lmd
+${5:-}
 EOF
 }
 
@@ -215,11 +216,18 @@ case $WAREHOUSE in
   postgresql) QUAL=public.shared_dim ;;
   mariadb) QUAL=$WH.shared_dim ;;
 esac
-{ echo "id,name,lmd"; gen_rows 1 50 "2024-01-01 00:00:00"; } >"$WORK/shared_b.csv"
+{ echo "id,name,lmd"; gen_rows 1 50 "2024-01-01 00:00:00"; } >"$WORK/shared_0.csv"
+{ echo "id,name,lmd"; gen_rows 1 50 "2024-01-03 00:00:00" | sed 's/row/row b/'; } >"$WORK/shared_b.csv"
 mkfifo "$WORK/shared.fifo"
-A=$(wjob job_a "$WORK/shared.fifo" shared_dim)
-B=$(wjob job_b "$WORK/shared_b.csv" shared_dim)
-C=$(wjob job_c "$WORK/shared_b.csv" "$QUAL")
+# Without a sequence key nothing else stops two writers (the issue's case).
+NOSK="dimension:
+  surrogate_key: null"
+A=$(wjob job_a "$WORK/shared.fifo" shared_dim "" "$NOSK")
+B=$(wjob job_b "$WORK/shared_b.csv" shared_dim "" "$NOSK")
+C=$(wjob job_c "$WORK/shared_b.csv" "$QUAL" "" "$NOSK")
+Z=$(wjob job_b "$WORK/shared_0.csv" shared_dim "" "$NOSK")
+run_ok "$Z" "shared: job_b loads the table first"
+B=$(wjob job_b "$WORK/shared_b.csv" shared_dim "" "$NOSK")
 exec 8<>"$WORK/shared.fifo"
 "$DWLOAD" run "$A" >"$WORK/a.out" 2>"$WORK/a.err" 8>&- 7>&- &
 PIDA=$!
@@ -249,7 +257,7 @@ is "$(sql "SELECT count(*) FROM dwload_lock WHERE running_since IS NOT NULL" 2>/
 
 # A run killed outright leaves no table lock behind.
 mkfifo "$WORK/kill.fifo"
-K=$(wjob job_k "$WORK/kill.fifo" shared_dim)
+K=$(wjob job_k "$WORK/kill.fifo" shared_dim "" "$NOSK")
 exec 8<>"$WORK/kill.fifo"
 "$DWLOAD" run "$K" >"$WORK/k.out" 2>"$WORK/k.err" 8>&- 7>&- &
 PIDK=$!
