@@ -25,14 +25,16 @@ static char *conn_with_extra(const char *cs, const char *extra)
 }
 
 /* A connection as the run's others: same attributes, same session setup,
- * lock waits bounded (SQLite's main connection: once it knows no other
- * writer holds the database, see state.c). */
+ * lock waits bounded.  SQLite's main connection (opened while t->c is
+ * NULL) waits its driver's Timeout until it knows that no other writer
+ * holds the database (state.c). */
 static int open_conn(target *t, const char *connstr, odbc_conn **out, dwl_error *err)
 {
+  int bound = t->lock_done_sql[0] && !(t->d->writer_probe_sql && !t->c);
   if (odbc_connect(connstr, out, err) != 0)
     return -1;
   if ((t->d && t->d->session_sql && odbc_exec(*out, t->d->session_sql, NULL, NULL, 0, err) != 0) ||
-      (t->lock_done_sql[0] && !t->d->writer_probe_sql && odbc_exec(*out, t->lock_done_sql, NULL, NULL, 0, err) != 0)) {
+      (bound && odbc_exec(*out, t->lock_done_sql, NULL, NULL, 0, err) != 0)) {
     odbc_close(*out);
     *out = NULL;
     return -1;
