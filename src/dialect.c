@@ -29,6 +29,13 @@ static void sqlite_conn_extra(const char *connstr, dwl_buf *out)
     buf_printf(out, "%sStepAPI=1", out->len ? ";" : "");
 }
 
+/* The busy timeout: how long a statement waits for another connection's
+ * lock (a writer's, or in rollback-journal mode readers' at a commit). */
+static void sqlite_lock_timeout_sql(long long ms, char *buf, size_t n)
+{
+  snprintf(buf, n, "PRAGMA busy_timeout = %lld", ms);
+}
+
 /* SQLITE_BUSY (5) and SQLITE_LOCKED (6), as the driver reports them. */
 static int sqlite_lock_conflict(const char *sqlstate, long native)
 {
@@ -68,6 +75,13 @@ static int pg_lock_conflict(const char *sqlstate, long native)
   return strcmp(sqlstate, "55P03") == 0;
 }
 
+/* lock_timeout bounds every wait for a lock, row or table (0 would be
+ * forever). */
+static void pg_lock_timeout_sql(long long ms, char *buf, size_t n)
+{
+  snprintf(buf, n, "SET lock_timeout = %lld", ms);
+}
+
 /* UseDeclareFetch: results come through a cursor in batches of Fetch rows
  * instead of being read whole into memory.  pqopt hands libpq options
  * through: application_name names the run's sessions in pg_stat_activity,
@@ -96,6 +110,14 @@ static int maria_lock_conflict(const char *sqlstate, long native)
 {
   (void)sqlstate;
   return native == 1205 || native == 3572;
+}
+
+/* Row locks wait innodb_lock_wait_timeout, metadata (table) locks
+ * lock_wait_timeout (a year by default); both in whole seconds. */
+static void maria_lock_timeout_sql(long long ms, char *buf, size_t n)
+{
+  long long s = (ms + 999) / 1000;
+  snprintf(buf, n, "SET SESSION innodb_lock_wait_timeout = %lld, SESSION lock_wait_timeout = %lld", s, s);
 }
 
 /* Column types per dialect, as data: one row per warehouse. */
@@ -200,6 +222,8 @@ static const dialect dialects[] = {
     .type_sql = sqlite_type_sql,
     .param_type = sqlite_param_type,
     .lock_conflict = sqlite_lock_conflict,
+    .lock_timeout_sql = sqlite_lock_timeout_sql,
+    .writer_probe_sql = "BEGIN IMMEDIATE",
     .conn_extra = sqlite_conn_extra,
     .scan_separately = 1,
     .partial_index = 1,
@@ -244,7 +268,8 @@ static const dialect dialects[] = {
     .partial_index = 1,
     .update_style = UPD_FROM,
     .lock_wait_sql = "SET lock_timeout = '1s'",
-    .lock_done_sql = "SET lock_timeout = 0",
+    .lock_timeout_sql = pg_lock_timeout_sql,
+    .current_schema_sql = "SELECT current_schema(), 0",
     .analyze_sql = "ANALYZE",
     .estimate_sql = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)",
     .estimate_quoted = 1,
@@ -295,7 +320,8 @@ static const dialect dialects[] = {
      * on another connection during the run is usable at once. */
     .session_sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
     .lock_wait_sql = "SET SESSION innodb_lock_wait_timeout = 1",
-    .lock_done_sql = "SET SESSION innodb_lock_wait_timeout = 50",
+    .lock_timeout_sql = maria_lock_timeout_sql,
+    .current_schema_sql = "SELECT DATABASE(), @@lower_case_table_names",
     .max_ident = 64,
     .numeric_any_precision = 65,
     .numeric_any_scale = 30,

@@ -55,7 +55,16 @@ typedef struct dialect {
   int index_text_prefix;        /* TEXT columns need an index prefix length (0: no) */
   const char *session_sql;      /* run once per connection, or NULL */
   const char *lock_wait_sql;    /* before taking the job lock: wait briefly */
-  const char *lock_done_sql;    /* once the lock is held: wait normally again */
+  /* The statement bounding every lock wait of a session to `ms`
+   * (target.lock_timeout), into buf; once the job lock is held, it is
+   * also how the session waits normally again. */
+  void (*lock_timeout_sql)(long long ms, char *buf, size_t n);
+  /* SQLite: takes the database's write lock and nothing else (readers do
+   * not conflict), to tell another writer from readers; or NULL. */
+  const char *writer_probe_sql;
+  /* One row: the session's default schema and whether table names fold
+   * to lower case (table_lock.c), where writer_probe_sql is NULL. */
+  const char *current_schema_sql;
   const char *analyze_sql;      /* statement refreshing statistics, before a table name; or NULL */
   /* The catalog's row estimate of a table, one parameter: the quoted
    * (PostgreSQL) or bare (MariaDB) table name; NULL: count the rows. */

@@ -8,6 +8,8 @@ void err_init(dwl_error *e)
 {
   e->code = 0;
   e->msg[0] = '\0';
+  e->sqlstate[0] = '\0';
+  e->native = 0;
 }
 
 int err_vset(dwl_error *e, int code, const char *fmt, va_list ap)

@@ -21,6 +21,10 @@ enum dwl_exit {
 typedef struct dwl_error {
   int code;        /* 0 while no error is recorded, else an enum dwl_exit */
   char msg[2048];
+  /* A warehouse error: the driver's SQLSTATE and native code ("" and 0
+   * otherwise), so a caller can tell a lock wait timeout from others. */
+  char sqlstate[6];
+  long native;
 } dwl_error;
 
 void err_init(dwl_error *e);

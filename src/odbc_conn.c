@@ -43,6 +43,15 @@ int odbc_fail(dwl_error *err, int code, SQLSMALLINT htype, SQLHANDLE h, const ch
 {
   dwl_buf b;
   buf_init(&b, 4096);
+  if (err && !err_isset(err)) {
+    SQLINTEGER native = 0;
+    SQLSMALLINT len;
+    SQLCHAR msg[8];
+    if (SQL_SUCCEEDED(SQLGetDiagRec(htype, h, 1, (SQLCHAR *)err->sqlstate, &native, msg, sizeof msg, &len)))
+      err->native = native;
+    else
+      err->sqlstate[0] = '\0';
+  }
   odbc_diag_text(htype, h, &b);
   err_set(err, code ? code : DWL_EXIT_FAILED, "%s: %s", what, b.data ? b.data : "unknown ODBC error");
   buf_free(&b);

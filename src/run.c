@@ -19,6 +19,7 @@
 #include "pushdown.h"
 #include "scd.h"
 #include "state.h"
+#include "table_lock.h"
 #include "target.h"
 #include "ts.h"
 #include "writer.h"
@@ -278,6 +279,23 @@ static int reject_present(run_ctx *r, const char *name, uint64_t origin, const d
   return 0;
 }
 
+/* load.future_tolerance: an lmd later than the run's clock by more than
+ * the tolerance is a clock or data error, not a change: taken into the
+ * checkpoint, it would make every later run skip every row.  Returns 1
+ * (why filled) for such a row. */
+static int too_far_ahead(const run_ctx *r, const dwl_value *raw, const dwl_ts *lmd, char *why, size_t n)
+{
+  long long tol = r->spec->future_tolerance_us;
+  if (tol < 0 || lmd->us - r->started.us <= tol)
+    return 0;
+  char now[32], span[32];
+  ts_format(&r->started, now);
+  ts_format_duration(tol, span);
+  char what[160];
+  snprintf(what, sizeof what, "is more than %s after the run's clock (%s UTC); see load.future_tolerance", span, now);
+  return bad_value(&r->p, (size_t)r->p.lmd, raw, what, why, n);
+}
+
 static int read_source(run_ctx *r, take_fn take, dwl_error *err)
 {
   dwl_batch b;
@@ -298,6 +316,11 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
       if (bad) {
         if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0 ||
             reject_present(r, r->p.origin_name, origin, in, r->src->ncols, err) != 0)
+          return -1;
+        continue;
+      }
+      if (r->p.lmd >= 0 && too_far_ahead(r, &in[r->p.lmd], &lmd, why, sizeof why)) {
+        if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0)
           return -1;
         continue;
       }
@@ -642,7 +665,11 @@ static int connect_target(run_ctx *r, dwl_error *err)
   if (target_connect(r->spec, &r->t, err) != 0)
     return -1;
   log_msg(LOG_INFO, "connected to %s %s (%s)", r->t->c->dbms, r->t->c->dbms_ver, r->t->c->redacted);
-  return r->o->plan ? 0 : state_ensure(r->t, err) != 0 ? -1 : state_ensure_run_id(r->t, err);
+  if (r->o->plan)
+    return 0;
+  if (state_ensure(r->t, err) != 0 || state_ensure_run_id(r->t, err) != 0)
+    return -1;
+  return table_lock_ensure(r->t, err);
 }
 
 /* Reads the checkpoint (under the lock, so a run that waited for another
@@ -768,8 +795,8 @@ static int commit_outcome(run_ctx *r, dwl_error *err)
   dwl_error e2;
   err_init(&e2);
   char id[40] = "";
-  if (odbc_connect(r->t->connstr, &c2, &e2) != 0 ||
-      state_read_run_id(c2, r->t->d, r->spec->job, 1, id, sizeof id, &e2) != 0) {
+  if (target_open_conn(r->t, &c2, &e2) != 0 ||
+      state_read_run_id(c2, r->t->d, r->spec->job, 1, r->t->lock_done_sql, id, sizeof id, &e2) != 0) {
     odbc_close(c2);
     r->sum->status = "unknown";
     return err_set(err, DWL_EXIT_UNKNOWN,
@@ -785,6 +812,20 @@ static int commit_outcome(run_ctx *r, dwl_error *err)
   }
   return err_set(err, DWL_EXIT_FAILED, "%s; not committed: the state row does not hold this run's id %s", why,
                  r->sum->run_id);
+}
+
+/* target.lock_timeout ran out: another session held a lock a statement
+ * needed.  Exit 3, as for the job's lock: worth a retry. */
+static void lock_timed_out(const run_ctx *r, dwl_error *err)
+{
+  if (!r->t || err->code != DWL_EXIT_FAILED || !err->sqlstate[0] || !r->t->d->lock_conflict ||
+      !r->t->d->lock_conflict(err->sqlstate, err->native))
+    return;
+  char span[32];
+  ts_format_duration(r->spec->lock_timeout_ms * 1000, span);
+  err->code = DWL_EXIT_LOCKED;
+  err_prefix(err, "table %s: gave up after waiting %s (target.lock_timeout) for a lock another session holds",
+             r->spec->target_table, span);
 }
 
 int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error *err)
@@ -808,8 +849,12 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     rc = connect_target(&r, err);
   if (rc == 0 && !o->plan) {
     /* Everything from here to the commit is one transaction. */
-    rc = state_lock(r.t, spec->job, &r.started, err);
+    rc = table_lock_mark(r.t, spec->job, &r.started, err);
+    if (rc == 0)
+      rc = state_lock(r.t, spec->job, &r.started, err);
     r.locked = rc == 0;
+    if (rc == 0)
+      rc = table_lock_take(r.t, spec->job, err);
   }
   if (rc == 0)
     rc = open_source(&r, err);
@@ -845,6 +890,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
       rc = rejects_flush(&r.rj, err);
     if (rc == 0)
       rc = state_save(r.t, sum, err);
+    if (rc == 0)
+      rc = table_lock_release(r.t, err);
     if (rc == 0)
       rc = odbc_commit(r.t->c, err);
     if (rc != 0 && r.t->c->commit_failed)
@@ -883,6 +930,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     /* The driver's own words for it vary with the moment (a FATAL, an
      * internal SAVEPOINT failing, ...): say plainly what happened. */
     int lost = r.t && odbc_lost(r.t->c);
+    lock_timed_out(&r, err);
     if (lost)
       err_prefix(err, "lost the connection to the warehouse (the server ended the session, or the network failed)");
     if (err->code == DWL_EXIT_UNKNOWN) {
@@ -895,6 +943,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
         state_record_failure(r.t, spec->job, err->msg);
       log_msg(LOG_INFO, "rolled back: nothing was written");
     }
+    if (!lost)
+      table_lock_abandon(r.t);
     /* A failed run reports the checkpoint still stored, also when it
      * failed before reading it under the lock (locked out by another run,
      * say): then it is read now, outside any transaction. */
@@ -1003,7 +1053,7 @@ int state_job(const dwl_spec *spec, FILE *out, dwl_error *err)
       char id[40];
       dwl_error e2;
       err_init(&e2);
-      if (state_read_run_id(t->c, t->d, spec->job, 0, id, sizeof id, &e2) == 0 && id[0])
+      if (state_read_run_id(t->c, t->d, spec->job, 0, NULL, id, sizeof id, &e2) == 0 && id[0])
         fprintf(out, "run id:      %s (the last committed run)\n", id);
       /* Set while a run holds the lock; a run killed outright leaves it
        * behind, but not the lock, which dies with its transaction. */

@@ -715,11 +715,11 @@ static int expect_mapping(pctx *c, const yaml_node_t *v, const char *name)
 
 static const char *const top_keys[] = {"version", "job", "source", "target", "load",
                                        "dimension", NULL};
-static const char *const target_keys[] = {"connection", "table", NULL};
+static const char *const target_keys[] = {"connection", "table", "lock_timeout", NULL};
 static const char *const load_keys[] = {"mode", "lmd", "lmd_format", "key", "type2", "type1",
                                         "type1_scope", "deletes", "delete_style", "lookup",
                                         "max_rejects", "reject_file", "null_keys", "lookback", "late",
-                                        "engine", "max_deletes", "allow_empty",
+                                        "engine", "max_deletes", "allow_empty", "future_tolerance",
                                         NULL};
 static const char *const deletes_keys[] = {"column", "values", NULL};
 static const char *const dim_keys[] = {"surrogate_key", "surrogate_strategy", "valid_from",
@@ -753,6 +753,17 @@ static int get_count(pctx *c, const yaml_node_t *v, const char *name, long long 
   return bad ? -1 : 0;
 }
 static const char *const late_names[] = {"repair", "reject", "ignore", NULL};
+
+/* load.future_tolerance: a duration, or off (-1): lmd values in the future
+ * are then a documented business date, not a clock error. */
+static int get_future_tolerance(pctx *c, const yaml_node_t *v, const char *name, long long *us)
+{
+  if (v->type == YAML_SCALAR_NODE && strcmp((const char *)v->data.scalar.value, "off") == 0) {
+    *us = -1;
+    return 0;
+  }
+  return get_duration(c, v, name, us);
+}
 static const char *const engine_names[] = {"memory", "pushdown", NULL};
 
 int spec_parse_limit(const char *text, spec_limit *out)
@@ -949,6 +960,19 @@ static int parse_source(pctx *c, const yaml_node_t *v)
   return 0;
 }
 
+/* target.lock_timeout: a duration of at least one second (MariaDB counts
+ * its lock waits in whole seconds). */
+static int get_lock_timeout(pctx *c, const yaml_node_t *v, const char *name, long long *ms)
+{
+  long long us;
+  if (get_duration(c, v, name, &us) != 0)
+    return -1;
+  if (us < DWL_US_PER_SEC)
+    return perr(c, NPOS(v), "%s: expected at least 1s: every lock wait ends, and none can be shorter", name);
+  *ms = us / 1000;
+  return 0;
+}
+
 static int parse_target(pctx *c, const yaml_node_t *v)
 {
   dwl_spec *s = c->s;
@@ -964,16 +988,21 @@ static int parse_target(pctx *c, const yaml_node_t *v)
       return unknown_key(c, k, "in target", target_keys);
     if (add_pos(c, "target", key, k) != 0)
       return -1;
-    char **dst = idx == 0 ? &s->target_connection : &s->target_table;
     char dotted[32];
     snprintf(dotted, sizeof dotted, "target.%s", key);
+    if (idx == 2) {
+      if (get_lock_timeout(c, val, dotted, &s->lock_timeout_ms) != 0)
+        return -1;
+      continue;
+    }
+    char **dst = idx == 0 ? &s->target_connection : &s->target_table;
     c->conn = idx == 0;
     int rc = get_str(c, val, dotted, STR_NONEMPTY, dst);
     c->conn = 0;
     if (rc != 0)
       return -1;
   }
-  for (int i = 0; target_keys[i]; i++) {
+  for (int i = 0; i < 2; i++) {
     char *have = i == 0 ? s->target_connection : s->target_table;
     if (!have)
       return perr(c, NPOS(v), "target: missing required key '%s'", target_keys[i]);
@@ -1075,7 +1104,8 @@ static int parse_load(pctx *c, const yaml_node_t *v)
     case 14: rc = get_enum(c, val, dotted, late_names, &s->late); break;
     case 15: rc = get_enum(c, val, dotted, engine_names, &s->engine); break;
     case 16: rc = get_limit(c, val, dotted, &s->max_deletes); break;
-    default: rc = get_bool(c, val, dotted, &s->allow_empty); break;
+    case 17: rc = get_bool(c, val, dotted, &s->allow_empty); break;
+    default: rc = get_future_tolerance(c, val, dotted, &s->future_tolerance_us); break;
     }
     if (rc != 0)
       return -1;
@@ -1330,6 +1360,10 @@ static int check_cross(pctx *c)
     key_pos(c, "load.lmd_format", NULL, &line, &col);
     return perr(c, line, col, "load.lmd_format requires load.lmd");
   }
+  if (given(c, "load.future_tolerance") && !s->lmd) {
+    key_pos(c, "load.future_tolerance", NULL, &line, &col);
+    return perr(c, line, col, "load.future_tolerance requires load.lmd (it bounds the lmd's values)");
+  }
   if (s->mode != MODE_SCD2) {
     static const char *const scd2_only[] = {"load.type2", "load.type1", "load.type1_scope",
                                             "load.delete_style", NULL};
@@ -1574,6 +1608,8 @@ dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *
   s->current = dup_or_null("is_current", &failed);
   s->deleted = dup_or_null("is_deleted", &failed);
   s->max_deletes = (spec_limit){LIMIT_PERCENT, 50};
+  s->future_tolerance_us = DWL_US_PER_DAY;
+  s->lock_timeout_ms = DWL_LOCK_TIMEOUT_MS;
   if (failed) {
     err_set(err, DWL_EXIT_FAILED, "%s: out of memory", path);
     spec_free(s);

@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include "err.h"
 
+/* target.lock_timeout when the spec does not say */
+#define DWL_LOCK_TIMEOUT_MS 30000
+
 typedef struct spec_list {
   char **v;
   size_t n;
@@ -60,6 +63,7 @@ typedef struct dwl_spec {
 
   char *target_connection;
   char *target_table;
+  long long lock_timeout_ms;     /* target.lock_timeout: the longest wait for any lock */
 
   int mode;              /* enum spec_mode; default append */
   char *lmd;             /* NULL: no checkpoint */
@@ -82,6 +86,7 @@ typedef struct dwl_spec {
   int engine;            /* enum spec_engine: where changes are computed */
   spec_limit max_deletes; /* deletes: absent: default 50% of the current keys */
   int allow_empty;       /* 1: a source without rows may delete by absence / empty a replace */
+  long long future_tolerance_us; /* load.future_tolerance: lmd later than now + this is bad; -1: off */
 
   /* dimension: bookkeeping column names; NULL leaves one out */
   char *surrogate_key;

@@ -116,6 +116,32 @@ int state_read(target *t, const char *job, job_state *st, dwl_error *err)
   return rc < 0 ? -1 : 0;
 }
 
+/* SQLite: the database's write lock admits one writer for all its tables;
+ * the latest other job marked running is most likely the writer. */
+static int other_writer(target *t, const char *job, dwl_error *err)
+{
+  static const char sql[] = "SELECT job, running_since, running_host, running_pid FROM " DWL_STATE_TABLE
+                            " WHERE running_since IS NOT NULL AND job <> ? ORDER BY running_since DESC";
+  odbc_stmt *s;
+  const dwl_value *r;
+  dwl_value p;
+  dwl_error e2;
+  err_init(&e2);
+  text(&p, job);
+  if (!t->d->writer_probe_sql || ostmt_prepare(t->c, sql, &s, &e2) != 0)
+    return 0;
+  int found = ostmt_execute(s, &p, NULL, 1, &e2) == 0 && ostmt_fetch(s, &r, &e2) == 1;
+  if (found)
+    err_set(err, DWL_EXIT_LOCKED,
+            "job '%s' is locked: another writer holds the SQLite database's write lock, which admits one writer "
+            "for all its tables: job '%.*s' is running since %.*s (host %.*s, pid %.*s); try again when it has "
+            "finished",
+            job, (int)r[0].len, r[0].data, (int)r[1].len, r[1].data, r[2].is_null ? 1 : (int)r[2].len,
+            r[2].is_null ? "?" : r[2].data, r[3].is_null ? 1 : (int)r[3].len, r[3].is_null ? "?" : r[3].data);
+  ostmt_free(s);
+  return found;
+}
+
 static int locked(target *t, const char *job, dwl_error *err)
 {
   job_state st;
@@ -126,8 +152,33 @@ static int locked(target *t, const char *job, dwl_error *err)
                    "job '%s' is locked: another run holds it, running since %s (host %s, pid %lld); try again "
                    "when it has finished",
                    job, st.running_since, st.running_host[0] ? st.running_host : "?", st.running_pid);
+  if (!t->writer_probed && other_writer(t, job, err))
+    return -1;
+  if (t->writer_probed)
+    return err_set(err, DWL_EXIT_LOCKED,
+                   "job '%s': the SQLite database stayed busy for target.lock_timeout: no other writer holds it, "
+                   "but other connections' read transactions kept the run from committing; try again later",
+                   job);
   return err_set(err, DWL_EXIT_LOCKED,
                  "job '%s' is locked: another writer holds the warehouse's write lock; try again later", job);
+}
+
+/* SQLite: a reader's open transaction also makes a writer wait (in
+ * rollback-journal mode, for its commit), so a busy database alone does not
+ * mean another writer.  BEGIN IMMEDIATE takes only the write lock, waiting
+ * the connection's Timeout (briefly, as for the job lock elsewhere); once
+ * it was free, the run waits target.lock_timeout for readers. */
+static int probe_writer(target *t, const char *job, dwl_error *err)
+{
+  int conflict;
+  if (!t->d->writer_probe_sql)
+    return 0;
+  if (state_exec(t, t->d->writer_probe_sql, NULL, 0, &conflict, err) != 0)
+    return conflict ? (err_init(err), locked(t, job, err)) : -1;
+  if (state_exec(t, "ROLLBACK", NULL, 0, NULL, err) != 0)
+    return -1;
+  t->writer_probed = 1;
+  return t->lock_done_sql[0] ? state_exec(t, t->lock_done_sql, NULL, 0, NULL, err) : 0;
 }
 
 int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err)
@@ -138,6 +189,8 @@ int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err
   snprintf(pid, sizeof pid, "%ld", (long)getpid());
   dwl_value p[4];
   int conflict;
+  if (probe_writer(t, job, err) != 0)
+    return -1;
   /* Waiting for a lock is how a second run finds the first: only briefly. */
   if (t->d->lock_wait_sql && odbc_exec(t->c, t->d->lock_wait_sql, NULL, NULL, 0, err) != 0)
     return -1;
@@ -175,7 +228,7 @@ int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err
     odbc_rollback(t->c);
     return conflict ? (err_init(err), locked(t, job, err)) : -1;
   }
-  if (t->d->lock_done_sql && odbc_exec(t->c, t->d->lock_done_sql, NULL, NULL, 0, err) != 0) {
+  if (t->lock_done_sql[0] && odbc_exec(t->c, t->lock_done_sql, NULL, NULL, 0, err) != 0) {
     odbc_rollback(t->c);
     return -1;
   }
@@ -267,8 +320,8 @@ int state_ensure_run_id(target *t, dwl_error *err)
   return 0;
 }
 
-int state_read_run_id(odbc_conn *c, const dialect *d, const char *job, int wait, char *out, size_t n,
-                      dwl_error *err)
+int state_read_run_id(odbc_conn *c, const dialect *d, const char *job, int wait, const char *restore_sql,
+                      char *out, size_t n, dwl_error *err)
 {
   out[0] = '\0';
   /* SQLite has no row locks (and no FOR UPDATE): a commit there is done
@@ -296,8 +349,8 @@ int state_read_run_id(odbc_conn *c, const dialect *d, const char *job, int wait,
     /* the connection goes on with the run: waiting normally again */
     dwl_error e2;
     err_init(&e2);
-    if (d->lock_done_sql)
-      odbc_exec(c, d->lock_done_sql, NULL, NULL, 0, &e2);
+    if (restore_sql && restore_sql[0])
+      odbc_exec(c, restore_sql, NULL, NULL, 0, &e2);
   }
   return rc < 0 ? -1 : 0;
 }

@@ -46,8 +46,9 @@ int state_ensure_run_id(target *t, dwl_error *err);
 /* The run id in the job's row on connection c ("" when none).  With wait,
  * on a warehouse with row locks, the read waits (briefly: the lock wait of
  * taking the job's lock) for a transaction still holding the row, so that
- * a commit the server is still finishing is seen. */
-int state_read_run_id(odbc_conn *c, const dialect *d, const char *job, int wait, char *out, size_t n,
-                      dwl_error *err);
+ * a commit the server is still finishing is seen; then restore_sql (the
+ * session's own lock wait, or NULL) is run. */
+int state_read_run_id(odbc_conn *c, const dialect *d, const char *job, int wait, const char *restore_sql,
+                      char *out, size_t n, dwl_error *err);
 
 #endif

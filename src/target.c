@@ -27,17 +27,27 @@ static char *conn_with_extra(const char *cs, const char *extra)
   return out;
 }
 
-/* A connection as the run's others: same attributes, same session setup. */
+/* A connection as the run's others: same attributes, same session setup,
+ * lock waits bounded.  SQLite's main connection (opened while t->c is
+ * NULL) waits its driver's Timeout until it knows that no other writer
+ * holds the database (state.c). */
 static int open_conn(target *t, const char *connstr, odbc_conn **out, dwl_error *err)
 {
+  int bound = t->lock_done_sql[0] && !(t->d->writer_probe_sql && !t->c);
   if (odbc_connect(connstr, out, err) != 0)
     return -1;
-  if (t->d && t->d->session_sql && odbc_exec(*out, t->d->session_sql, NULL, NULL, 0, err) != 0) {
+  if ((t->d && t->d->session_sql && odbc_exec(*out, t->d->session_sql, NULL, NULL, 0, err) != 0) ||
+      (bound && odbc_exec(*out, t->lock_done_sql, NULL, NULL, 0, err) != 0)) {
     odbc_close(*out);
     *out = NULL;
     return -1;
   }
   return 0;
+}
+
+int target_open_conn(target *t, odbc_conn **out, dwl_error *err)
+{
+  return open_conn(t, t->connstr, out, err);
 }
 
 int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
@@ -67,7 +77,11 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
     err_set(err, DWL_EXIT_FAILED, "out of memory");
     goto fail;
   }
-  if (strcmp(t->connstr, spec->target_connection) != 0 || t->d->session_sql) {
+  /* Every session of the run waits at most target.lock_timeout for a lock. */
+  if (t->d->lock_timeout_sql)
+    t->d->lock_timeout_sql(spec->lock_timeout_ms > 0 ? spec->lock_timeout_ms : DWL_LOCK_TIMEOUT_MS, t->lock_done_sql,
+                           sizeof t->lock_done_sql);
+  if (strcmp(t->connstr, spec->target_connection) != 0 || t->d->session_sql || t->lock_done_sql[0]) {
     odbc_close(t->c);
     t->c = NULL;
     if (open_conn(t, t->connstr, &t->c, err) != 0)

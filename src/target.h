@@ -51,11 +51,20 @@ typedef struct target {
   int vdate;             /* validity (and lmd) columns are DATE, not TIMESTAMP */
   char *cur_pred;        /* SQL predicate for current versions (scd2) */
   char open_end[32];     /* canonical open end, "" when NULL */
+  char lock_done_sql[160]; /* bounds the session's lock waits (target.lock_timeout); "" none */
+  int writer_probed;     /* SQLite: no other writer held the database at the job lock */
+  /* table_lock.c: the table's identity and this run's mark */
+  char lock_id[300], lock_host[128], lock_pid[32], lock_since[32];
+  int lock_marked;
 } target;
 
 /* Connects (adding the dialect's connection attributes), detects the
  * dialect.  Does not touch any table. */
 int target_connect(const dwl_spec *spec, target **out, dwl_error *err);
+
+/* Another connection like the run's: the same attributes and session
+ * setup, lock waits bounded by target.lock_timeout. */
+int target_open_conn(target *t, odbc_conn **out, dwl_error *err);
 void target_free(target *t);
 
 /* Builds the column layout from the source columns. */

@@ -430,3 +430,18 @@ int ts_cmp(const dwl_ts *a, const dwl_ts *b)
 {
   return (a->us > b->us) - (a->us < b->us);
 }
+
+void ts_format_duration(int64_t us, char *buf)
+{
+  static const struct { char unit; int64_t us, mod; } units[] = {
+    {'d', DWL_US_PER_DAY, 0}, {'h', 3600 * DWL_US_PER_SEC, 24}, {'m', 60 * DWL_US_PER_SEC, 60}, {'s', DWL_US_PER_SEC, 60}};
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    int64_t v = us / units[i].us;
+    if (units[i].mod)
+      v %= units[i].mod;
+    if (v || (i == 3 && len == 0))
+      len += (size_t)snprintf(buf + len, 32 - len, "%lld%c", (long long)v, units[i].unit);
+  }
+}

@@ -601,6 +601,36 @@ START_TEST(test_lmd_format_requires_lmd)
 }
 END_TEST
 
+/* load.future_tolerance (default 1d, off) and target.lock_timeout
+ * (default 30s, at least 1s): durations as load.lookback writes them. */
+START_TEST(test_future_tolerance_and_lock_timeout)
+{
+  dwl_spec *s = load_ok(BASE "load:\n  mode: append\n  lmd: l\n");
+  ck_assert(s->future_tolerance_us == 86400000000LL);
+  ck_assert(s->lock_timeout_ms == 30000);
+  spec_free(s);
+  s = load_ok(BASE "  lock_timeout: 1m30s\nload:\n  mode: append\n  lmd: l\n  future_tolerance: 30d\n");
+  ck_assert(s->future_tolerance_us == 30LL * 86400000000LL);
+  ck_assert(s->lock_timeout_ms == 90000);
+  spec_free(s);
+  s = load_ok(BASE "load:\n  mode: append\n  lmd: l\n  future_tolerance: off\n");
+  ck_assert(s->future_tolerance_us == -1);
+  spec_free(s);
+  s = load_ok(BASE "load:\n  mode: append\n  lmd: l\n  future_tolerance: 0\n");
+  ck_assert(s->future_tolerance_us == 0);
+  spec_free(s);
+  expect_error(BASE "load:\n  mode: append\n  lmd: l\n  future_tolerance: 'off '\n", 11, 21,
+               "load.future_tolerance: 'off ' is not a duration");
+  expect_error(BASE "load:\n  mode: append\n  lmd: l\n  future_tolerance: 400d\n", 11, 21,
+               "is not a duration of at most 366 days");
+  expect_error(BASE "load:\n  mode: append\n  future_tolerance: 1d\n", 10, 3,
+               "load.future_tolerance requires load.lmd");
+  expect_error(BASE "  lock_timeout: 0\nload:\n  mode: append\n", 8, 17, "target.lock_timeout: expected at least 1s");
+  expect_error(BASE "  lock_timeout: soon\nload:\n  mode: append\n", 8, 17,
+               "target.lock_timeout: 'soon' is not a duration");
+}
+END_TEST
+
 START_TEST(test_scd2_only_keys)
 {
   expect_error(BASE "load:\n  mode: upsert\n  key: id\n  type1: [name]\n", 11, 3,
@@ -921,6 +951,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_missing_required);
   tcase_add_test(tc, test_scd2_requires_key_and_lmd);
   tcase_add_test(tc, test_lmd_format_requires_lmd);
+  tcase_add_test(tc, test_future_tolerance_and_lock_timeout);
   tcase_add_test(tc, test_lookup);
   tcase_add_test(tc, test_lookback_and_late);
   tcase_add_test(tc, test_engine);

@@ -890,6 +890,26 @@ static void col_bad(int p, int sc, const char *in, const char *why_part)
   numeric_bad(norm_value_col, p, sc, in, why_part);
 }
 
+/* Durations in messages read as the spec writes them. */
+START_TEST(test_format_duration)
+{
+  static const struct {
+    int64_t us;
+    const char *text;
+  } cases[] = {{0, "0s"},
+               {DWL_US_PER_SEC, "1s"},
+               {DWL_US_PER_DAY, "1d"},
+               {90 * DWL_US_PER_SEC, "1m30s"},
+               {DWL_US_PER_DAY + 2 * 3600 * DWL_US_PER_SEC + 4 * DWL_US_PER_SEC, "1d2h4s"},
+               {366 * DWL_US_PER_DAY, "366d"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char buf[32];
+    ts_format_duration(cases[i].us, buf);
+    ck_assert_str_eq(buf, cases[i].text);
+  }
+}
+END_TEST
+
 START_TEST(test_numeric_scale_padded)
 {
   col_ok(7, 2, "2.8", "2.80");
@@ -1031,6 +1051,10 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_norm_timestamp);
   tcase_add_test(tc, test_norm_scratch_reuse);
   tcase_add_test(tc, test_norm_scratch_cap);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("ts_format_duration");
+  tcase_add_test(tc, test_format_duration);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("norm_value_col");
