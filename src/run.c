@@ -320,7 +320,9 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
         continue;
       }
       if (r->p.lmd >= 0 && too_far_ahead(r, &in[r->p.lmd], &lmd, why, sizeof why)) {
-        if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0)
+        /* set aside for its date, but delivered: its key is present */
+        if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0 ||
+            reject_present(r, r->p.origin_name, origin, in, r->src->ncols, err) != 0)
           return -1;
         continue;
       }

@@ -139,6 +139,11 @@ rejects_suite() {
   dw run "$j"
   is "$RC|$(field rejected)|$(field deleted)|$(field absent)" "0|1|0|0" "$n: a row rejected for its amount: its key is present"
   is "$(sql "select count(*) from t_$n where $current")" 3 "$n: key 3 is kept"
+  # 3 dated beyond load.future_tolerance: set aside, but delivered
+  printf 'id,amount,lmd\n1,10,2024-01-01 00:00:00\n2,20,2024-01-01 00:00:00\n3,30,9999-12-31 23:59:59\n' >"$csv"
+  dw run "$j"
+  is "$RC|$(field rejected)|$(field deleted)|$(field absent)" "0|1|0|0" "$n: a row rejected for a far-future lmd: its key is present"
+  is "$(sql "select count(*) from t_$n where $current")" 3 "$n: key 3 is kept after its far-future row"
   # the same, with key 2 really gone: only 2 is deleted
   printf 'id,amount,lmd\n1,10,2024-01-01 00:00:00\n3,n/a,2024-01-02 00:00:00\n' >"$csv"
   dw run "$j"
