@@ -21,12 +21,15 @@
 LIMIT=20
 
 # data_dump: each table with its number of columns and rows (a wide table
-# is too wide to sort on MariaDB), and of dwload_state (where a failed run
-# is recorded too) the committed checkpoints
+# is too wide to sort on MariaDB), of dwload_state (where a failed run is
+# recorded too) the committed checkpoints, and of dwload_lock (a row per
+# target table a run began to write) the marks still held: none may stay
 data_dump() {
   for _t in $(wh_tables); do
     if [ "$_t" = dwload_state ]; then
       sql "SELECT job, checkpoint FROM dwload_state WHERE checkpoint IS NOT NULL ORDER BY job"
+    elif [ "$_t" = dwload_lock ]; then
+      sql "SELECT target_table, job FROM dwload_lock WHERE running_since IS NOT NULL ORDER BY target_table"
     else
       echo "table $_t $(wh_columns "$_t" | wc -l) $(sql "SELECT count(*) FROM \"$_t\"")"
     fi
