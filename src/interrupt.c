@@ -45,12 +45,24 @@ static void on_signal(int sig)
   errno = e;
 }
 
+/* Both under active_mu, as interrupt_ack is: once the run has seen the
+ * signal, its failure path (the rollback, recording the interruption in
+ * dwload_state) runs statements of its own, which a watcher scheduled
+ * late must neither cancel nor interrupt. */
 static void cancel_active(void)
 {
   pthread_mutex_lock(&active_mu);
-  for (int i = 0; i < MAX_ACTIVE; i++)
+  for (int i = 0; i < MAX_ACTIVE && !atomic_load(&acked); i++)
     if (active[i])
       SQLCancel(active[i]);
+  pthread_mutex_unlock(&active_mu);
+}
+
+static void poke_main(void)
+{
+  pthread_mutex_lock(&active_mu);
+  if (!atomic_load(&acked))
+    pthread_kill(main_thread, SIGRTMIN);
   pthread_mutex_unlock(&active_mu);
 }
 
@@ -73,7 +85,7 @@ static void *watcher(void *arg)
   cancel_active();
   /* Until the run has seen it (a bounded wait each time: 50 ms). */
   while (!atomic_load(&acked)) {
-    pthread_kill(main_thread, SIGRTMIN);
+    poke_main();
     struct timespec ts = {0, 50 * 1000 * 1000};
     nanosleep(&ts, NULL);
   }
@@ -146,7 +158,9 @@ int interrupt_check(dwl_error *err)
 
 void interrupt_ack(void)
 {
+  pthread_mutex_lock(&active_mu);
   atomic_store(&acked, 1);
+  pthread_mutex_unlock(&active_mu);
 }
 
 void interrupt_err(dwl_error *err)
