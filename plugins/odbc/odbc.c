@@ -50,7 +50,7 @@ typedef struct odbc_src {
   char *redacted;            /* the connection string for messages */
   char dbms[64];
   char qopen, qclose;        /* identifier quotes of the DBMS */
-  int sqlite, maria;
+  int sqlite, maria, pg;
 
   dwl_column *cols;
   char **names;
@@ -156,6 +156,7 @@ static int src_connect(odbc_src *s, const char *cs)
   s->qopen = s->qclose = maria ? '`' : '"';
   s->maria = maria;
   s->sqlite = strncasecmp(s->dbms, "SQLite", 6) == 0;
+  s->pg = strncasecmp(s->dbms, "PostgreSQL", 10) == 0;
   /* The attributes depend on the driver, known only once connected. */
   dwl_buf cs2;
   buf_init(&cs2, 0);
@@ -340,6 +341,8 @@ static int describe(odbc_src *s)
     if (!s->names[i])
       return src_error(s, "out of memory");
     s->cols[i].name = s->names[i];
+    if (s->pg)
+      sqltype_pg_numeric(type, &size, &digits);
     sqltype_column(type, size, digits, nullable, &s->cols[i]);
     char tname[128] = "";
     if (SQL_SUCCEEDED(SQLColAttribute(s->st, (SQLUSMALLINT)(i + 1), SQL_DESC_TYPE_NAME, tname, sizeof tname, NULL,

@@ -1,7 +1,9 @@
 #!/bin/sh
-# Follow-ups of issue 14 ("never lose history"): run --empty-exit refuses
-# dwload's own exit codes; connection-string attributes the user set are
-# matched by their whole name (UseDeclareFetch= is not Fetch=).
+# Follow-ups of issue 14 ("never lose history"): an unconstrained
+# PostgreSQL numeric arrives exact through the odbc source and migrate, on
+# every warehouse; run --empty-exit refuses dwload's own exit codes;
+# connection-string attributes the user set are matched by their whole
+# name (UseDeclareFetch= is not Fetch=, ConnectTimeout= is not Timeout=).
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 printf 'id,name,lmd\n1,a,2024-01-01 00:00:00\n' >"$WORK/one.csv"
@@ -17,5 +19,76 @@ dw run --empty-exit 127 "$J"
 is "$RC|$(field inserted)" "0|1" "--empty-exit 127 is allowed: a run that loads exits 0"
 dw run --empty-exit 7 "$J"
 is "$RC|$(field status)" "7|ok" "--empty-exit 7: nothing past the checkpoint exits 7"
+
+# ---- an unconstrained PostgreSQL numeric arrives exact -------------------------
+# psqlODBC describes `numeric` without a precision as numeric(28,6): the
+# source is a PostgreSQL table whatever the warehouse (its own database on
+# the PostgreSQL server, dropped at exit).
+if [ -z "${DWL_PG_HOST:-}" ] || [ -z "${DWL_PG_PORT:-}" ] || [ -z "${DWL_PG_USER:-}" ] ||
+   [ -z "${DWL_PG_PASSWORD:-}" ]; then
+  skip_tests 10 "no postgresql server for the source"
+else
+  PGSRC="dwl_followups_src_$$"
+  _wh_psql postgres -c "CREATE DATABASE \"$PGSRC\" TEMPLATE template0 ENCODING 'UTF8'" >/dev/null ||
+    echo "Bail out! cannot create the PostgreSQL source database"
+  trap '_wh_psql postgres -c "DROP DATABASE IF EXISTS \"$PGSRC\" WITH (FORCE)" >/dev/null 2>&1; _wh_drop_db;
+    if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
+  PG_SRC="Driver=PostgreSQL Unicode;Server=$DWL_PG_HOST;Port=$DWL_PG_PORT;Database=$PGSRC;Uid=$DWL_PG_USER;Pwd=$DWL_PG_PASSWORD;CommLog=0"
+  psrc() { _wh_psql "$PGSRC" -At -c "$1"; }
+  # exact: the values on stdin, one a line, as exact decimals,
+  # trailing zeros of the fraction dropped (MariaDB's DECIMAL(65,30) pads)
+  exact() {
+    python3 -c '
+import decimal, sys
+decimal.getcontext().prec = 1000
+for l in sys.stdin.read().splitlines():
+    print("NULL" if l == "" else format(decimal.Decimal(l).normalize(), "f"))'
+  }
+  psrc "CREATE TABLE wide (id integer PRIMARY KEY, n numeric, m numeric(12,2), lmd timestamp);
+        INSERT INTO wide VALUES (1, 1234567890123456789012345.123456789012, 1.25, '2024-01-01'),
+          (2, 0.000000000123, -3.5, '2024-01-01'), (3, -98765432109876543210987654321.000000000001, NULL, '2024-01-01'),
+          (4, NULL, 0, '2024-01-01')" ||
+    echo "Bail out! cannot create the source table"
+  WANT=$(psrc "SELECT n FROM wide ORDER BY id" | exact)
+  J="$WORK/fu_wide.yaml"
+  _engine >"$J" <<EOF2
+version: 1
+job: fu_wide
+source:
+  plugin: odbc
+  connection: "$PG_SRC"
+  table: wide
+target:
+  connection: "$WH_CONN"
+  table: fu_wide
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF2
+  dw run "$J"
+  is "$RC|$(field inserted)" "0|4" "odbc source, unconstrained numeric: the run loads every row"
+  is "$(sql "SELECT n FROM fu_wide ORDER BY id" | exact)" "$WANT" \
+    "odbc source: 25 integer digits, 12 decimals, 1e-10 and 30 integer digits arrive exact"
+  is "$(sql "SELECT m FROM fu_wide ORDER BY id" | exact)" "$(psrc "SELECT m FROM wide ORDER BY id" | exact)" \
+    "odbc source: a numeric(12,2) arrives as it is"
+  # Every row past the checkpoint again, its values as they were: each is
+  # compared with the version the warehouse holds.
+  psrc "UPDATE wide SET lmd = '2024-01-02'"
+  dw run "$J"
+  is "$RC|$(field read)|$(field inserted)|$(field expired)|$(field unchanged)" "0|4|0|0|4" \
+    "odbc source: a second run of the same values changes nothing (no churn)"
+  is "$(sql "SELECT count(*) FROM fu_wide")" 4 "odbc source: one version per key"
+
+  # dwload migrate, PostgreSQL to this warehouse
+  dw migrate --from "$PG_SRC" --to "$WH_CONN" --table wide
+  is "$RC|$(field status)" "0|ok" "migrate from PostgreSQL: exit 0, verified"
+  is "$(sql "SELECT n FROM wide ORDER BY id" | exact)" "$WANT" "migrate: the unconstrained numeric arrives exact"
+  is "$(sql "SELECT m FROM wide ORDER BY id" | exact)" "$(psrc "SELECT m FROM wide ORDER BY id" | exact)" \
+    "migrate: a numeric(12,2) arrives as it is"
+  dw migrate --from "$PG_SRC" --to "$WH_CONN" --table wide --resume
+  is "$RC" 0 "migrate --resume: the copy verifies again"
+  is "$(sql "SELECT n FROM wide ORDER BY id" | exact)" "$WANT" "migrate --resume: the values are unchanged"
+fi
 
 done_testing
