@@ -112,19 +112,19 @@ static int diag_error(odbc_src *s, SQLSMALLINT htype, SQLHANDLE h, const char *w
 static void stream_attrs(const char *dbms, const char *cs, size_t rows, dwl_buf *out)
 {
   if (strncasecmp(dbms, "PostgreSQL", 10) == 0) {
-    if (!strcasestr(cs, "usedeclarefetch="))
+    if (!odbc_conn_has_attr(cs, "usedeclarefetch"))
       buf_printf(out, ";UseDeclareFetch=1");
-    if (!strcasestr(cs, "fetch="))
+    if (!odbc_conn_has_attr(cs, "fetch"))
       buf_printf(out, ";Fetch=%zu", rows < 1000 ? 1000 : rows);
-    if (!strcasestr(cs, "boolsaschar="))
+    if (!odbc_conn_has_attr(cs, "boolsaschar"))
       buf_printf(out, ";BoolsAsChar=0");
   } else if (strncasecmp(dbms, "SQLite", 6) == 0) {
-    if (!strcasestr(cs, "stepapi="))
+    if (!odbc_conn_has_attr(cs, "stepapi"))
       buf_printf(out, ";StepAPI=1");
   } else if (strncasecmp(dbms, "MariaDB", 7) == 0 || strncasecmp(dbms, "MySQL", 5) == 0) {
-    if (!strcasestr(cs, "no_cache=") && !strcasestr(cs, "streamrs="))
+    if (!odbc_conn_has_attr(cs, "no_cache") && !odbc_conn_has_attr(cs, "streamrs"))
       buf_printf(out, ";NO_CACHE=1");
-    if (!strcasestr(cs, "forwardonly="))
+    if (!odbc_conn_has_attr(cs, "forwardonly"))
       buf_printf(out, ";FORWARDONLY=1");
   }
 }
@@ -171,6 +171,12 @@ static int src_connect(odbc_src *s, const char *cs)
     SQLDisconnect(s->dbc);
     s->connected = 0;
     rc = driver_connect(s, cs2.data);
+    /* Messages show the attributes the driver got. */
+    char *r = rc == DWL_OK ? odbc_redact(cs2.data) : NULL;
+    if (r) {
+      free(s->redacted);
+      s->redacted = r;
+    }
   }
   buf_free(&cs2);
   if (rc == DWL_OK)

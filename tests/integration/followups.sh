@@ -20,13 +20,38 @@ is "$RC|$(field inserted)" "0|1" "--empty-exit 127 is allowed: a run that loads 
 dw run --empty-exit 7 "$J"
 is "$RC|$(field status)" "7|ok" "--empty-exit 7: nothing past the checkpoint exits 7"
 
+# ---- attributes dwload adds to a connection string ----------------------------
+# An attribute the user set is matched by its whole name: ConnectTimeout=
+# (an attribute SQLite's driver ignores) is not Timeout=, UseDeclareFetch=
+# is not Fetch=.  The "connected to" line shows what the driver got.
+case $WAREHOUSE in
+  sqlite) USER_ATTR="ConnectTimeout=5" WANT_ATTR=";Timeout=1000;" ;;
+  postgresql) USER_ATTR="UseDeclareFetch=1" WANT_ATTR=";Fetch=10000;" ;;
+  mariadb) USER_ATTR="" ;;
+esac
+if [ -n "$USER_ATTR" ]; then
+  sed "s|^  connection: .*|  connection: \"$WH_CONN;$USER_ATTR\"|" "$J" >"$WORK/fu_attr.yaml"
+  sed -i 's/^job: .*/job: fu_attr/' "$WORK/fu_attr.yaml"
+  dw run "$WORK/fu_attr.yaml"
+  is "$RC|$(field inserted)" "0|1" "a target connection string with $USER_ATTR: the run loads"
+  like "$ERR" "$USER_ATTR$WANT_ATTR" "with $USER_ATTR the driver still gets dwload's ${WANT_ATTR#;}"
+  if is_warehouse postgresql; then
+    like "$ERR" ";UseDeclareFetch=1;Fetch=10000;pqopt={application_name=dwload})" \
+      "UseDeclareFetch=1 is not added twice, and the rest of dwload's attributes follow"
+  else
+    like "$ERR" ";Timeout=1000;StepAPI=1)" "the rest of dwload's attributes follow"
+  fi
+else
+  skip_tests 3 "dwload adds no attribute to a MariaDB target's connection string"
+fi
+
 # ---- an unconstrained PostgreSQL numeric arrives exact -------------------------
 # psqlODBC describes `numeric` without a precision as numeric(28,6): the
 # source is a PostgreSQL table whatever the warehouse (its own database on
 # the PostgreSQL server, dropped at exit).
 if [ -z "${DWL_PG_HOST:-}" ] || [ -z "${DWL_PG_PORT:-}" ] || [ -z "${DWL_PG_USER:-}" ] ||
    [ -z "${DWL_PG_PASSWORD:-}" ]; then
-  skip_tests 10 "no postgresql server for the source"
+  skip_tests 12 "no postgresql server for the source"
 else
   PGSRC="dwl_followups_src_$$"
   _wh_psql postgres -c "CREATE DATABASE \"$PGSRC\" TEMPLATE template0 ENCODING 'UTF8'" >/dev/null ||
@@ -50,22 +75,26 @@ for l in sys.stdin.read().splitlines():
           (4, NULL, 0, '2024-01-01')" ||
     echo "Bail out! cannot create the source table"
   WANT=$(psrc "SELECT n FROM wide ORDER BY id" | exact)
-  J="$WORK/fu_wide.yaml"
-  _engine >"$J" <<EOF2
+  # wide_job NAME SOURCE-CONNECTION: an scd2 job from the table wide
+  wide_job() {
+    _engine >"$WORK/$1.yaml" <<EOF2
 version: 1
-job: fu_wide
+job: $1
 source:
   plugin: odbc
-  connection: "$PG_SRC"
+  connection: "$2"
   table: wide
 target:
   connection: "$WH_CONN"
-  table: fu_wide
+  table: $1
 load:
   mode: scd2
   key: [id]
   lmd: lmd
 EOF2
+    echo "$WORK/$1.yaml"
+  }
+  J=$(wide_job fu_wide "$PG_SRC")
   dw run "$J"
   is "$RC|$(field inserted)" "0|4" "odbc source, unconstrained numeric: the run loads every row"
   is "$(sql "SELECT n FROM fu_wide ORDER BY id" | exact)" "$WANT" \
@@ -89,6 +118,16 @@ EOF2
   dw migrate --from "$PG_SRC" --to "$WH_CONN" --table wide --resume
   is "$RC" 0 "migrate --resume: the copy verifies again"
   is "$(sql "SELECT n FROM wide ORDER BY id" | exact)" "$WANT" "migrate --resume: the values are unchanged"
+
+  # The odbc source's own attributes, by whole name too.
+  dw run "$(wide_job fu_attr_src "$PG_SRC;UseDeclareFetch=1")"
+  is "$RC|$(field inserted)" "0|4" "odbc source with UseDeclareFetch=1: the run loads"
+  case $ERR in
+    *"odbc: connected to PostgreSQL ("*"CommLog=0;UseDeclareFetch=1;Fetch="[0-9]*";BoolsAsChar=0)"*)
+      pass "odbc source with UseDeclareFetch=1: the driver still gets the plugin's Fetch= and BoolsAsChar=" ;;
+    *) fail "odbc source with UseDeclareFetch=1: the driver still gets the plugin's Fetch= and BoolsAsChar=" \
+         "got: $ERR" ;;
+  esac
 fi
 
 done_testing
