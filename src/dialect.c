@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "redact.h"
+
 /* libsqliteodbc stores bound text as given; binding everything as text
  * keeps canonical forms ("2020-01-01") byte for byte. */
 static SQLSMALLINT sqlite_param_type(int dwl_type)
@@ -23,9 +25,9 @@ static SQLSMALLINT sqlite_param_type(int dwl_type)
  * through results instead of loading them whole (sqlite3_get_table). */
 static void sqlite_conn_extra(const char *connstr, dwl_buf *out)
 {
-  if (!strcasestr(connstr, "timeout="))
+  if (!odbc_conn_has_attr(connstr, "timeout"))
     buf_printf(out, "%sTimeout=1000", out->len ? ";" : "");
-  if (!strcasestr(connstr, "stepapi="))
+  if (!odbc_conn_has_attr(connstr, "stepapi"))
     buf_printf(out, "%sStepAPI=1", out->len ? ";" : "");
 }
 
@@ -88,11 +90,11 @@ static void pg_lock_timeout_sql(long long ms, char *buf, size_t n)
  * so an operator (or a test) can tell a run's backend from others. */
 static void pg_conn_extra(const char *connstr, dwl_buf *out)
 {
-  if (!strcasestr(connstr, "usedeclarefetch="))
+  if (!odbc_conn_has_attr(connstr, "usedeclarefetch"))
     buf_printf(out, "%sUseDeclareFetch=1", out->len ? ";" : "");
-  if (!strcasestr(connstr, "fetch="))
+  if (!odbc_conn_has_attr(connstr, "fetch"))
     buf_printf(out, "%sFetch=10000", out->len ? ";" : "");
-  if (!strcasestr(connstr, "pqopt="))
+  if (!odbc_conn_has_attr(connstr, "pqopt"))
     buf_printf(out, "%spqopt={application_name=dwload}", out->len ? ";" : "");
 }
 

@@ -73,7 +73,7 @@ static const command commands[] = {
           "Runs the job: reads the rows past the checkpoint, computes the changes and\n"
           "commits them with the new checkpoint in one transaction.  Logs go to stderr;\n"
           "the last line on stdout is a one-line JSON summary.\n"
-          "  --empty-exit N   exit N (0, or 4 to 255) when the run succeeded but found no\n"
+          "  --empty-exit N   exit N (0, or 7 to 127) when the run succeeded but found no\n"
           "                   row past the checkpoint and changed nothing\n"
           "  --max-deletes LIMIT  this run may delete so many keys by absence: a count,\n"
           "                   a percentage of the current keys (50%) or all; overrides\n"
@@ -128,12 +128,15 @@ static void log_error(const dwl_error *err)
   log_fields(LOG_ERROR, &f, 1, hint_for(err), "%s", err->msg);
 }
 
-/* Exit codes a scheduler reads as dwload's own: --empty-exit avoids them. */
+/* Exit codes a scheduler reads as dwload's own: --empty-exit avoids them,
+ * so "nothing to do" is never mistaken for a failure, a lock, an unknown
+ * commit, a lost summary (1 to 6, 4 reserved) or a signal (128 and up). */
 static int parse_empty_exit(const char *s, int *out)
 {
   char *end;
   long v = strtol(s, &end, 10);
-  if (end == s || *end || v < 0 || v > 255 || (v >= DWL_EXIT_FAILED && v <= DWL_EXIT_LOCKED))
+  if (end == s || *end || v < 0 || (v >= DWL_EXIT_FAILED && v <= DWL_EXIT_SUMMARY) ||
+      v >= DWL_EXIT_SIGNAL)
     return -1;
   *out = (int)v;
   return 0;
@@ -236,7 +239,7 @@ static int cmd_main(const command *cmd, int argc, char **argv)
       if (strcmp(cmd->name, "run") != 0)
         return usage_error("--empty-exit applies only to run");
       if (parse_empty_exit(optarg, &empty_exit) != 0)
-        return usage_error("--empty-exit must be 0 or 4 to 255 (1 to 3 are dwload's own), not '%s'", optarg);
+        return usage_error("--empty-exit must be 0 or 7 to 127 (1 to 6 and 128 to 255 are dwload's own exit codes), not '%s'", optarg);
       break;
     case 'm':
     case 'E':

@@ -237,6 +237,8 @@ static int read_meta(tjob *j, dwl_error *err)
     if (!j->names[i])
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
     j->cols[i].name = j->names[i];
+    if (strcmp(t->d->name, "postgresql") == 0)
+      sqltype_pg_numeric(type, &size, &digits);
     sqltype_column(type, size, digits, nullable, &j->cols[i]);
   }
   ostmt_free(st);

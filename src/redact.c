@@ -1,6 +1,7 @@
 /* Text of messages about ODBC: connection strings with the values of PWD,
  * Password and similar attributes replaced by "***", and a handle's
- * diagnostics on one line.  Compiled into the host and into the odbc
+ * diagnostics on one line; and whether a connection string sets an
+ * attribute, by the same reading of its KEY=VALUE pairs.  Compiled into the host and into the odbc
  * source plugin. */
 #include "redact.h"
 
@@ -108,44 +109,83 @@ static void add_conninfo(dwl_buf *out, const char *v, size_t n)
 }
 
 /* Connection strings are KEY=VALUE pairs separated by ';', where a value
- * may be wrapped in braces {..} to contain ';' ('}}' escapes a brace). */
+ * may be wrapped in braces {..} to contain ';' ('}}' escapes a brace).
+ * One attribute at p: its name k[0..klen) (klen = 0: text without '=',
+ * copied through), its value's start v (after the '=' and spaces), the
+ * '}' closing a braced value (NULL: none), and its end (at the ';' or the
+ * string's end). */
+typedef struct conn_attr {
+  const char *k, *eq, *v, *vclose, *end;
+  size_t klen;
+} conn_attr;
+
+static void conn_attr_at(const char *p, conn_attr *a)
+{
+  const char *eq = p, *end;
+  while (*eq && *eq != '=' && *eq != ';')
+    eq++;
+  a->k = p;
+  a->eq = eq;
+  a->vclose = NULL;
+  if (*eq != '=') {
+    a->klen = 0;
+    a->v = a->end = eq;
+    return;
+  }
+  const char *v = eq + 1;
+  while (*v == ' ')
+    v++;
+  if (*v == '{') {
+    end = v + 1;
+    while (*end && !a->vclose) {
+      if (end[0] == '}' && end[1] == '}')
+        end += 2;
+      else if (end[0] == '}')
+        a->vclose = end++;
+      else
+        end++;
+    }
+    while (*end && *end != ';')
+      end++;
+  } else {
+    end = v;
+    while (*end && *end != ';')
+      end++;
+  }
+  a->klen = (size_t)(eq - p);
+  a->v = v;
+  a->end = end;
+}
+
+int odbc_conn_has_attr(const char *cs, const char *name)
+{
+  const char *p = cs ? cs : "";
+  while (*p) {
+    conn_attr a;
+    conn_attr_at(p, &a);
+    if (a.klen && key_is(a.k, a.klen, name))
+      return 1;
+    p = *a.end ? a.end + 1 : a.end;
+  }
+  return 0;
+}
+
 char *odbc_redact(const char *cs)
 {
   dwl_buf out;
   buf_init(&out, 0);
   const char *p = cs ? cs : "";
   while (*p) {
-    const char *eq = p, *end;
-    while (*eq && *eq != '=' && *eq != ';')
-      eq++;
+    conn_attr a;
+    conn_attr_at(p, &a);
+    const char *eq = a.eq, *v = a.v, *vclose = a.vclose, *end = a.end;
     if (*eq != '=') {  /* no value: copy through */
       end = *eq ? eq + 1 : eq;
       buf_add(&out, p, (size_t)(end - p));
       p = end;
       continue;
     }
-    const char *v = eq + 1;
-    while (*v == ' ')
-      v++;
-    const char *vclose = NULL;  /* the '}' that closes a braced value */
-    if (*v == '{') {
-      end = v + 1;
-      while (*end && !vclose) {
-        if (end[0] == '}' && end[1] == '}')
-          end += 2;
-        else if (end[0] == '}')
-          vclose = end++;
-        else
-          end++;
-      }
-      while (*end && *end != ';')
-        end++;
-    } else {
-      end = v;
-      while (*end && *end != ';')
-        end++;
-    }
-    size_t klen = (size_t)(eq - p);
+    size_t klen = a.klen;
     buf_add(&out, p, klen + 1);
     if (is_secret_key(p, klen)) {
       buf_adds(&out, "***");

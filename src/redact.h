@@ -11,6 +11,11 @@
  * similar attributes replaced by "***" (caller frees; NULL: no memory). */
 char *odbc_redact(const char *connstr);
 
+/* Does the connection string set the attribute NAME (the whole name,
+ * case-insensitively: "Fetch" is not "UseDeclareFetch"; text inside a
+ * braced value is no attribute)? */
+int odbc_conn_has_attr(const char *connstr, const char *name);
+
 /* Appends "message [SQLSTATE native]" for each of the handle's first three
  * diagnostics, "; "-separated, to b ("unknown ODBC error" when none). */
 void odbc_diag_text(SQLSMALLINT htype, SQLHANDLE h, dwl_buf *b);

@@ -63,6 +63,14 @@ void sqltype_column(SQLSMALLINT sqltype, SQLULEN size, SQLSMALLINT digits, SQLSM
   }
 }
 
+void sqltype_pg_numeric(SQLSMALLINT sqltype, SQLULEN *size, SQLSMALLINT *digits)
+{
+  if ((sqltype == SQL_NUMERIC || sqltype == SQL_DECIMAL) && *size == 28 && *digits == 6) {
+    *size = 0;
+    *digits = 0;
+  }
+}
+
 size_t sqltype_text_bytes(SQLSMALLINT sqltype, SQLULEN size, SQLSMALLINT digits)
 {
   (void)digits;

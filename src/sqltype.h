@@ -16,6 +16,16 @@
  * alone). */
 void sqltype_column(SQLSMALLINT sqltype, SQLULEN size, SQLSMALLINT digits, SQLSMALLINT nullable, dwl_column *col);
 
+/* psqlODBC describes a numeric declared without a precision, in a result
+ * and in SQLColumns, as numeric(28,6): its default for a size it does not
+ * know (pgtypes.c, getNumericColumnSizeX and getNumericDecimalDigitsX),
+ * which as a target's type would round away decimals past the sixth and
+ * refuse more than 22 integer digits.  From a PostgreSQL source that size
+ * means unknown: zeroed here, the column stays an unconstrained numeric
+ * (exact on every warehouse) and its text has no bound.  A column really
+ * declared numeric(28,6) cannot be told from it, and arrives wider. */
+void sqltype_pg_numeric(SQLSMALLINT sqltype, SQLULEN *size, SQLSMALLINT *digits);
+
 /* Bytes a bound SQL_C_CHAR buffer needs for a value of this type, the
  * terminator included, or 0 when the length has no useful bound (long
  * text): such values are read with SQLGetData. */

@@ -262,22 +262,23 @@ int state_save(target *t, const run_summary *s, dwl_error *err)
                     p, n, NULL, err);
 }
 
-void state_record_failure(target *t, const char *job, const char *msg)
+void state_record_failure(target *t, const char *job, const char *status, const char *msg)
 {
   /* The counts and last_run_at stay those of the last successful run. */
   char when[32], m[1000];
   dwl_ts now = ts_now();
   ts_format(&now, when);
   snprintf(m, sizeof m, "%s: %s", when, msg);
-  dwl_value p[2];
-  text(&p[0], m);
-  text(&p[1], job);
+  dwl_value p[3];
+  text(&p[0], status);
+  text(&p[1], m);
+  text(&p[2], job);
   dwl_error e2;
   err_init(&e2);
   if (state_exec(t,
-                 "UPDATE " DWL_STATE_TABLE " SET last_status = 'failed', last_error = ?, running_since = NULL, "
+                 "UPDATE " DWL_STATE_TABLE " SET last_status = ?, last_error = ?, running_since = NULL, "
                  "running_host = NULL, running_pid = NULL WHERE job = ?",
-                 p, 2, NULL, &e2) != 0)
+                 p, 3, NULL, &e2) != 0)
     log_msg(LOG_WARN, "could not record the failure in " DWL_STATE_TABLE ": %s", e2.msg);
 }
 

@@ -34,8 +34,9 @@ int state_read(target *t, const char *job, job_state *st, dwl_error *err);
 int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err);
 /* Inside the transaction: stores the checkpoint and the counts. */
 int state_save(target *t, const run_summary *s, dwl_error *err);
-/* After a rollback: records the failure (autocommit, best effort). */
-void state_record_failure(target *t, const char *job, const char *msg);
+/* After a rollback: records the failure (autocommit, best effort) with
+ * STATUS as last_status: the summary's ("failed", "interrupted"). */
+void state_record_failure(target *t, const char *job, const char *status, const char *msg);
 
 /* Each run writes its run id into its row with the commit (state_save),
  * so that after a commit call that failed, the row tells whether the

@@ -50,7 +50,7 @@ typedef struct odbc_src {
   char *redacted;            /* the connection string for messages */
   char dbms[64];
   char qopen, qclose;        /* identifier quotes of the DBMS */
-  int sqlite, maria;
+  int sqlite, maria, pg;
 
   dwl_column *cols;
   char **names;
@@ -112,19 +112,19 @@ static int diag_error(odbc_src *s, SQLSMALLINT htype, SQLHANDLE h, const char *w
 static void stream_attrs(const char *dbms, const char *cs, size_t rows, dwl_buf *out)
 {
   if (strncasecmp(dbms, "PostgreSQL", 10) == 0) {
-    if (!strcasestr(cs, "usedeclarefetch="))
+    if (!odbc_conn_has_attr(cs, "usedeclarefetch"))
       buf_printf(out, ";UseDeclareFetch=1");
-    if (!strcasestr(cs, "fetch="))
+    if (!odbc_conn_has_attr(cs, "fetch"))
       buf_printf(out, ";Fetch=%zu", rows < 1000 ? 1000 : rows);
-    if (!strcasestr(cs, "boolsaschar="))
+    if (!odbc_conn_has_attr(cs, "boolsaschar"))
       buf_printf(out, ";BoolsAsChar=0");
   } else if (strncasecmp(dbms, "SQLite", 6) == 0) {
-    if (!strcasestr(cs, "stepapi="))
+    if (!odbc_conn_has_attr(cs, "stepapi"))
       buf_printf(out, ";StepAPI=1");
   } else if (strncasecmp(dbms, "MariaDB", 7) == 0 || strncasecmp(dbms, "MySQL", 5) == 0) {
-    if (!strcasestr(cs, "no_cache=") && !strcasestr(cs, "streamrs="))
+    if (!odbc_conn_has_attr(cs, "no_cache") && !odbc_conn_has_attr(cs, "streamrs"))
       buf_printf(out, ";NO_CACHE=1");
-    if (!strcasestr(cs, "forwardonly="))
+    if (!odbc_conn_has_attr(cs, "forwardonly"))
       buf_printf(out, ";FORWARDONLY=1");
   }
 }
@@ -156,6 +156,7 @@ static int src_connect(odbc_src *s, const char *cs)
   s->qopen = s->qclose = maria ? '`' : '"';
   s->maria = maria;
   s->sqlite = strncasecmp(s->dbms, "SQLite", 6) == 0;
+  s->pg = strncasecmp(s->dbms, "PostgreSQL", 10) == 0;
   /* The attributes depend on the driver, known only once connected. */
   dwl_buf cs2;
   buf_init(&cs2, 0);
@@ -170,6 +171,12 @@ static int src_connect(odbc_src *s, const char *cs)
     SQLDisconnect(s->dbc);
     s->connected = 0;
     rc = driver_connect(s, cs2.data);
+    /* Messages show the attributes the driver got. */
+    char *r = rc == DWL_OK ? odbc_redact(cs2.data) : NULL;
+    if (r) {
+      free(s->redacted);
+      s->redacted = r;
+    }
   }
   buf_free(&cs2);
   if (rc == DWL_OK)
@@ -340,6 +347,8 @@ static int describe(odbc_src *s)
     if (!s->names[i])
       return src_error(s, "out of memory");
     s->cols[i].name = s->names[i];
+    if (s->pg)
+      sqltype_pg_numeric(type, &size, &digits);
     sqltype_column(type, size, digits, nullable, &s->cols[i]);
     char tname[128] = "";
     if (SQL_SUCCEEDED(SQLColAttribute(s->st, (SQLUSMALLINT)(i + 1), SQL_DESC_TYPE_NAME, tname, sizeof tname, NULL,

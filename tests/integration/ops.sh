@@ -64,7 +64,7 @@ for n in 1 2 3 256 -1 x ""; do
   is "$RC" 2 "--empty-exit '$n' is a usage error"
 done
 dw run --empty-exit 3 "$J"
-like "$ERR" "1 to 3 are dwload's own" "--empty-exit: the usage error says why"
+like "$ERR" "1 to 6 and 128 to 255 are dwload's own" "--empty-exit: the usage error says why"
 dw plan --empty-exit 99 "$J"
 is "$RC" 2 "--empty-exit applies to run only"
 dw run --empty-exit 99 "$(ops_job emptybad "$SPINE/ragged.csv")"

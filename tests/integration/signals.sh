@@ -40,6 +40,9 @@ interrupted() {
   is "$(field status)" interrupted "$5: the summary's status is interrupted"
   is "$(field checkpoint)" "2024-01-01 00:00:00" "$5: the summary shows the stored checkpoint"
   like "$(state last_error "$1")" "interrupted by $4" "$5: dwload_state records the interruption"
+  is "$(state last_status "$1")" interrupted "$5: dwload_state's last_status is interrupted"
+  FEED=/dev/null dw state "$J"
+  like "$OUT" "status:      interrupted" "$5: dwload state shows the status interrupted"
   is "$(state "CASE WHEN running_since IS NULL AND running_pid IS NULL THEN 1 ELSE 0 END" "$1")" 1 \
     "$5: the running mark is cleared"
   is "$(tdump "$2")|$(state checkpoint "$1")" "$3|2024-01-01 00:00:00" \

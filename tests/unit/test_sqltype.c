@@ -27,6 +27,33 @@ START_TEST(numeric_keeps_precision_and_scale)
 }
 END_TEST
 
+/* psqlODBC's numeric(28,6) for a numeric without a precision: unknown,
+ * so unconstrained and of unbounded text width; other sizes and other
+ * types are left alone. */
+START_TEST(pg_unknown_numeric)
+{
+  SQLULEN size = 28;
+  SQLSMALLINT digits = 6;
+  sqltype_pg_numeric(SQL_NUMERIC, &size, &digits);
+  dwl_column c = col_of(SQL_NUMERIC, size, digits, SQL_NULLABLE);
+  ck_assert_int_eq(c.type, DWL_TYPE_NUMERIC);
+  ck_assert_int_eq(c.precision, 0);
+  ck_assert_int_eq(c.scale, 0);
+  ck_assert_uint_eq(sqltype_text_bytes(SQL_NUMERIC, size, digits), 0);
+  size = 28, digits = 5;
+  sqltype_pg_numeric(SQL_NUMERIC, &size, &digits);
+  ck_assert_uint_eq(size, 28);
+  ck_assert_int_eq(digits, 5);
+  size = 12, digits = 6;
+  sqltype_pg_numeric(SQL_DECIMAL, &size, &digits);
+  ck_assert_uint_eq(size, 12);
+  size = 28, digits = 6;
+  sqltype_pg_numeric(SQL_TYPE_TIMESTAMP, &size, &digits);
+  ck_assert_uint_eq(size, 28);
+  ck_assert_int_eq(digits, 6);
+}
+END_TEST
+
 START_TEST(kinds)
 {
   ck_assert_int_eq(col_of(SQL_BIGINT, 19, 0, SQL_NULLABLE).type, DWL_TYPE_INTEGER);
@@ -100,6 +127,7 @@ static Suite *make_suite(void)
   Suite *s = suite_create("sqltype");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, numeric_keeps_precision_and_scale);
+  tcase_add_test(tc, pg_unknown_numeric);
   tcase_add_test(tc, kinds);
   tcase_add_test(tc, text_lengths);
   tcase_add_test(tc, refine_from_type_names);
