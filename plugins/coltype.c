@@ -1,7 +1,7 @@
 /* Column types of the plugins' `types` option (shared by csv and
  * http_json): the SQL type names a data engineer writes, parsed into a
  * dwl_column's type, precision and scale.  Plugins link no host code, so
- * this is the plugins' own copy of what src/norm.c knows for the host. */
+ * this is the plugins' own copy of what src/rows/norm.c knows for the host. */
 #include "coltype.h"
 
 #include <stdio.h>

@@ -16,7 +16,7 @@
  * Besides not crashing: every row has the source's column count, a NULL
  * has no data, and line numbers never go back.
  *
- * fuzz-sources: src/plugin_host.c src/spec.c src/buf.c src/err.c src/log.c src/ts.c src/progress.c
+ * fuzz-sources: src/source/plugin_host.c src/spec/spec.c src/util/buf.c src/util/err.c src/util/log.c src/rows/ts.c src/util/progress.c
  * fuzz-packages: yaml-0.1 jansson
  * fuzz-plugins: plugins/csv/csv.c+plugins/coltype.c:-lcsv
  */

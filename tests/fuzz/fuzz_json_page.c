@@ -3,9 +3,9 @@
  * ask for, twice in a row as consecutive pages so the inferred columns of
  * the first are applied to the second, and the Link header parser on the
  * same bytes.  Build: clang -fsanitize=fuzzer,address with
- * -Iinclude -Isrc -Iplugins/http_json, json_page.c, http_url.c,
- * src/buf.c, -ljansson -lcurl (scripts/fuzz reads the lines below).
- * fuzz-sources: plugins/http_json/json_page.c plugins/http_json/http_url.c src/buf.c
+ * -Iinclude -Isrc/util -Iplugins/http_json, json_page.c, http_url.c,
+ * src/util/buf.c, -ljansson -lcurl (scripts/fuzz reads the lines below).
+ * fuzz-sources: plugins/http_json/json_page.c plugins/http_json/http_url.c src/util/buf.c
  * fuzz-packages: jansson libcurl
  */
 #include <stddef.h>

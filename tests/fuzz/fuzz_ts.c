@@ -1,4 +1,4 @@
-/* libFuzzer target for the timestamp parser (src/ts.c): ISO 8601 lmd
+/* libFuzzer target for the timestamp parser (src/rows/ts.c): ISO 8601 lmd
  * values, and values read with a strptime(3) format (load.lmd_format).
  *
  * Input: FORMAT '\n' VALUE (no newline: the whole input is an ISO value and
@@ -6,7 +6,7 @@
  * its canonical text: ts_format then ts_parse gives the same instant (so
  * no value outside 0001-9999 UTC, which has no such text, is accepted).
  *
- * fuzz-sources: src/ts.c
+ * fuzz-sources: src/rows/ts.c
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Unit tests for src/buf.c: an append that fails in the middle of a
+/* Unit tests for src/util/buf.c: an append that fails in the middle of a
  * sequence poisons the buffer (every later append fails and changes
  * nothing, its text is gone, buf_steal gives NULL), only buf_reset and
  * buf_free start over, buf_taint carries a failure from one buffer to

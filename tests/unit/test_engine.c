@@ -1,5 +1,5 @@
-/* Unit tests for the change engine's building blocks: src/fingerprint.c
- * (fp_* cases) and src/keymap.c (keymap_* cases).  Hard-coded digests were
+/* Unit tests for the change engine's building blocks: src/rows/fingerprint.c
+ * (fp_* cases) and src/engine/keymap.c (keymap_* cases).  Hard-coded digests were
  * computed outside this code base with xxh128sum (xxhash 0.8.1 CLI) and
  * sha256sum over the encoded bytes written out by hand with printf; each
  * test says which bytes.  xxh128sum prints the high 64 bits first. */

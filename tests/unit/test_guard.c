@@ -1,4 +1,4 @@
-/* Unit tests for the guards of deletions by absence (src/guard.c) and the
+/* Unit tests for the guards of deletions by absence (src/engine/guard.c) and the
  * load.max_deletes limit they read (spec_parse_limit, the spec defaults). */
 #include "check_main.h"
 

@@ -1,5 +1,5 @@
-/* Unit tests for src/log.c (text and JSON lines, levels, hints, bytes
- * that are not UTF-8) and src/hint.c (which failures get which hint).
+/* Unit tests for src/util/log.c (text and JSON lines, levels, hints, bytes
+ * that are not UTF-8) and src/util/hint.c (which failures get which hint).
  * Log lines are read back from stderr, redirected to a temporary file. */
 #include <jansson.h>
 #include <stdio.h>

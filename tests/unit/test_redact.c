@@ -1,4 +1,4 @@
-/* src/redact.c's reading of connection strings: whole attribute names
+/* src/warehouse/redact.c's reading of connection strings: whole attribute names
  * (odbc_conn_has_attr), braced values respected, and the dialects'
  * attributes added to a user's connection string on that basis; the
  * redaction that shares the parser still masks secrets. */

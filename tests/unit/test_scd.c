@@ -1,4 +1,4 @@
-/* Unit tests of the change engine (src/scd.c) in isolation: a dwl_spec and
+/* Unit tests of the change engine (src/engine/scd.c) in isolation: a dwl_spec and
  * source columns built by hand, current versions and source rows fed in,
  * and every operation scd_apply / scd_delete_absent emits recorded by a
  * capturing scd_sink as one line of text, then compared exactly. */

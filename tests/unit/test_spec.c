@@ -1,4 +1,4 @@
-/* Unit tests for the job spec parser (src/spec.c): parsing, defaults,
+/* Unit tests for the job spec parser (src/spec/spec.c): parsing, defaults,
  * ${VAR} expansion, error messages with FILE:LINE:COL, cross-field rules. */
 #include "check_main.h"
 

@@ -1,5 +1,5 @@
-/* Unit tests for src/ts.c (timestamp parsing and formatting) and
- * src/norm.c (canonical values and type names).  Expected microsecond
+/* Unit tests for src/rows/ts.c (timestamp parsing and formatting) and
+ * src/rows/norm.c (canonical values and type names).  Expected microsecond
  * values were computed independently (Python's datetime in UTC). */
 #include <stdint.h>
 #include <stdlib.h>

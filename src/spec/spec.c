@@ -1311,7 +1311,7 @@ static int check_bookkeeping(pctx *c)
 }
 
 /* What load.engine: pushdown cannot compute as the memory engine does
- * (src/pushdown.c), refused when the spec is checked; NULL when none. */
+ * (src/engine/pushdown.c), refused when the spec is checked; NULL when none. */
 static const char *pushdown_refusal(const dwl_spec *s)
 {
   if (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT)
