@@ -31,13 +31,19 @@ static char *conn_with_extra(const char *cs, const char *extra)
  * lock waits bounded.  SQLite's main connection (opened while t->c is
  * NULL) waits its driver's Timeout until it knows that no other writer
  * holds the database (state.c). */
+static int session_setup(target *t, odbc_conn *c, int bound, dwl_error *err)
+{
+  if (t->d && t->d->session_sql && odbc_exec(c, t->d->session_sql, NULL, NULL, 0, err) != 0)
+    return -1;
+  return bound ? odbc_exec(c, t->lock_done_sql, NULL, NULL, 0, err) : 0;
+}
+
 static int open_conn(target *t, const char *connstr, odbc_conn **out, dwl_error *err)
 {
   int bound = t->lock_done_sql[0] && !(t->d->writer_probe_sql && !t->c);
   if (odbc_connect(connstr, out, err) != 0)
     return -1;
-  if ((t->d && t->d->session_sql && odbc_exec(*out, t->d->session_sql, NULL, NULL, 0, err) != 0) ||
-      (bound && odbc_exec(*out, t->lock_done_sql, NULL, NULL, 0, err) != 0)) {
+  if (session_setup(t, *out, bound, err) != 0) {
     odbc_close(*out);
     *out = NULL;
     return -1;
@@ -81,11 +87,16 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
   if (t->d->lock_timeout_sql)
     t->d->lock_timeout_sql(spec->lock_timeout_ms > 0 ? spec->lock_timeout_ms : DWL_LOCK_TIMEOUT_MS, t->lock_done_sql,
                            sizeof t->lock_done_sql);
-  if (strcmp(t->connstr, spec->target_connection) != 0 || t->d->session_sql || t->lock_done_sql[0]) {
+  /* Only attributes need a new connection; session settings are made on
+   * this one (a reconnect for them alone also cost MariaDB's client a
+   * second handshake, and its plugins a load and unload). */
+  if (strcmp(t->connstr, spec->target_connection) != 0) {
     odbc_close(t->c);
     t->c = NULL;
     if (open_conn(t, t->connstr, &t->c, err) != 0)
       goto fail;
+  } else if (session_setup(t, t->c, t->lock_done_sql[0] && !t->d->writer_probe_sql, err) != 0) {
+    goto fail;
   }
   if (dialect_split_table(spec->target_table, &t->schema, &t->table) != 0) {
     err_set(err, DWL_EXIT_FAILED, "out of memory");
