@@ -26,6 +26,8 @@ static volatile sig_atomic_t got;  /* the first signal, 0 none */
 static atomic_int acked;
 static int wake[2] = {-1, -1};
 static pthread_t main_thread;
+static pthread_t watcher_thread;
+static int have_watcher;
 
 /* The statements executing now, for the watcher to cancel. */
 #define MAX_ACTIVE 8
@@ -118,8 +120,10 @@ void interrupt_install(void)
   if (pipe(wake) == 0) {
     pthread_t th;
     pthread_sigmask(SIG_BLOCK, &set, &old);
-    if (pthread_create(&th, NULL, watcher, NULL) == 0)
-      pthread_detach(th);
+    if (pthread_create(&th, NULL, watcher, NULL) == 0) {
+      watcher_thread = th;
+      have_watcher = 1;
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
   }
   struct sigaction sa;
@@ -161,6 +165,20 @@ void interrupt_ack(void)
   pthread_mutex_lock(&active_mu);
   atomic_store(&acked, 1);
   pthread_mutex_unlock(&active_mu);
+}
+
+void interrupt_shutdown(void)
+{
+  interrupt_ack();  /* also ends the watcher's pokes */
+  if (!have_watcher)
+    return;
+  have_watcher = 0;
+  /* The handler (on this thread) no longer writes to it; the watcher's
+   * read then sees the end of the pipe and returns. */
+  int w = wake[1];
+  wake[1] = -1;
+  close(w);
+  pthread_join(watcher_thread, NULL);
 }
 
 void interrupt_err(dwl_error *err)

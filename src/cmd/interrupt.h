@@ -21,6 +21,11 @@ int interrupt_check(dwl_error *err);
 /* The run has seen the interruption and is cleaning up (rolling back,
  * recording it): interrupt_check passes again, the signal stays known. */
 void interrupt_ack(void);
+
+/* The run is over: acknowledges any signal and ends the watcher thread
+ * (joined), so dwload exits with no thread of its own still running (a
+ * leak checker stopping every thread at exit need not look at it). */
+void interrupt_shutdown(void);
 /* Replaces err with the interruption's error (the root cause of whatever
  * failed after the signal). */
 void interrupt_err(dwl_error *err);

@@ -289,7 +289,7 @@ static int cmd_main(const command *cmd, int argc, char **argv)
     run_summary sum;
     progress_begin(show_progress && log_get_level() >= LOG_INFO && log_get_format() == LOG_TEXT);
     rc = run_job(spec, &o, &sum, &err);
-    interrupt_ack();  /* the run is over: a signal now changes nothing */
+    interrupt_shutdown();  /* the run is over: a signal now changes nothing */
     progress_end();
     if (rc != 0)
       log_error(&err);
