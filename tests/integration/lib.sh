@@ -578,15 +578,24 @@ EOF
   echo "$WORK/$1.yaml"
 }
 
+# wait_until TENTHS CMD...: runs CMD every 0.1 s until it succeeds, at most
+# TENTHS times; false when it never did
+wait_until() {
+  _wn=$1
+  shift
+  _wi=0
+  until "$@" 2>/dev/null; do
+    _wi=$((_wi + 1))
+    [ "$_wi" -lt "$_wn" ] || return 1
+    sleep 0.1
+  done
+}
+
 # wh_wait_running JOB [SECONDS]: waits until JOB's row of dwload_state
 # shows a run holding it (running_since), at most SECONDS (default 30)
 wh_wait_running() {
-  _i=0
-  until [ "$(sql "SELECT CASE WHEN running_since IS NOT NULL THEN 1 ELSE 0 END FROM dwload_state
-                 WHERE job = '$1'" 2>/dev/null)" = 1 ] || [ $_i -ge $((${2:-30} * 10)) ]; do
-    sleep 0.1
-    _i=$((_i + 1))
-  done
+  wait_until $((${2:-30} * 10)) eval '[ "$(sql "SELECT CASE WHEN running_since IS NOT NULL THEN 1 ELSE 0 END
+                                        FROM dwload_state WHERE job = '"'$1'"'")" = 1 ]'
 }
 
 # mkjob NAME CSV TABLE [SOURCE-LINES]: a csv -> scd2 job; the load: and

@@ -53,15 +53,9 @@ holder() {
   HOLDER=$!
 }
 
-# poll CMD...: true once CMD succeeds (tried for at most ~10 s)
+# poll CMD...: true once CMD succeeds (bounded: 60 s)
 poll() {
-  _i=0
-  while [ $_i -lt 100 ]; do
-    "$@" && return 0
-    sleep 0.1
-    _i=$((_i + 1))
-  done
-  return 1
+  wait_until 600 "$@"
 }
 
 # says NAME TEXT: true once the holder NAME has printed TEXT
@@ -165,11 +159,7 @@ else
   J=$(wjob readers "$F2" readers "  lock_timeout: 60s")
   "$DWLOAD" run "$J" >"$WORK/reader.run.out" 2>"$WORK/reader.run.err" 7>&- &
   RUN=$!
-  i=0
-  while [ $i -lt 100 ] && ! grep -q "connected to" "$WORK/reader.run.err" 2>/dev/null; do
-    sleep 0.1
-    i=$((i + 1))
-  done
+  poll grep -q "connected to" "$WORK/reader.run.err"
   release "COMMIT;"
   finish "$RUN"
   is "$?" 0 "readers: a run waits for a reader that ends, then succeeds"

@@ -38,19 +38,6 @@ state() {
   sql "SELECT $1 FROM dwload_state WHERE job = '$2'"
 }
 
-# wait_until TENTHS CMD...: runs CMD every 0.1 s until it succeeds, at most
-# TENTHS times; false when it never did
-wait_until() {
-  _wn=$1
-  shift
-  _wi=0
-  until "$@" 2>/dev/null; do
-    _wi=$((_wi + 1))
-    [ "$_wi" -lt "$_wn" ] || return 1
-    sleep 0.1
-  done
-}
-
 # $DFLT CMD...: CMD with SIGINT, SIGTERM and SIGHUP at their defaults (a
 # command, not a function: CMD & is then the process itself)
 DFLT="env --default-signal=INT,TERM,HUP"
