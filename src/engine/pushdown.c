@@ -729,24 +729,16 @@ static int build_e(pushdown *p, dwl_buf *b, dwl_error *err)
   return exec(p, b, NULL, NULL, 0, err);
 }
 
-/* An update of the dimension from a stage: MERGE (PostgreSQL), UPDATE ...
- * JOIN (MariaDB), UPDATE ... FROM (SQLite).  set[] pairs target columns
- * with expressions over s; `on` matches d and s. */
+/* An update of the dimension from a stage, in the dialect's syntax.
+ * set[] pairs target columns with expressions over s; `on` matches d and s. */
 static int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols,
                        const char *const *exprs, size_t n, const char *on, dwl_error *err)
 {
-  const target *t = p->t;
-  int maria = t->d->update_style == UPD_JOIN, pg = t->d->update_style == UPD_FROM;
-  if (pg)
-    buf_printf(b, "MERGE INTO %s AS d USING %s AS s ON (%s) WHEN MATCHED THEN UPDATE SET ", t->table_q, stage, on);
-  else if (maria)
-    buf_printf(b, "UPDATE %s AS d JOIN %s AS s ON %s SET ", t->table_q, stage, on);
-  else
-    buf_printf(b, "UPDATE %s AS d SET ", t->table_q);
+  const dialect *d = p->t->d;
+  d->update_begin(b, p->t->table_q, stage, on);
   for (size_t i = 0; i < n; i++)
-    buf_printf(b, "%s%s%s = %s", i ? ", " : "", maria ? "d." : "", tcols[i], exprs[i]);
-  if (!pg && !maria)
-    buf_printf(b, " FROM %s AS s WHERE %s", stage, on);
+    buf_printf(b, "%s%s%s = %s", i ? ", " : "", d->set_prefix, tcols[i], exprs[i]);
+  d->update_end(b, stage, on);
   return apply(p, b, NULL, NULL, 0, err);
 }
 
@@ -1055,10 +1047,9 @@ static int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *er
   keyeq(p, &on, "d", "s");
   if (!on.data)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  int style = t->d->update_style;
   int rc = 0;
-  if (style == UPD_FROM) {
-    /* PostgreSQL: one MERGE does all three. */
+  if (t->d->has_merge) {
+    /* One MERGE does all three. */
     buf_printf(b, "MERGE INTO %s AS d USING dwl_pd_u AS s ON (%s) WHEN MATCHED AND s.dwl_del = 1 THEN DELETE",
                t->table_q, on.data);
     if (c->nt2) {
@@ -1071,11 +1062,12 @@ static int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *er
     rc = apply(p, b, NULL, NULL, 0, err);
   } else {
     if (del) {
-      if (style == UPD_JOIN)
-        buf_printf(b, "DELETE d FROM %s AS d JOIN dwl_pd_u AS s ON %s WHERE s.dwl_del = 1", t->table_q, on.data);
-      else
-        buf_printf(b, "DELETE FROM %s AS d WHERE EXISTS (SELECT 1 FROM dwl_pd_u AS s WHERE s.dwl_del = 1 AND %s)",
-                   t->table_q, on.data);
+      dwl_buf don;
+      buf_init(&don, 0);
+      buf_printf(&don, "s.dwl_del = 1 AND %s", on.data);
+      buf_taint(b, &don);
+      t->d->delete_matching(b, t->table_q, "dwl_pd_u", don.data);
+      buf_free(&don);
       rc = apply(p, b, NULL, NULL, 0, err);
     }
     if (rc == 0 && upd) {
@@ -1137,12 +1129,7 @@ static int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *
   if (!on.data)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   counts->deleted += p->nabsent;
-  if (t->d->update_style == UPD_JOIN)
-    buf_printf(b, "DELETE d FROM %s AS d LEFT JOIN dwl_pd_seen AS s ON %s WHERE s.dwl_one IS NULL", t->table_q,
-               on.data);
-  else
-    buf_printf(b, "DELETE FROM %s AS d WHERE NOT EXISTS (SELECT 1 FROM dwl_pd_seen AS s WHERE %s)", t->table_q,
-               on.data);
+  t->d->delete_unmatched(b, t->table_q, "dwl_pd_seen", on.data, "dwl_one");
   int rc = apply(p, b, NULL, NULL, 0, err);
   buf_free(&on);
   return rc < 0 ? -1 : 0;

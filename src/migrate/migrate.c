@@ -28,12 +28,10 @@
 /* The target's record of each table's migration. */
 #define PROGRESS_TABLE "dwload_migrate"
 #define DEFAULT_CHUNK_ROWS 50000
-/* MariaDB indexes at most 3072 bytes of a key, 4 per utf8mb4 character. */
-#define MARIA_KEY_BYTES 3072
 
 const char migrate_usage[] =
     "Usage: dwload migrate --from CONN --to CONN (--table T ... | --all) [OPTIONS]\n\n"
-    "Copies tables from one warehouse to another (SQLite, PostgreSQL, MariaDB):\n"
+    "Copies tables from one warehouse to another (any two that dwload speaks):\n"
     "columns, types, NOT NULL, primary keys and rows, in primary-key chunks whose\n"
     "progress the target keeps in " PROGRESS_TABLE ", then verifies each table (row\n"
     "count and a checksum of every value, computed on both sides).  The last line\n"
@@ -107,12 +105,12 @@ typedef struct tjob {
   dwl_value *row;
   dwl_value *packed;     /* one row's fields of a packed chunk */
   writer *w;
-  int pgrows;            /* PostgreSQL target: rows go as one array parameter */
+  int arrays;            /* rows go as one array parameter (the dialect's row_array_*) */
   dwl_buf js;            /* the array literal being built */
   size_t nrows_pend;
   dwl_buf jsend;         /* the one being sent (ostmt_execute_async) */
   dwl_value jsparam;     /* the parameter pointing at it */
-  odbc_stmt *rows_insert;  /* INSERT ... SELECT * FROM unnest(?::t[]) */
+  odbc_stmt *rows_insert;  /* the dialect's row_array_insert */
   long long n;           /* rows of the current pass */
   uint64_t sum;          /* checksum of the current pass */
   dwl_buf hb;            /* bytes of the row being hashed */
@@ -149,16 +147,11 @@ static void side_close(side *s)
   s->t = NULL;
 }
 
-static int is_dbms(const side *s, const char *name)
-{
-  return strcmp(s->t->d->name, name) == 0;
-}
-
 /* ---- the source's tables ------------------------------------------------- */
 
 /* Tables of the source, for --all: base tables of the connection's own
- * database (PostgreSQL: of every schema but the system's, qualified unless
- * in public); the progress table is never copied. */
+ * database, named as the dialect names them (catalog_name: system tables
+ * are left out); the progress table is never copied. */
 static int list_tables(const char *conn, char ***out, size_t *n, dwl_error *err)
 {
   side s;
@@ -177,17 +170,11 @@ static int list_tables(const char *conn, char ***out, size_t *n, dwl_error *err)
   const dwl_value *r;
   int f = 0;
   while (rc == 0 && (f = ostmt_fetch(st, &r, err)) == 1) {
-    if (r[2].is_null || strcmp(r[2].data, PROGRESS_TABLE) == 0 || strncmp(r[2].data, "sqlite_", 7) == 0)
-      continue;
-    const char *schema = r[1].is_null ? "" : r[1].data;
-    if (is_dbms(&s, "postgresql") &&
-        (strcmp(schema, "pg_catalog") == 0 || strcmp(schema, "information_schema") == 0))
+    if (r[2].is_null || strcmp(r[2].data, PROGRESS_TABLE) == 0)
       continue;
     char name[600];
-    if (is_dbms(&s, "postgresql") && schema[0] && strcmp(schema, "public") != 0)
-      snprintf(name, sizeof name, "%s.%s", schema, r[2].data);
-    else
-      snprintf(name, sizeof name, "%s", r[2].data);
+    if (!s.t->d->catalog_name(r[1].is_null ? "" : r[1].data, r[2].data, name, sizeof name))
+      continue;
     char **nv = realloc(*out, (*n + 1) * sizeof *nv);
     if (!nv || !(nv[*n] = strdup(name))) {
       if (nv)
@@ -237,8 +224,8 @@ static int read_meta(tjob *j, dwl_error *err)
     if (!j->names[i])
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
     j->cols[i].name = j->names[i];
-    if (strcmp(t->d->name, "postgresql") == 0)
-      sqltype_pg_numeric(type, &size, &digits);
+    if (t->d->describe_fixup)
+      t->d->describe_fixup(type, &size, &digits);
     sqltype_column(type, size, digits, nullable, &j->cols[i]);
   }
   ostmt_free(st);
@@ -288,15 +275,16 @@ static int read_meta(tjob *j, dwl_error *err)
 
 /* ---- the target ------------------------------------------------------------ */
 
-/* Creates the progress table if need be; *one_writer: the target is a
- * warehouse that takes one writer at a time (SQLite), told from the
- * connected driver, however the connection string names it (a DSN). */
-static int progress_ensure(const mig_opts *o, int *one_writer, dwl_error *err)
+/* Creates the progress table if need be; *one_writer: the name of the
+ * target's warehouse when it takes one writer at a time (else NULL), told
+ * from the connected driver, however the connection string names it (a
+ * DSN). */
+static int progress_ensure(const mig_opts *o, const char **one_writer, dwl_error *err)
 {
   side s;
   if (side_open(&s, o->to, PROGRESS_TABLE, err) != 0)
     return -1;
-  *one_writer = strcmp(s.t->d->name, "sqlite") == 0;
+  *one_writer = s.t->d->single_writer ? s.t->d->dbms_prefix : NULL;
   int rc = odbc_table_exists(s.t->c, NULL, PROGRESS_TABLE, err);
   if (rc == 0) {
     dwl_column name = {.type = DWL_TYPE_TEXT, .precision = 255};
@@ -412,13 +400,14 @@ static void pk_clause(const tjob *j, dwl_buf *b)
     buf_addc(b, ')');
 }
 
-/* PostgreSQL builds a primary key index faster once than row by row: it
- * is added in the last chunk's transaction (copying needs no key in the
- * target: the progress row keeps chunks from being copied twice).  SQLite
- * cannot add one later, and InnoDB stores rows in key order anyway. */
+/* Where the dialect builds a primary key index faster once than row by
+ * row, it is added in the last chunk's transaction (copying needs no key
+ * in the target: the progress row keeps chunks from being copied twice).
+ * Elsewhere it is declared with the table (SQLite cannot add one later,
+ * and InnoDB stores rows in key order anyway). */
 static int pk_deferred(const tjob *j)
 {
-  return j->npk && is_dbms(&j->dst, "postgresql");
+  return j->npk && j->dst.t->d->pk_after_load;
 }
 
 static int add_pk(tjob *j, dwl_error *err)
@@ -568,24 +557,23 @@ static int record_bound(tjob *j, const cursor *c, dwl_error *err)
 
 typedef int (*row_fn)(tjob *j, const dwl_value *row, dwl_error *err);
 
-/* A chunk as one value: every row's fields back to back, each as
- * LENGTH:TEXT, or a bare ':' for NULL.  Reading back a table through
- * psqlODBC costs a call per value and a conversion in the driver; this is
- * one value per chunk, and the server's text of each value is what the
- * driver would have returned.  PostgreSQL only.  The aggregate takes the
- * rows in the ordered subquery's order (PostgreSQL keeps it when nothing
- * else is joined or grouped), which only matters for the next chunk's
- * start: were it not kept, rows would be read twice and the count would
- * fail the verification, never pass it. */
+/* A chunk as one value (the dialect's packed_select): every row's fields
+ * back to back, each as LENGTH:TEXT, or a bare ':' for NULL: one call and
+ * one conversion per chunk instead of per value.  Only the next chunk's
+ * start depends on the order being kept: were it not, rows would be read
+ * twice and the count would fail the verification, never pass it. */
 static char *packed_sql(const side *s, const char *inner)
 {
   const target *t = s->t;
+  const char **q = calloc(t->ncols ? t->ncols : 1, sizeof *q);
+  if (!q)
+    return NULL;
+  for (size_t i = 0; i < t->ncols; i++)
+    q[i] = t->cols[i].q;
   dwl_buf b;
   buf_init(&b, 0);
-  buf_adds(&b, "SELECT string_agg(concat(");
-  for (size_t i = 0; i < t->ncols; i++)
-    buf_printf(&b, "%soctet_length(s.%s::text), ':', s.%s::text", i ? ", " : "", t->cols[i].q, t->cols[i].q);
-  buf_printf(&b, "), '') FROM (%s) AS s", inner);
+  t->d->packed_select(&b, q, t->ncols, inner);
+  free(q);
   return buf_steal(&b);
 }
 
@@ -741,53 +729,31 @@ static int take_hash(tjob *j, const dwl_value *row, dwl_error *err)
   return 0;
 }
 
-/* ---- PostgreSQL: rows as one array parameter -------------------------------- */
+/* ---- rows as one array parameter (the dialect's row_array_*) ------------- */
 
-/* psqlODBC spends most of a multi-row INSERT on its thousands of
- * parameters.  One text parameter per statement holding an array of the
- * table's own row type (INSERT ... SELECT * FROM unnest(?::t[])) moves the
- * same values, still bound, at a fraction of the cost; the server parses
- * each field with its column's input function, as COPY would.  Measured on
- * 100k rows: 132 ms against 225 ms for json_populate_recordset. */
-#define PGROWS_ROWS 10000
+#define ARRAY_ROWS 10000
 
-/* One field of a composite literal inside an array literal, hand-written
- * (no library builds PostgreSQL literals): quoted for the record, and the
- * record quoted again for the array, so a '"' becomes \\\" and a
- * backslash four.  NULL is an empty, unquoted field. */
-static int pg_field(dwl_buf *b, const char *s, size_t n)
-{
-  if (buf_grow(b, n + 4) != 0 || buf_add(b, "\\\"", 2) != 0)
-    return -1;
-  size_t run = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] != '"' && s[i] != '\\')
-      continue;
-    if (buf_add(b, s + run, i - run) != 0 || buf_add(b, s[i] == '"' ? "\\\\\\\"" : "\\\\\\\\", 4) != 0)
-      return -1;
-    run = i + 1;
-  }
-  return buf_add(b, s + run, n - run) != 0 || buf_add(b, "\\\"", 2) != 0 ? -1 : 0;
-}
-
-static int pgrows_init(tjob *j, dwl_error *err)
+static int rows_array_init(tjob *j, dwl_error *err)
 {
   target *t = j->dst.t;
   buf_init(&j->js, 0);
   buf_init(&j->jsend, 0);
   dwl_buf b;
   buf_init(&b, 0);
-  buf_printf(&b, "INSERT INTO %s (", t->table_q);
   for (size_t i = 0; i < t->ncols; i++)
     buf_printf(&b, "%s%s", i ? ", " : "", t->cols[i].q);
-  buf_printf(&b, ") SELECT * FROM unnest(?::%s[])", t->table_q);
-  char *sql = buf_steal(&b);
+  dwl_buf ins;
+  buf_init(&ins, 0);
+  buf_taint(&ins, &b);
+  t->d->row_array_insert(&ins, t->table_q, b.data);
+  buf_free(&b);
+  char *sql = buf_steal(&ins);
   int rc = sql ? ostmt_prepare(t->c, sql, &j->rows_insert, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
   free(sql);
   return rc;
 }
 
-static void pgrows_free(tjob *j)
+static void rows_array_free(tjob *j)
 {
   ostmt_free(j->rows_insert);  /* first: it waits for the batch being sent */
   j->rows_insert = NULL;
@@ -798,11 +764,11 @@ static void pgrows_free(tjob *j)
 /* A batch is sent on the connection's own thread while the next one is
  * read and built: the server's work overlaps the client's (the
  * connection's next use waits for it, and fails with its failure). */
-static int pgrows_flush(tjob *j, dwl_error *err)
+static int rows_array_flush(tjob *j, dwl_error *err)
 {
   if (j->nrows_pend == 0)
     return 0;
-  if (buf_addc(&j->js, '}') != 0)
+  if (j->dst.t->d->row_array_end(&j->js) != 0)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   /* jsend is free once the batch before is done. */
   if (odbc_sync(j->dst.t->c, err) != 0)
@@ -816,17 +782,11 @@ static int pgrows_flush(tjob *j, dwl_error *err)
   return ostmt_execute_async(j->rows_insert, &j->jsparam, 1, NULL, err);
 }
 
-static int pgrows_add(tjob *j, const dwl_value *row, dwl_error *err)
+static int rows_array_add(tjob *j, const dwl_value *row, dwl_error *err)
 {
-  dwl_buf *b = &j->js;
-  if (buf_add(b, j->nrows_pend ? ",\"(" : "{\"(", 3) != 0)
+  if (j->dst.t->d->row_array_add(&j->js, j->nrows_pend == 0, row, j->ncols) != 0)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  for (size_t i = 0; i < j->ncols; i++)
-    if ((i && buf_addc(b, ',') != 0) || (!row[i].is_null && pg_field(b, row[i].data, row[i].len) != 0))
-      return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  if (buf_add(b, ")\"", 2) != 0)
-    return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  return ++j->nrows_pend >= PGROWS_ROWS ? pgrows_flush(j, err) : 0;
+  return ++j->nrows_pend >= ARRAY_ROWS ? rows_array_flush(j, err) : 0;
 }
 
 /* The source side's checksum is taken from the rows as they are copied,
@@ -835,7 +795,7 @@ static int take_insert(tjob *j, const dwl_value *row, dwl_error *err)
 {
   if (take_hash(j, row, err) != 0)
     return -1;
-  return j->pgrows ? pgrows_add(j, row, err) : writer_insert_source(j->w, row, err);
+  return j->arrays ? rows_array_add(j, row, err) : writer_insert_source(j->w, row, err);
 }
 
 static void progress_line(tjob *j, long long rows, int end)
@@ -874,14 +834,14 @@ static int copy_table(tjob *j, progress *pr, dwl_error *err)
     rc = cursor_set_key(&c, j, pr->key, err);
   if (rc == 0 && pr->key)
     rc = record_bound(j, &c, err);
-  j->pgrows = is_dbms(&j->dst, "postgresql");
+  j->arrays = t->d->row_array_insert != NULL;
   /* Each chunk commits its rows with its progress row, so a commit lost in
    * a server crash only means that chunk is copied again: no need to wait
    * for the WAL flush. */
-  if (rc == 0 && j->pgrows)
-    rc = odbc_exec(t->c, "SET synchronous_commit = off", NULL, NULL, 0, err);
+  if (rc == 0 && t->d->bulk_session_sql)
+    rc = odbc_exec(t->c, t->d->bulk_session_sql, NULL, NULL, 0, err);
   if (rc == 0)
-    rc = j->pgrows ? pgrows_init(j, err) : writer_open(t, NULL, 0, NULL, &j->w, err);
+    rc = j->arrays ? rows_array_init(j, err) : writer_open(t, NULL, 0, NULL, &j->w, err);
   if (rc == 0 && pr->found)
     log_msg(LOG_INFO, "table %s: resuming after %lld rows", j->mt->name, rows);
   j->n = 0;
@@ -902,9 +862,9 @@ static int copy_table(tjob *j, progress *pr, dwl_error *err)
     if (rc == 0)
       rc = cursor_chunk(j, &c, o->chunk, take_insert, &got, err);
     if (rc == 0)
-      rc = j->pgrows ? pgrows_flush(j, err) : writer_flush(j->w, err);
+      rc = j->arrays ? rows_array_flush(j, err) : writer_flush(j->w, err);
     /* The chunk's rows are all sent before its progress is written. */
-    if (j->pgrows && odbc_sync(t->c, err) != 0)
+    if (j->arrays && odbc_sync(t->c, err) != 0)
       rc = -1;
     done = j->npk == 0 || got < o->chunk;
     rows += got;
@@ -927,8 +887,8 @@ static int copy_table(tjob *j, progress *pr, dwl_error *err)
   pr->sum = j->sum;
   writer_free(j->w);
   j->w = NULL;
-  if (j->pgrows)
-    pgrows_free(j);
+  if (j->arrays)
+    rows_array_free(j);
   cursor_free(&c);
   if (rc != 0)
     err_prefix(err, "copying %s", j->mt->name);
@@ -996,7 +956,7 @@ static void *verify_reader(void *arg)
   v->rc = side_open(&j->dst, j->m->o->to, j->mt->name, &v->err);
   if (v->rc == 0)
     v->rc = target_layout(j->dst.t, j->cols, j->ncols, &v->err);
-  int packed = v->rc == 0 && is_dbms(&j->dst, "postgresql");
+  int packed = v->rc == 0 && j->dst.t->d->packed_select;
   while (v->rc == 0) {
     pthread_mutex_lock(v->mu);
     size_t r = (*v->next)++;
@@ -1087,11 +1047,11 @@ static int checksum(tjob *j, side *s, long long *rows, uint64_t *sum, dwl_error 
   if (cursor_init(&c, s, j->npk, err) != 0)
     return -1;
   /* The checksum does not depend on the order: one plain scan, where the
-   * driver streams it (MariaDB Connector/ODBC 3.1.15 would hold the whole
-   * result: it reads in key chunks). */
-  if (!is_dbms(s, "mariadb"))
+   * driver streams it (elsewhere it reads in key chunks), or packed key
+   * chunks where the dialect packs them. */
+  if (s->t->d->stream_scan)
     c.whole = 1;
-  if (is_dbms(s, "postgresql") && j->npk > 0) {
+  if (s->t->d->packed_select && j->npk > 0) {
     c.whole = 0;
     c.packed = 1;
   }
@@ -1195,11 +1155,11 @@ static int start_table(tjob *j, progress *pr, dwl_error *err)
   return rc;
 }
 
-/* MariaDB keys hold bounded text only: unbounded text parts share what the
- * other parts leave of the key's bytes (a single text key gets 768
- * characters), and bounded ones that would not fit are cut to that share
- * too. */
-static void maria_key_text(tjob *j)
+/* Where keys hold bounded text only (the dialect's key_bytes), unbounded
+ * text parts share what the other parts leave of the key's bytes (a
+ * single text key of 3072 bytes gets 768 characters), and bounded ones
+ * that would not fit are cut to that share too. */
+static void key_text_share(tjob *j, size_t key_bytes)
 {
   size_t fixed = 0, ntext = 0;
   for (size_t k = 0; k < j->npk; k++) {
@@ -1209,9 +1169,9 @@ static void maria_key_text(tjob *j)
     else
       fixed += c->type == DWL_TYPE_NUMERIC ? 32 : 8;  /* DECIMAL(65) is 30 bytes */
   }
-  if (ntext == 0 || fixed >= MARIA_KEY_BYTES)
+  if (ntext == 0 || fixed >= key_bytes)
     return;
-  int share = (int)((MARIA_KEY_BYTES - fixed) / 4 / ntext);
+  int share = (int)((key_bytes - fixed) / 4 / ntext);
   for (size_t k = 0; k < j->npk; k++) {
     dwl_column *c = &j->cols[j->pk[k]];
     if (c->type == DWL_TYPE_TEXT && (c->precision <= 0 || c->precision > share))
@@ -1236,8 +1196,8 @@ static int migrate_table(mig *m, mig_table *mt, dwl_error *err)
   if (rc == 0)
     rc = read_meta(&j, err);
   if (rc == 0) {
-    if (j.dst.t->d->index_text_prefix)
-      maria_key_text(&j);
+    if (j.dst.t->d->key_bytes)
+      key_text_share(&j, j.dst.t->d->key_bytes);
     if (j.npk == 0)
       log_msg(LOG_WARN, "table %s has no primary key: it is copied in one transaction, and --resume starts it over",
               mt->name);
@@ -1412,7 +1372,8 @@ int migrate_main(int argc, char **argv)
   err_init(&err);
   mig m = {.o = &o, .tty = isatty(STDERR_FILENO)};
   pthread_mutex_init(&m.mu, NULL);
-  int rc = 0, one_writer = 0;
+  int rc = 0;
+  const char *one_writer = NULL;
   char **names = o.tables;
   size_t nnames = o.ntables;
   if (o.all) {
@@ -1438,9 +1399,9 @@ int migrate_main(int argc, char **argv)
   }
   if (rc == 0) {
     long jobs = o.jobs < (long)nnames ? o.jobs : (long)(nnames ? nnames : 1);
-    /* SQLite has one writer at a time: parallel chunks would wait on it. */
+    /* One writer at a time: parallel chunks would wait on it. */
     if (jobs > 1 && one_writer) {
-      log_msg(LOG_INFO, "the target is SQLite: tables are copied one at a time");
+      log_msg(LOG_INFO, "the target is %s: tables are copied one at a time", one_writer);
       jobs = 1;
     }
     pthread_t *th = calloc((size_t)jobs, sizeof *th);

@@ -1,6 +1,10 @@
-/* Dialect table: what differs between warehouses.  SQLite through the
- * libsqliteodbc driver is the embedded default; further warehouses add an
- * entry here and nowhere else. */
+/* The dialect interface's shared half: choosing a warehouse's dialect
+ * from the DBMS name its driver reports, quoting identifiers within what
+ * that warehouse's names can hold, and the pieces of SQL more than one
+ * dialect spells the same way.  Each warehouse's own half is one file:
+ * dialect_sqlite.c (the embedded default), dialect_pg.c,
+ * dialect_mariadb.c; a new warehouse adds a file and a row of
+ * `dialects` below. */
 #include "dialect.h"
 
 #include <stdio.h>
@@ -9,167 +13,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dialect_impl.h"
 #include "redact.h"
 
-/* libsqliteodbc stores bound text as given; binding everything as text
- * keeps canonical forms ("2020-01-01") byte for byte. */
-static SQLSMALLINT sqlite_param_type(int dwl_type)
-{
-  (void)dwl_type;
-  return SQL_VARCHAR;
-}
+static const dialect *const dialects[] = {&dialect_sqlite, &dialect_pg, &dialect_mariadb};
 
-/* Timeout= (ms, driver default 100000) is how long a second run waits for
- * the write lock before giving up: 1 s keeps "another run holds the lock"
- * prompt while riding out short commits.  StepAPI=1 makes the driver step
- * through results instead of loading them whole (sqlite3_get_table). */
-static void sqlite_conn_extra(const char *connstr, dwl_buf *out)
-{
-  if (!odbc_conn_has_attr(connstr, "timeout"))
-    buf_printf(out, "%sTimeout=1000", out->len ? ";" : "");
-  if (!odbc_conn_has_attr(connstr, "stepapi"))
-    buf_printf(out, "%sStepAPI=1", out->len ? ";" : "");
-}
-
-/* The busy timeout: how long a statement waits for another connection's
- * lock (a writer's, or in rollback-journal mode readers' at a commit). */
-static void sqlite_lock_timeout_sql(long long ms, char *buf, size_t n)
-{
-  snprintf(buf, n, "PRAGMA busy_timeout = %lld", ms);
-}
-
-/* SQLITE_BUSY (5) and SQLITE_LOCKED (6), as the driver reports them. */
-static int sqlite_lock_conflict(const char *sqlstate, long native)
-{
-  (void)sqlstate;
-  return native == 5 || native == 6;
-}
-
-/* ---- PostgreSQL through psqlODBC ---------------------------------------- */
-
-/* psqlODBC sends a parameter with the type its SQL type names; text bound
- * as VARCHAR into a BIGINT column would be a type error, so say what the
- * column is. */
-static SQLSMALLINT pg_param_type(int dwl_type)
-{
-  switch (dwl_type) {
-  case DWL_TYPE_INTEGER:
-    return SQL_BIGINT;
-  case DWL_TYPE_NUMERIC:
-    return SQL_NUMERIC;
-  case DWL_TYPE_REAL:
-    return SQL_DOUBLE;
-  case DWL_TYPE_BOOLEAN:
-    return SQL_BIT;
-  case DWL_TYPE_DATE:
-    return SQL_TYPE_DATE;
-  case DWL_TYPE_TIMESTAMP:
-    return SQL_TYPE_TIMESTAMP;
-  default:
-    return SQL_VARCHAR;
-  }
-}
-
-/* 55P03 lock_not_available: lock_timeout expired or NOWAIT refused. */
-static int pg_lock_conflict(const char *sqlstate, long native)
-{
-  (void)native;
-  return strcmp(sqlstate, "55P03") == 0;
-}
-
-/* lock_timeout bounds every wait for a lock, row or table (0 would be
- * forever). */
-static void pg_lock_timeout_sql(long long ms, char *buf, size_t n)
-{
-  snprintf(buf, n, "SET lock_timeout = %lld", ms);
-}
-
-/* UseDeclareFetch: results come through a cursor in batches of Fetch rows
- * instead of being read whole into memory.  pqopt hands libpq options
- * through: application_name names the run's sessions in pg_stat_activity,
- * so an operator (or a test) can tell a run's backend from others. */
-static void pg_conn_extra(const char *connstr, dwl_buf *out)
-{
-  if (!odbc_conn_has_attr(connstr, "usedeclarefetch"))
-    buf_printf(out, "%sUseDeclareFetch=1", out->len ? ";" : "");
-  if (!odbc_conn_has_attr(connstr, "fetch"))
-    buf_printf(out, "%sFetch=10000", out->len ? ";" : "");
-  if (!odbc_conn_has_attr(connstr, "pqopt"))
-    buf_printf(out, "%spqopt={application_name=dwload}", out->len ? ";" : "");
-}
-
-/* ---- MariaDB through MariaDB Connector/ODBC ------------------------------ */
-
-/* MariaDB converts bound text to the column's type itself. */
-static SQLSMALLINT maria_param_type(int dwl_type)
-{
-  (void)dwl_type;
-  return SQL_VARCHAR;
-}
-
-/* 1205 ER_LOCK_WAIT_TIMEOUT, 3572 ER_LOCK_NOWAIT. */
-static int maria_lock_conflict(const char *sqlstate, long native)
-{
-  (void)sqlstate;
-  return native == 1205 || native == 3572;
-}
-
-/* Row locks wait innodb_lock_wait_timeout, metadata (table) locks
- * lock_wait_timeout (a year by default); both in whole seconds. */
-static void maria_lock_timeout_sql(long long ms, char *buf, size_t n)
-{
-  long long s = (ms + 999) / 1000;
-  snprintf(buf, n, "SET SESSION innodb_lock_wait_timeout = %lld, SESSION lock_wait_timeout = %lld", s, s);
-}
-
-/* Column types per dialect, as data: one row per warehouse. */
-typedef struct type_names {
-  const char *integer, *real, *boolean, *date, *timestamp;
-  const char *numeric;         /* name taking (precision,scale) */
-  const char *numeric_any;     /* a numeric without a precision */
-  const char *varchar;         /* name taking (length); NULL: always `text` */
-  int varchar_max;             /* longest VARCHAR(n); longer is `text` */
-  const char *varchar_suffix;  /* after VARCHAR(n) */
-  const char *text;
-} type_names;
-
-/* SQLite keeps declared types as affinity hints; the real types are still
- * declared so the table reads well and migrates cleanly. */
-static const type_names sqlite_types = {
-  "INTEGER", "REAL", "BOOLEAN", "DATE", "TIMESTAMP", "NUMERIC", "DECIMAL_TEXT", NULL, 0, "", "TEXT",
-};
-
-static const char *type_sql(const type_names *tn, const dwl_column *col, char *buf, size_t n);
-
-/* A NUMERIC column of SQLite turns text with more than 15 significant
- * digits into a REAL, rounded (1234567890123456.78 is kept as
- * 1.23456789012346e+15).  A decimal that may hold more is declared
- * DECIMAL_TEXT(p,s): the name holds TEXT, so the column has TEXT affinity
- * and keeps dwload's canonical text exactly, and the (p,s) still says what
- * it is (sqltype_refine reads it back as numeric(p,s)). */
-static const char *sqlite_type_sql(const dwl_column *col, char *buf, size_t n)
-{
-  if (col->type == DWL_TYPE_NUMERIC && col->precision > 15) {
-    snprintf(buf, n, "DECIMAL_TEXT(%d,%d)", col->precision, col->scale);
-    return buf;
-  }
-  return type_sql(&sqlite_types, col, buf, n);
-}
-
-static const type_names pg_types = {
-  "BIGINT", "DOUBLE PRECISION", "BOOLEAN", "DATE", "TIMESTAMP(6)", "NUMERIC", "NUMERIC",
-  "VARCHAR", 10485760, "", "TEXT",
-};
-
-/* MariaDB's default collations ignore case and trailing spaces: 'a', 'A'
- * and 'a ' would be one key.  Keys and change detection need exact text. */
-#define MARIA_EXACT " CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin"
-static const type_names maria_types = {
-  "BIGINT", "DOUBLE", "BOOLEAN", "DATE", "DATETIME(6)", "DECIMAL", "DECIMAL(65,30)",
-  "VARCHAR", 16383, MARIA_EXACT, "LONGTEXT" MARIA_EXACT,
-};
-
-static const char *type_sql(const type_names *tn, const dwl_column *col, char *buf, size_t n)
+const char *dialect_type_sql(const dialect_types *tn, const dwl_column *col, char *buf, size_t n)
 {
   switch (col->type) {
   case DWL_TYPE_INTEGER:
@@ -195,151 +44,65 @@ static const char *type_sql(const type_names *tn, const dwl_column *col, char *b
   }
 }
 
-static const char *pg_type_sql(const dwl_column *col, char *buf, size_t n)
+void dialect_conn_default(const char *connstr, const char *attr, const char *setting, dwl_buf *out)
 {
-  return type_sql(&pg_types, col, buf, n);
+  if (!odbc_conn_has_attr(connstr, attr))
+    buf_printf(out, "%s%s", out->len ? ";" : "", setting);
 }
 
-static const char *maria_type_sql(const dwl_column *col, char *buf, size_t n)
+SQLSMALLINT dialect_param_text(int dwl_type)
 {
-  return type_sql(&maria_types, col, buf, n);
+  (void)dwl_type;
+  return SQL_VARCHAR;
 }
 
-static const dialect dialects[] = {
-  {
-    .name = "sqlite",
-    .dbms_prefix = "SQLite",
-    .qopen = '"',
-    .qclose = '"',
-    .true_lit = "1",
-    .false_lit = "0",
-    .true_val = "1",
-    .false_val = "0",
-    .transactional_ddl = 1,
-    .max_params = 32000, /* SQLITE_MAX_VARIABLE_NUMBER is 32766 */
-    .null_safe_eq = " IS ?",
-    .flag_type = "INTEGER",
-    .sk_int_type = "INTEGER",
-    .sk_hash_type = "TEXT",
-    .type_sql = sqlite_type_sql,
-    .param_type = sqlite_param_type,
-    .lock_conflict = sqlite_lock_conflict,
-    .lock_timeout_sql = sqlite_lock_timeout_sql,
-    .writer_probe_sql = "BEGIN IMMEDIATE",
-    .conn_extra = sqlite_conn_extra,
-    .scan_separately = 1,
-    .partial_index = 1,
-    .index_schema_on_name = 1,
-    .columns_sql = "SELECT name, type FROM pragma_table_info(?, ?) ORDER BY cid",
-    .real_digits = 15,
-    .max_ident = 128,
-    .max_columns = 2000,
-  },
-  {
-    .name = "postgresql",
-    .dbms_prefix = "PostgreSQL",
-    .qopen = '"',
-    .qclose = '"',
-    .true_lit = "TRUE",
-    .false_lit = "FALSE",
-    .true_val = "1",
-    .false_val = "0",
-    .transactional_ddl = 1,
-    .max_params = 7000, /* psqlODBC loses sync with the server above ~7450 */
-    .null_safe_eq = " IS NOT DISTINCT FROM ?",
-    .flag_type = "BOOLEAN",
-    .sk_int_type = "BIGINT",
-    .sk_hash_type = "CHAR(64)",
-    .type_sql = pg_type_sql,
-    .param_type = pg_param_type,
-    /* psqlODBC converts every one of a multi-row INSERT's parameters (5000
-     * for 500 rows of 10 columns) and the server binds each; one text
-     * parameter per column holding an array literal, cast to the column's
-     * type and unnested into rows, carries the same bound values for a
-     * fraction of the client's and the server's work.  The column's own
-     * type, not the source's: text goes into an integer column only by an
-     * explicit cast.  Without its length (the insert checks that, as it
-     * would a bound value), and character and bit as their unbounded
-     * forms: a cast to a bare character(1) or bit(1) would cut values. */
-    .array_types_sql = "SELECT attname, CASE atttypid WHEN 'pg_catalog.bpchar'::regtype THEN 'pg_catalog.bpchar' "
-                       "WHEN 'pg_catalog.bit'::regtype THEN 'pg_catalog.varbit' "
-                       "ELSE format_type(atttypid, NULL) END FROM pg_catalog.pg_attribute "
-                       "WHERE attrelid = to_regclass(?) AND attnum > 0 AND NOT attisdropped",
-    .lock_conflict = pg_lock_conflict,
-    .conn_extra = pg_conn_extra,
-    .partial_index = 1,
-    .update_style = UPD_FROM,
-    .lock_wait_sql = "SET lock_timeout = '1s'",
-    .lock_timeout_sql = pg_lock_timeout_sql,
-    .current_schema_sql = "SELECT current_schema(), 0",
-    .analyze_sql = "ANALYZE",
-    .estimate_sql = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)",
-    .estimate_quoted = 1,
-    .column_limits_sql = "SELECT column_name, CASE WHEN data_type = 'numeric' THEN numeric_precision END, "
-                         "CASE WHEN data_type = 'numeric' THEN numeric_scale END, character_maximum_length, "
-                         "CASE data_type WHEN 'smallint' THEN -32768 WHEN 'integer' THEN -2147483648 END, "
-                         "CASE data_type WHEN 'smallint' THEN 32767 WHEN 'integer' THEN 2147483647 END "
-                         "FROM information_schema.columns WHERE table_schema = COALESCE(?, current_schema()) "
-                         "AND table_name = ?",
-    .max_ident = 63, /* NAMEDATALEN - 1 */
-    .text_no_nul = 1,
-    .max_columns = 1600,
-  },
-  {
-    .name = "mariadb",
-    .dbms_prefix = "MariaDB",
-    .qopen = '`',
-    .qclose = '`',
-    .true_lit = "1",
-    .false_lit = "0",
-    .true_val = "1",
-    .false_val = "0",
-    .transactional_ddl = 0,
-    .max_params = 30000, /* Connector/ODBC fails above 32767 ("Memory allocation error") */
-    .null_safe_eq = " <=> ?",
-    .flag_type = "BOOLEAN",
-    .sk_int_type = "BIGINT",
-    .sk_hash_type = "CHAR(64)",
-    .type_sql = maria_type_sql,
-    .param_type = maria_param_type,
-    .lock_conflict = maria_lock_conflict,
-    .index_text_prefix = 255,
-    .update_style = UPD_JOIN,
-    .estimate_sql = "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
-                    "AND TABLE_NAME = ?",
-    .column_limits_sql = "SELECT column_name, CASE WHEN data_type = 'decimal' THEN numeric_precision END, "
-                         "CASE WHEN data_type = 'decimal' THEN numeric_scale END, character_maximum_length, "
-                         "CASE WHEN column_type LIKE '%unsigned%' THEN 0 ELSE CASE data_type "
-                         "WHEN 'tinyint' THEN -128 WHEN 'smallint' THEN -32768 WHEN 'mediumint' THEN -8388608 "
-                         "WHEN 'int' THEN -2147483648 END END, "
-                         "CASE WHEN column_type LIKE '%unsigned%' THEN CASE data_type WHEN 'tinyint' THEN 255 "
-                         "WHEN 'smallint' THEN 65535 WHEN 'mediumint' THEN 16777215 WHEN 'int' THEN 4294967295 END "
-                         "ELSE CASE data_type WHEN 'tinyint' THEN 127 WHEN 'smallint' THEN 32767 "
-                         "WHEN 'mediumint' THEN 8388607 WHEN 'int' THEN 2147483647 END END "
-                         "FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE()) "
-                         "AND table_name = ?",
-    /* Each statement sees what is committed when it starts: a table created
-     * on another connection during the run is usable at once. */
-    .session_sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
-    .lock_wait_sql = "SET SESSION innodb_lock_wait_timeout = 1",
-    .lock_timeout_sql = maria_lock_timeout_sql,
-    .current_schema_sql = "SELECT DATABASE(), @@lower_case_table_names",
-    .max_ident = 64,
-    .numeric_any_precision = 65,
-    .numeric_any_scale = 30,
-    .ident_chars = 1,
-    .ident_no_trailing_blank = 1,
-    .ident_bmp_only = 1,
-    .max_columns = 1017,
-  },
-};
+void dialect_update_from_begin(dwl_buf *b, const char *table, const char *stage, const char *on)
+{
+  (void)stage, (void)on;
+  buf_printf(b, "UPDATE %s AS d SET ", table);
+}
+
+void dialect_update_from_end(dwl_buf *b, const char *stage, const char *on)
+{
+  buf_printf(b, " FROM %s AS s WHERE %s", stage, on);
+}
+
+void dialect_delete_exists(dwl_buf *b, const char *table, const char *stage, const char *on)
+{
+  buf_printf(b, "DELETE FROM %s AS d WHERE EXISTS (SELECT 1 FROM %s AS s WHERE %s)", table, stage, on);
+}
+
+void dialect_delete_not_exists(dwl_buf *b, const char *table, const char *stage, const char *on,
+                               const char *stage_col)
+{
+  (void)stage_col;
+  buf_printf(b, "DELETE FROM %s AS d WHERE NOT EXISTS (SELECT 1 FROM %s AS s WHERE %s)", table, stage, on);
+}
+
+const char *dialect_names(void)
+{
+  static char names[200];
+  if (!names[0]) {
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof dialects / sizeof dialects[0]; i++)
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", dialects[i]->dbms_prefix);
+  }
+  return names;
+}
+
+int dialect_catalog_plain(const char *schema, const char *table, char *out, size_t n)
+{
+  (void)schema;
+  snprintf(out, n, "%s", table);
+  return 1;
+}
 
 const dialect *dialect_for_dbms(const char *dbms, dwl_error *err)
 {
   for (size_t i = 0; i < sizeof dialects / sizeof dialects[0]; i++)
-    if (strncasecmp(dbms, dialects[i].dbms_prefix, strlen(dialects[i].dbms_prefix)) == 0)
-      return &dialects[i];
-  err_set(err, DWL_EXIT_FAILED, "unsupported warehouse '%s' (dwload speaks: SQLite, PostgreSQL, MariaDB)", dbms);
+    if (strncasecmp(dbms, dialects[i]->dbms_prefix, strlen(dialects[i]->dbms_prefix)) == 0)
+      return dialects[i];
+  err_set(err, DWL_EXIT_FAILED, "unsupported warehouse '%s' (dwload speaks: %s)", dbms, dialect_names());
   return NULL;
 }
 

@@ -1,7 +1,12 @@
-/* Dialects: everything that differs between warehouses, in one place:
- * identifier quoting, column types for CREATE TABLE, boolean literals,
- * NULL-safe equality, parameter SQL types, limits.  Chosen from the DBMS
- * name the driver reports (SQLGetInfo SQL_DBMS_NAME). */
+/* Dialects: everything that differs between warehouses, behind one
+ * interface: what a warehouse can do (capability flags), how it spells
+ * things (quoting, column types, literals, NULL-safe equality, parameter
+ * types, limits) and the SQL statements that differ (the builders).  One
+ * file per warehouse implements it (dialect_sqlite.c, dialect_pg.c,
+ * dialect_mariadb.c) and dialect.c chooses one from the DBMS name the
+ * driver reports (SQLGetInfo SQL_DBMS_NAME).  No code outside
+ * src/warehouse/ asks which warehouse it is: it asks the dialect
+ * (tests/integration/arch.sh checks that). */
 #ifndef DWL_DIALECT_H
 #define DWL_DIALECT_H
 
@@ -13,15 +18,27 @@
 #include "dwload/plugin.h"
 #include "err.h"
 
-enum dialect_update {
-  UPD_PER_ROW = 0,  /* one prepared statement per key (SQLite: cheap, in-process) */
-  UPD_FROM,         /* UPDATE t SET .. FROM stage WHERE ..; DELETE .. USING (PostgreSQL) */
-  UPD_JOIN          /* UPDATE t JOIN stage ON .. SET ..; DELETE t FROM t JOIN .. (MariaDB) */
-};
+typedef struct dialect dialect;
 
-typedef struct dialect {
+struct dialect {
   const char *name;             /* "sqlite" */
-  const char *dbms_prefix;      /* SQL_DBMS_NAME starts with this */
+  const char *dbms_prefix;      /* SQL_DBMS_NAME starts with this; how messages name the warehouse */
+
+  /* ---- capabilities ---- */
+  /* The writer updates current versions from staged sets, one statement
+   * per kind at the end (0: one prepared statement per key, cheap where
+   * the database is in-process). */
+  int stages_writes;
+  /* MERGE ... WHEN MATCHED ... DELETE/UPDATE ... WHEN NOT MATCHED INSERT:
+   * pushdown applies an upsert delta in one statement. */
+  int has_merge;
+  /* One writer at a time for the whole database: parallel writers only
+   * wait on each other (migrate copies tables one at a time). */
+  int single_writer;
+  /* Row locks: SELECT ... FOR UPDATE waits for the transaction that
+   * changed the row (0: a database-wide write lock only). */
+  int row_locks;
+
   char qopen, qclose;           /* identifier quotes */
   const char *true_lit, *false_lit;   /* flag values as SQL literals */
   const char *true_val, *false_val;   /* the same as bound text */
@@ -51,7 +68,6 @@ typedef struct dialect {
   int scan_separately;
   int partial_index;            /* CREATE INDEX ... WHERE is supported */
   int index_schema_on_name;     /* CREATE INDEX s.i ON t, not i ON s.t (SQLite) */
-  int update_style;             /* enum dialect_update: how a staged set updates a table */
   int index_text_prefix;        /* TEXT columns need an index prefix length (0: no) */
   const char *session_sql;      /* run once per connection, or NULL */
   const char *lock_wait_sql;    /* before taking the job lock: wait briefly */
@@ -97,7 +113,49 @@ typedef struct dialect {
   /* Most columns a table can have (SQLite's SQLITE_MAX_COLUMN default,
    * PostgreSQL's 1600, InnoDB's 1017), bookkeeping included; 0: no cap. */
   int max_columns;
-} dialect;
+
+  /* ---- SQL builders: the statements whose syntax differs ----
+   * Each appends to b (a failed buffer stays failed).  The target table
+   * is aliased d and the stage s; `on` is the condition matching them. */
+  /* UPDATE d from s: begin appends up to the first SET pair, end the rest;
+   * set_prefix goes before each target column of a SET pair ("d." where
+   * the UPDATE joins, "" where it names the table alone). */
+  void (*update_begin)(dwl_buf *b, const char *table, const char *stage, const char *on);
+  void (*update_end)(dwl_buf *b, const char *stage, const char *on);
+  const char *set_prefix;
+  /* DELETE the rows of d that match a row of s. */
+  void (*delete_matching)(dwl_buf *b, const char *table, const char *stage, const char *on);
+  /* DELETE the rows of d that match no row of s; stage_col is a column of
+   * s that is never NULL (for an anti-join). */
+  void (*delete_unmatched)(dwl_buf *b, const char *table, const char *stage, const char *on, const char *stage_col);
+
+  /* ---- whole-table copies (dwload migrate) ---- */
+  /* How a job names a table the catalog lists (SQLTables' schema, which
+   * may be "", and name), into out; 0: a system table, not copied. */
+  int (*catalog_name)(const char *schema, const char *table, char *out, size_t n);
+  /* Corrects what SQLDescribeCol reports of a column, or NULL. */
+  void (*describe_fixup)(SQLSMALLINT type, SQLULEN *size, SQLSMALLINT *digits);
+  int pk_after_load;            /* a primary key is built faster once, after the rows */
+  int stream_scan;              /* the driver streams a whole-table scan (0: it would hold it: read in key chunks) */
+  size_t key_bytes;             /* most bytes a primary key holds, 4 per character of text (0: no limit) */
+  const char *bulk_session_sql; /* before a bulk copy's chunks (each commits with its progress), or NULL */
+  /* A query's rows as one text value, each field LENGTH:TEXT or a bare
+   * ':' for NULL, in the query's order; cols are the quoted columns of
+   * `inner`.  NULL: rows are read one by one. */
+  void (*packed_select)(dwl_buf *b, const char *const *cols, size_t n, const char *inner);
+  /* Rows as one array parameter: the INSERT taking it (cols: the quoted
+   * column list "a, b"), a row appended to the array literal (`first`:
+   * the literal is empty), and the literal's end.  NULL: no arrays. */
+  void (*row_array_insert)(dwl_buf *b, const char *table, const char *cols);
+  int (*row_array_add)(dwl_buf *b, int first, const dwl_value *row, size_t n);
+  int (*row_array_end)(dwl_buf *b);
+};
+
+/* The warehouses dwload speaks, for messages: "SQLite, PostgreSQL, MariaDB". */
+const char *dialect_names(void);
+
+/* The built-in dialects, one per file. */
+extern const dialect dialect_sqlite, dialect_pg, dialect_mariadb;
 
 /* The dialect for a DBMS name, or NULL (with err) when unsupported. */
 const dialect *dialect_for_dbms(const char *dbms, dwl_error *err);

@@ -325,9 +325,9 @@ int state_read_run_id(odbc_conn *c, const dialect *d, const char *job, int wait,
                       char *out, size_t n, dwl_error *err)
 {
   out[0] = '\0';
-  /* SQLite has no row locks (and no FOR UPDATE): a commit there is done
-   * when the call returns, or not at all. */
-  int lock = wait && strcmp(d->name, "sqlite") != 0;
+  /* Without row locks (and FOR UPDATE) a commit is done when the call
+   * returns, or not at all: nothing to wait for. */
+  int lock = wait && d->row_locks;
   if (lock && (odbc_begin(c, err) != 0 || (d->lock_wait_sql && odbc_exec(c, d->lock_wait_sql, NULL, NULL, 0, err) != 0)))
     return -1;
   odbc_stmt *s;

@@ -704,44 +704,31 @@ static char *apply_sql(const writer *w, int kind, const char *const *tset, const
                        const char *extra_set, int with_vf)
 {
   const target *t = w->t;
+  const dialect *d = t->d;
   const stage *s = &w->stages[kind];
-  int join = t->d->update_style == UPD_JOIN;
-  dwl_buf b;
+  dwl_buf on, b;
+  buf_init(&on, 0);
   buf_init(&b, 0);
-  if (kind == SLOT_REMOVE) {
-    if (join)
-      buf_printf(&b, "DELETE d FROM %s AS d JOIN %s AS s ON ", t->table_q, s->name);
-    else
-      buf_printf(&b, "DELETE FROM %s AS d USING %s AS s WHERE ", t->table_q, s->name);
-    join_keys(w, s, &b);
-    return buf_steal(&b);
-  }
+  join_keys(w, s, &on);
   /* Operations on a current version repeat the current predicate: it is
    * what lets the key index (partial, on current versions) serve the join. */
-  char cur[400] = "";
-  if (with_vf && t->ix[TC_CURRENT] >= 0)
-    snprintf(cur, sizeof cur, " AND d.%s = %s", t->cols[t->ix[TC_CURRENT]].q, t->d->true_lit);
-  if (join) {
-    buf_printf(&b, "UPDATE %s AS d JOIN %s AS s ON ", t->table_q, s->name);
-    join_keys(w, s, &b);
-    if (with_vf)
-      buf_printf(&b, " AND d.%s = s.%s%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey], cur);
-    buf_adds(&b, " SET ");
-    for (size_t i = 0; i < nset; i++)
-      buf_printf(&b, "%sd.%s = s.%s", i ? ", " : "", tset[i], sset[i]);
-    if (extra_set)
-      buf_printf(&b, ", d.%s", extra_set);
-  } else {
-    buf_printf(&b, "UPDATE %s AS d SET ", t->table_q);
-    for (size_t i = 0; i < nset; i++)
-      buf_printf(&b, "%s%s = s.%s", i ? ", " : "", tset[i], sset[i]);
-    if (extra_set)
-      buf_printf(&b, ", %s", extra_set);
-    buf_printf(&b, " FROM %s AS s WHERE ", s->name);
-    join_keys(w, s, &b);
-    if (with_vf)
-      buf_printf(&b, " AND d.%s = s.%s%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey], cur);
+  if (kind != SLOT_REMOVE && with_vf) {
+    buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey]);
+    if (t->ix[TC_CURRENT] >= 0)
+      buf_printf(&on, " AND d.%s = %s", t->cols[t->ix[TC_CURRENT]].q, d->true_lit);
   }
+  buf_taint(&b, &on);  /* no statement around a join condition that failed */
+  if (kind == SLOT_REMOVE) {
+    d->delete_matching(&b, t->table_q, s->name, on.data);
+  } else {
+    d->update_begin(&b, t->table_q, s->name, on.data);
+    for (size_t i = 0; i < nset; i++)
+      buf_printf(&b, "%s%s%s = s.%s", i ? ", " : "", d->set_prefix, tset[i], sset[i]);
+    if (extra_set)
+      buf_printf(&b, ", %s%s", d->set_prefix, extra_set);
+    d->update_end(&b, s->name, on.data);
+  }
+  buf_free(&on);
   return buf_steal(&b);
 }
 
@@ -772,7 +759,7 @@ static int history_stages(writer *w, dwl_error *err)
 {
   const target *t = w->t;
   size_t nk = w->cols->nkey;
-  int del = t->ix[TC_DELETED] >= 0, join = t->d->update_style == UPD_JOIN;
+  int del = t->ix[TC_DELETED] >= 0;
   long *extra = calloc(t->ncols + 6, sizeof *extra);
   if (!extra)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -795,22 +782,15 @@ static int history_stages(writer *w, dwl_error *err)
     if (del)
       buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_DELETED]].q, s->cols[nk + 1]);
     buf_taint(&b, &on);  /* no statement around a join condition that failed */
-    if (slot == SLOT_DROP && join)
-      buf_printf(&b, "DELETE d FROM %s AS d JOIN %s AS s ON %s", t->table_q, s->name, on.data);
-    else if (slot == SLOT_DROP && t->d->update_style == UPD_PER_ROW)
-      buf_printf(&b, "DELETE FROM %s AS d WHERE EXISTS (SELECT 1 FROM %s AS s WHERE %s)", t->table_q, s->name,
-                 on.data);
-    else if (slot == SLOT_DROP)
-      buf_printf(&b, "DELETE FROM %s AS d USING %s AS s WHERE %s", t->table_q, s->name, on.data);
-    else if (join)
-      buf_printf(&b, "UPDATE %s AS d JOIN %s AS s ON %s SET ", t->table_q, s->name, on.data);
-    else
-      buf_printf(&b, "UPDATE %s AS d SET ", t->table_q);
-    for (size_t i = 0; i < nset; i++)
-      buf_printf(&b, "%s%s%s = s.%s", i ? ", " : "", join ? "d." : "", t->cols[what_tcol(w, extra[ne + i])].q,
-                 s->cols[nk + ne + i]);
-    if (slot == SLOT_RESHAPE && !join)
-      buf_printf(&b, " FROM %s AS s WHERE %s", s->name, on.data);
+    if (slot == SLOT_DROP) {
+      t->d->delete_matching(&b, t->table_q, s->name, on.data);
+    } else {
+      t->d->update_begin(&b, t->table_q, s->name, on.data);
+      for (size_t i = 0; i < nset; i++)
+        buf_printf(&b, "%s%s%s = s.%s", i ? ", " : "", t->d->set_prefix, t->cols[what_tcol(w, extra[ne + i])].q,
+                   s->cols[nk + ne + i]);
+      t->d->update_end(&b, s->name, on.data);
+    }
     buf_free(&on);
     w->stages[slot].apply_sql = buf_steal(&b);
   }
@@ -928,7 +908,7 @@ static int staged_key(const writer *w, const dwl_value *keyrow)
 
 static int staged(const writer *w, const dwl_value *keyrow)
 {
-  return w->t->d->update_style != UPD_PER_ROW && staged_key(w, keyrow);
+  return w->t->d->stages_writes && staged_key(w, keyrow);
 }
 
 /* Applies what is staged.  Staged operations name the version they change
@@ -1032,11 +1012,11 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
   }
   if (rc == 0 && cols) {
     rc = build_slots(w, err);
-    if (rc == 0 && t->d->update_style != UPD_PER_ROW)
+    if (rc == 0 && t->d->stages_writes)
       rc = build_stages(w, err);
     else if (rc == 0)
       rc = stage_init(w, STAGE_KEYS, "dwl_stage_keys", NULL, 0, err);
-    if (rc == 0 && t->d->update_style == UPD_PER_ROW && t->spec->mode == MODE_SCD2)
+    if (rc == 0 && !t->d->stages_writes && t->spec->mode == MODE_SCD2)
       rc = history_stages(w, err);
   }
   /* Scratch for binding: a full batch of the widest table, or one row of a

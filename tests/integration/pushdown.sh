@@ -400,7 +400,6 @@ is "$RC" 0 "plan --sql: exit 0"
 plan_counts=$(counts)
 is "$plan_counts" "read=3 skipped=0 inserted=2 expired=1 updated=1 deleted=0 unchanged=0" "plan: the counts"
 case $WAREHOUSE in
-  postgresql) upd='MERGE INTO "d_hist_p" AS d USING dwl_pd_t1 AS s ON' ;;
   mariadb) upd='UPDATE `d_hist_p` AS d JOIN dwl_pd_t1 AS s ON' ;;
   *) upd='UPDATE "d_hist_p" AS d SET "phone" = s."phone" FROM dwl_pd_t1 AS s WHERE' ;;
 esac

@@ -1,0 +1,117 @@
+/* The MariaDB dialect, through MariaDB Connector/ODBC: exact collations,
+ * multi-table UPDATE/DELETE (no UPDATE ... FROM), DDL that commits at
+ * once, whole-second lock timeouts. */
+#include <stdio.h>
+
+#include "dialect_impl.h"
+
+/* 1205 ER_LOCK_WAIT_TIMEOUT, 3572 ER_LOCK_NOWAIT. */
+static int maria_lock_conflict(const char *sqlstate, long native)
+{
+  (void)sqlstate;
+  return native == 1205 || native == 3572;
+}
+
+/* Row locks wait innodb_lock_wait_timeout, metadata (table) locks
+ * lock_wait_timeout (a year by default); both in whole seconds. */
+static void maria_lock_timeout_sql(long long ms, char *buf, size_t n)
+{
+  long long s = (ms + 999) / 1000;
+  snprintf(buf, n, "SET SESSION innodb_lock_wait_timeout = %lld, SESSION lock_wait_timeout = %lld", s, s);
+}
+
+/* MariaDB's default collations ignore case and trailing spaces: 'a', 'A'
+ * and 'a ' would be one key.  Keys and change detection need exact text. */
+#define MARIA_EXACT " CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin"
+static const dialect_types maria_types = {
+  "BIGINT", "DOUBLE", "BOOLEAN", "DATE", "DATETIME(6)", "DECIMAL", "DECIMAL(65,30)",
+  "VARCHAR", 16383, MARIA_EXACT, "LONGTEXT" MARIA_EXACT,
+};
+
+static const char *maria_type_sql(const dwl_column *col, char *buf, size_t n)
+{
+  return dialect_type_sql(&maria_types, col, buf, n);
+}
+
+/* Multi-table UPDATE: the join goes before SET, target columns named d.x. */
+static void maria_update_begin(dwl_buf *b, const char *table, const char *stage, const char *on)
+{
+  buf_printf(b, "UPDATE %s AS d JOIN %s AS s ON %s SET ", table, stage, on);
+}
+
+static void maria_update_end(dwl_buf *b, const char *stage, const char *on)
+{
+  (void)b, (void)stage, (void)on;
+}
+
+static void maria_delete_matching(dwl_buf *b, const char *table, const char *stage, const char *on)
+{
+  buf_printf(b, "DELETE d FROM %s AS d JOIN %s AS s ON %s", table, stage, on);
+}
+
+/* An anti-join: MariaDB runs NOT EXISTS as a subquery per row. */
+static void maria_delete_unmatched(dwl_buf *b, const char *table, const char *stage, const char *on,
+                                   const char *stage_col)
+{
+  buf_printf(b, "DELETE d FROM %s AS d LEFT JOIN %s AS s ON %s WHERE s.%s IS NULL", table, stage, on, stage_col);
+}
+
+const dialect dialect_mariadb = {
+  .name = "mariadb",
+  .dbms_prefix = "MariaDB",
+  .stages_writes = 1,
+  .row_locks = 1,
+  .qopen = '`',
+  .qclose = '`',
+  .true_lit = "1",
+  .false_lit = "0",
+  .true_val = "1",
+  .false_val = "0",
+  .transactional_ddl = 0,
+  .max_params = 30000, /* Connector/ODBC fails above 32767 ("Memory allocation error") */
+  .null_safe_eq = " <=> ?",
+  .flag_type = "BOOLEAN",
+  .sk_int_type = "BIGINT",
+  .sk_hash_type = "CHAR(64)",
+  .type_sql = maria_type_sql,
+  /* MariaDB converts bound text to the column's type itself. */
+  .param_type = dialect_param_text,
+  .lock_conflict = maria_lock_conflict,
+  .index_text_prefix = 255,
+  .estimate_sql = "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+                  "AND TABLE_NAME = ?",
+  .column_limits_sql = "SELECT column_name, CASE WHEN data_type = 'decimal' THEN numeric_precision END, "
+                       "CASE WHEN data_type = 'decimal' THEN numeric_scale END, character_maximum_length, "
+                       "CASE WHEN column_type LIKE '%unsigned%' THEN 0 ELSE CASE data_type "
+                       "WHEN 'tinyint' THEN -128 WHEN 'smallint' THEN -32768 WHEN 'mediumint' THEN -8388608 "
+                       "WHEN 'int' THEN -2147483648 END END, "
+                       "CASE WHEN column_type LIKE '%unsigned%' THEN CASE data_type WHEN 'tinyint' THEN 255 "
+                       "WHEN 'smallint' THEN 65535 WHEN 'mediumint' THEN 16777215 WHEN 'int' THEN 4294967295 END "
+                       "ELSE CASE data_type WHEN 'tinyint' THEN 127 WHEN 'smallint' THEN 32767 "
+                       "WHEN 'mediumint' THEN 8388607 WHEN 'int' THEN 2147483647 END END "
+                       "FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE()) "
+                       "AND table_name = ?",
+  /* Each statement sees what is committed when it starts: a table created
+   * on another connection during the run is usable at once. */
+  .session_sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+  .lock_wait_sql = "SET SESSION innodb_lock_wait_timeout = 1",
+  .lock_timeout_sql = maria_lock_timeout_sql,
+  .current_schema_sql = "SELECT DATABASE(), @@lower_case_table_names",
+  .max_ident = 64,
+  .numeric_any_precision = 65,
+  .numeric_any_scale = 30,
+  .ident_chars = 1,
+  .ident_no_trailing_blank = 1,
+  .ident_bmp_only = 1,
+  .max_columns = 1017,
+  .update_begin = maria_update_begin,
+  .update_end = maria_update_end,
+  .set_prefix = "d.",
+  .delete_matching = maria_delete_matching,
+  .delete_unmatched = maria_delete_unmatched,
+  .catalog_name = dialect_catalog_plain,
+  /* Connector/ODBC 3.1.15 would hold a whole table's result in memory. */
+  .stream_scan = 0,
+  /* InnoDB indexes at most 3072 bytes of a key. */
+  .key_bytes = 3072,
+};
