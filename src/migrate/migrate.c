@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "log.h"
 #include "migrate_impl.h"
+#include "progress.h"
 #include "summary.h"
 
 static double now_s(void)
@@ -39,14 +39,7 @@ void side_close(side *s)
 
 void progress_line(tjob *j, long long rows, int end)
 {
-  if (!j->m->tty)
-    return;
-  double el = now_s() - j->t0;
-  pthread_mutex_lock(&j->m->mu);
-  fprintf(stderr, "\r\033[Kmigrate: %s: %lld rows, %.0f rows/s%s", j->mt->name, rows, el > 0 ? (double)rows / el : 0.0,
-          end ? "\n" : "");
-  fflush(stderr);
-  pthread_mutex_unlock(&j->m->mu);
+  progress_count("migrate", j->mt->name, rows, now_s() - j->t0, end);
 }
 
 int stopped(tjob *j, dwl_error *err)
@@ -147,7 +140,7 @@ int migrate_run(const mig_opts *o)
   migrate_summary sum = {0};
   dwl_error err;
   err_init(&err);
-  mig m = {.o = o, .tty = isatty(STDERR_FILENO)};
+  mig m = {.o = o};
   pthread_mutex_init(&m.mu, NULL);
   int rc = 0;
   const char *one_writer = NULL;

@@ -37,7 +37,6 @@ typedef struct mig {
   size_t n;
   size_t next;           /* the next table a worker takes */
   int failed;            /* a table failed: the others stop at a chunk boundary */
-  int tty;
   pthread_mutex_t mu;
 } mig;
 

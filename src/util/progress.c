@@ -1,6 +1,7 @@
 /* The live progress line on a terminal.  A thread redraws it five times a
  * second, so the elapsed time moves during long statements too, when the
- * run itself calls nothing; one mutex orders its writes with the log's. */
+ * run itself calls nothing; one mutex orders its writes with the log's,
+ * and with the count lines a command draws itself (progress_count). */
 #include "progress.h"
 
 #include <pthread.h>
@@ -150,5 +151,16 @@ void progress_release(void)
 {
   if (!pg.active)
     return;
+  pthread_mutex_unlock(&pg.mu);
+}
+
+void progress_count(const char *command, const char *what, long long rows, double seconds, int end)
+{
+  if (!isatty(STDERR_FILENO))
+    return;
+  pthread_mutex_lock(&pg.mu);
+  fprintf(stderr, "\r\033[K%s: %s: %lld rows, %.0f rows/s%s", command, what, rows,
+          seconds > 0 ? (double)rows / seconds : 0.0, end ? "\n" : "");
+  fflush(stderr);
   pthread_mutex_unlock(&pg.mu);
 }

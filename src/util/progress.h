@@ -1,6 +1,7 @@
 /* The live progress line of a run on a terminal: phase, rows read, rows
  * per second and elapsed time, redrawn in place on stderr a few times a
- * second.  Every function is a no-op while no line is active. */
+ * second.  Every function is a no-op while no line is active.  And the
+ * count line of a command that draws it itself, step by step (migrate). */
 #ifndef DWL_PROGRESS_H
 #define DWL_PROGRESS_H
 
@@ -17,5 +18,11 @@ void progress_end(void);
  * until release (the next tick redraws it). */
 void progress_hold(void);
 void progress_release(void);
+
+/* For a command without the live line: "COMMAND: WHAT: N rows, R rows/s"
+ * (R over `seconds`) drawn in place of the last such line, and kept,
+ * ended with a newline, when `end`.  On a terminal only; lines drawn from
+ * several threads do not mix. */
+void progress_count(const char *command, const char *what, long long rows, double seconds, int end);
 
 #endif
