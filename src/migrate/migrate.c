@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "expand.h"
 #include "log.h"
 #include "norm.h"
 #include "spec.h"
