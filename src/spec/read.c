@@ -24,6 +24,8 @@
  * keys, names) are then bounded however hostile the file. */
 #define SPEC_MAX_ENTRIES 4096
 
+/* ---- errors ---------------------------------------------------------------- */
+
 int perr(pctx *c, int line, int col, const char *fmt, ...)
 {
   char msg[1800];

@@ -41,7 +41,6 @@ const spec_opt *spec_source_opt(const dwl_spec *s, const char *name)
   return NULL;
 }
 
-
 void spec_free(dwl_spec *s)
 {
   if (!s)
@@ -191,7 +190,6 @@ fail:
   return NULL;
 }
 
-
 dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *err)
 {
   dwl_spec *s = calloc(1, sizeof *s);
@@ -199,6 +197,9 @@ dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *
     err_set(err, DWL_EXIT_FAILED, "%s: out of memory", path);
     return NULL;
   }
+  /* Defaults: the key table's column names; zero for the rest (each
+   * enum's first name) but these three.  tests/unit/test_spec_keys checks
+   * that they are the defaults the table declares. */
   s->path = strdup(path);
   int failed = !s->path || spec_keys_defaults(s) != 0;
   s->max_deletes = (spec_limit){LIMIT_PERCENT, 50};
