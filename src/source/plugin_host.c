@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "suggest.h"
 
 /* The smallest descriptor a plugin of ABI major 1 can have: everything up
  * to and including `close`.  Members added later are read only when the

@@ -1,6 +1,7 @@
-/* The job spec (version 1): parsed from YAML with libyaml, ${VAR}-expanded,
- * validated, defaults applied.  Everything a run needs to know about the
- * job lives in a dwl_spec; see dwload-job(5) for the keys. */
+/* The job spec (version 1): parsed from YAML with libyaml, ${VAR}-expanded
+ * (expand.h), validated, defaults applied.  Everything a run needs to know
+ * about the job lives in a dwl_spec; see dwload-job(5) for the keys, and
+ * spec_keys.h for their table. */
 #ifndef DWL_SPEC_H
 #define DWL_SPEC_H
 
@@ -130,19 +131,5 @@ void spec_format_limit(const spec_limit *l, char *out, size_t n);
 
 /* Looks up a source option by name; NULL if absent. */
 const spec_opt *spec_source_opt(const dwl_spec *s, const char *name);
-
-/* Expands ${VAR} and ${VAR:-default} from the environment.  Returns a new
- * string, or NULL with *bad_var set to the first unset variable's name
- * (a new string) or NULL for a syntax error. */
-char *spec_expand_env(const char *in, char **bad_var);
-/* The same for an ODBC connection string: a variable that is the whole
- * value of an attribute (Pwd=${PW}) is wrapped in braces, '}' doubled,
- * when its value holds ';', '{', '}' or spaces at either end; inside a
- * braced value its '}' are doubled; elsewhere it goes in as it is. */
-char *spec_expand_conn(const char *in, char **bad_var);
-
-/* The nearest of `candidates` (NULL-terminated) to `word` by edit distance,
- * or NULL when none is close enough to suggest. */
-const char *spec_suggest(const char *word, const char *const *candidates);
 
 #endif

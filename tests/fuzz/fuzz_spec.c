@@ -1,11 +1,12 @@
-/* libFuzzer target for the job spec parser (src/spec/spec.c): YAML through
+/* libFuzzer target for the job spec parser (src/spec/): YAML through
  * libyaml, then every key, type and cross-check of dwload-job(5).
  *
  * The input is the job file itself, parsed from memory (spec_parse) as if
  * read from /fuzz/job.yaml; ${DWL_FUZZ_*} references expand to values set
  * once at start.  A spec that loads must answer the lookups a run makes.
  *
- * fuzz-sources: src/spec/spec.c src/util/buf.c src/util/err.c src/rows/ts.c
+ * fuzz-sources: src/spec/spec.c src/spec/read.c src/spec/keys.c src/spec/cross.c
+ * fuzz-sources: src/util/expand.c src/util/suggest.c src/engine/rules.c src/util/buf.c src/util/err.c src/rows/ts.c
  * fuzz-packages: yaml-0.1
  */
 #include <stdint.h>

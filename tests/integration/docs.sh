@@ -63,11 +63,11 @@ if is_warehouse sqlite; then
   # Every key and keyword value the spec parser knows (its quoted
   # lower-case words; "rb" is fopen's mode) is in dwload-job(5).
   missing=""
-  for w in $(grep -o '"[a-z][a-z_0-9]*"' "$TOP_SRCDIR/src/spec/spec.c" | tr -d '"' | sort -u); do
+  for w in $(grep -ho '"[a-z][a-z_0-9]*"' "$TOP_SRCDIR"/src/spec/*.c | tr -d '"' | sort -u); do
     [ "$w" = rb ] && continue
     grep -qw -- "$w" "$WORK/job.5.txt" || missing="$missing $w"
   done
-  is "$missing" "" "dwload-job(5) names every key and keyword of src/spec/spec.c"
+  is "$missing" "" "dwload-job(5) names every key and keyword of src/spec/"
 else
   skip_tests 18 "the manual pages are checked once, on SQLite"
 fi

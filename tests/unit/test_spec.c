@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "expand.h"
 #include "spec.h"
+#include "suggest.h"
 
 static char g_dir[PATH_MAX];
 static char g_path[PATH_MAX + 16];

@@ -1,0 +1,35 @@
+/* The engine's rules: what engine: pushdown refuses (a job it cannot
+ * compute as the memory engine does).  The spec check calls it, so a job
+ * is refused before it runs, never left to differ. */
+#include "rules.h"
+
+#include <stddef.h>
+
+/* What load.engine: pushdown cannot compute as the memory engine does
+ * (src/engine/pushdown.c), refused when the spec is checked; NULL when none. */
+const char *engine_pushdown_refusal(const dwl_spec *s)
+{
+  if (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT)
+    return "applies only to modes scd2 and upsert";
+  if (s->deletes == DEL_ABSENT && s->mode == MODE_SCD2)
+    return "does not support deletes: absent in mode scd2 (a deletion stamped with the run's clock moves "
+           "later rows in the memory engine); use engine: memory";
+  /* Its messages name a key by values fetched into a fixed array. */
+  if (s->key.n > SPEC_PUSHDOWN_MAX_KEY)
+    return "supports keys of at most 16 columns";
+  if (s->lookup != LOOKUP_AUTO)
+    return "does not read current versions into memory, so load.lookup does not apply; remove it";
+  /* The memory engine gives the closed versions of a key revived after an
+   * expire-style deletion the revival's type 1 values; pushdown's SQL
+   * only overwrites the key's versions it joins to the current one. */
+  if (s->mode == MODE_SCD2 && s->type1_scope == T1_ALL && s->type1.n > 0 && s->deletes == DEL_COLUMN &&
+      s->delete_style == DELSTYLE_EXPIRE)
+    return "does not support type1_scope: all with deletes in delete_style: expire (a revival's type 1 "
+           "values reach the closed versions only in engine: memory)";
+  /* Late rows fail a pushdown run (check_late): it never repairs history. */
+  if (s->lookback_us > 0)
+    return "does not repair history, so load.lookback (which rereads late rows) needs engine: memory";
+  if (s->late == LATE_IGNORE || (s->late == LATE_REJECT && s->max_rejects > 0))
+    return "fails the run on a late row: load.late ignore, or reject into a reject file, needs engine: memory";
+  return NULL;
+}

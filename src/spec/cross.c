@@ -1,0 +1,221 @@
+/* The rules between keys (dwload-job(5), "Rules checked"): what a mode
+ * needs and what applies only to some modes, columns listed twice, the
+ * bookkeeping columns against the source's, and what engine: pushdown
+ * refuses (src/engine/rules.c).  An error points at the key written later,
+ * the one that contradicts what was already said. */
+#include "spec_read.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "rules.h"
+#include "spec_keys.h"
+
+/* Of two dotted keys, the one written later: that is the one that
+ * contradicts what was already said.  Returns 0 for a, 1 for b. */
+static int later_of(pctx *c, const char *a, const char *b, int *line, int *col)
+{
+  int la, ca, lb, cb;
+  int ha = spec_key_pos(c->s, a, &la, &ca) == 0;
+  int hb = spec_key_pos(c->s, b, &lb, &cb) == 0;
+  if (hb && (!ha || lb > la || (lb == la && cb > ca))) {
+    *line = lb;
+    *col = cb;
+    return 1;
+  }
+  key_pos(c, a, NULL, line, col);
+  return 0;
+}
+
+typedef struct named_list {
+  const char *name;       /* dotted key */
+  const spec_list *l;
+} named_list;
+
+static int check_lists(pctx *c)
+{
+  dwl_spec *s = c->s;
+  const named_list lists[3] = {{"load.key", &s->key}, {"load.type2", &s->type2},
+                               {"load.type1", &s->type1}};
+  int line, col;
+  for (int a = 0; a < 3; a++) {
+    for (int b = a + 1; b < 3; b++) {
+      for (size_t i = 0; i < lists[a].l->n; i++) {
+        const char *name = lists[a].l->v[i];
+        const char *other = list_find(lists[b].l, name);
+        if (!other)
+          continue;
+        int w = later_of(c, lists[a].name, lists[b].name, &line, &col);
+        return perr(c, line, col, "%s: column '%s' is also in %s",
+                    w ? lists[b].name : lists[a].name, w ? other : name,
+                    w ? lists[a].name : lists[b].name);
+      }
+    }
+  }
+  if (s->lmd) {
+    for (int a = 0; a < 3; a++) {
+      if (!list_find(lists[a].l, s->lmd))
+        continue;
+      key_pos(c, lists[a].name, NULL, &line, &col);
+      return perr(c, line, col, "%s: column '%s' is the lmd column (load.lmd) and cannot be "
+                  "listed here", lists[a].name, s->lmd);
+    }
+  }
+  if (s->delete_column && list_find(&s->key, s->delete_column)) {
+    key_pos(c, "load.deletes.column", "load.deletes", &line, &col);
+    return perr(c, line, col, "load.deletes.column: '%s' is a key column (load.key)",
+                s->delete_column);
+  }
+  return 0;
+}
+
+static int check_bookkeeping(pctx *c)
+{
+  dwl_spec *s = c->s;
+  const struct {
+    const char *key;
+    const char *val;
+  } bk[5] = {{"dimension.surrogate_key", s->surrogate_key},
+             {"dimension.valid_from", s->valid_from},
+             {"dimension.valid_to", s->valid_to},
+             {"dimension.current", s->current},
+             {"dimension.deleted", s->deleted}};
+  int line, col;
+  for (int a = 0; a < 5; a++) {
+    for (int b = a + 1; b < 5; b++) {
+      if (!bk[a].val || !bk[b].val || strcasecmp(bk[a].val, bk[b].val) != 0)
+        continue;
+      int w = later_of(c, bk[a].key, bk[b].key, &line, &col);
+      const char *other = w ? bk[a].key : bk[b].key;
+      return perr(c, line, col, "%s: column name '%s' is also used by %s%s",
+                  w ? bk[b].key : bk[a].key, w ? bk[b].val : bk[a].val, other,
+                  given(c, other) ? "" : " (its default)");
+    }
+  }
+  /* The bookkeeping columns only exist in an scd2 dimension. */
+  if (s->mode != MODE_SCD2)
+    return 0;
+  const named_list lists[3] = {{"load.key", &s->key}, {"load.type2", &s->type2},
+                               {"load.type1", &s->type1}};
+  for (int a = 0; a < 5; a++) {
+    if (!bk[a].val)
+      continue;
+    for (int b = 0; b < 3; b++) {
+      if (!list_find(lists[b].l, bk[a].val))
+        continue;
+      int w = later_of(c, bk[a].key, lists[b].name, &line, &col);
+      if (w)
+        return perr(c, line, col, "%s: column '%s' is also the bookkeeping column %s%s",
+                    lists[b].name, bk[a].val, bk[a].key,
+                    given(c, bk[a].key) ? "" : " (its default; rename it in dimension)");
+      return perr(c, line, col, "%s: '%s' is also a column in %s", bk[a].key, bk[a].val,
+                  lists[b].name);
+    }
+    /* valid_from may be the lmd column itself: the source's own change time
+     * then starts each version.  Any other bookkeeping column may not. */
+    if (a != 1 && s->lmd && strcasecmp(s->lmd, bk[a].val) == 0) {
+      int w = later_of(c, bk[a].key, "load.lmd", &line, &col);
+      if (w)
+        return perr(c, line, col, "load.lmd: column '%s' is also the bookkeeping column %s%s",
+                    s->lmd, bk[a].key,
+                    given(c, bk[a].key) ? "" : " (its default; rename it in dimension)");
+      return perr(c, line, col, "%s: '%s' is also the lmd column (load.lmd)", bk[a].key,
+                  bk[a].val);
+    }
+  }
+  return 0;
+}
+
+int check_cross(pctx *c)
+{
+  dwl_spec *s = c->s;
+  int line, col;
+  const char *mode = spec_mode_names[s->mode];
+  if ((s->mode == MODE_SCD2 || s->mode == MODE_UPSERT) && s->key.n == 0) {
+    if (given(c, "load.key")) {
+      key_pos(c, "load.key", NULL, &line, &col);
+      return perr(c, line, col, "load.key: mode %s requires at least one key column", mode);
+    }
+    key_pos(c, "load.mode", "load", &line, &col);
+    return perr(c, line, col, "load: mode %s requires key (the business key columns)", mode);
+  }
+  if (s->mode == MODE_SCD2 && !s->lmd) {
+    key_pos(c, "load.mode", "load", &line, &col);
+    return perr(c, line, col, "load: mode scd2 requires lmd (the last-modified column)");
+  }
+  if (s->lmd_format && !s->lmd) {
+    key_pos(c, "load.lmd_format", NULL, &line, &col);
+    return perr(c, line, col, "load.lmd_format requires load.lmd");
+  }
+  if (given(c, "load.future_tolerance") && !s->lmd) {
+    key_pos(c, "load.future_tolerance", NULL, &line, &col);
+    return perr(c, line, col, "load.future_tolerance requires load.lmd (it bounds the lmd's values)");
+  }
+  if (s->mode != MODE_SCD2) {
+    static const char *const scd2_only[] = {"load.type2", "load.type1", "load.type1_scope",
+                                            "load.delete_style", NULL};
+    for (int i = 0; scd2_only[i]; i++) {
+      if (!given(c, scd2_only[i]))
+        continue;
+      key_pos(c, scd2_only[i], NULL, &line, &col);
+      return perr(c, line, col, "%s applies only to mode scd2 (mode is %s)", scd2_only[i],
+                  mode);
+    }
+  }
+  if (s->deletes != DEL_NONE && s->mode != MODE_SCD2 && s->mode != MODE_UPSERT) {
+    key_pos(c, "load.deletes", NULL, &line, &col);
+    return perr(c, line, col, "load.deletes applies only to modes scd2 and upsert (mode is %s)",
+                mode);
+  }
+  if (s->lookup != LOOKUP_AUTO && s->mode != MODE_SCD2 && s->mode != MODE_UPSERT) {
+    key_pos(c, "load.lookup", NULL, &line, &col);
+    return perr(c, line, col, "load.lookup applies only to modes scd2 and upsert (mode is %s)", mode);
+  }
+  /* Judging absence needs every current key, so it cannot look up only some. */
+  if (s->lookup == LOOKUP_KEYS && s->deletes == DEL_ABSENT) {
+    key_pos(c, "load.lookup", NULL, &line, &col);
+    return perr(c, line, col, "load.lookup: keys cannot judge deletes: absent (it needs every current key); use scan");
+  }
+  /* Rereading rows is safe only where rows already loaded are no-ops. */
+  static const char *const scd2_history[] = {"load.lookback", "load.late", NULL};
+  for (int i = 0; s->mode != MODE_SCD2 && scd2_history[i]; i++) {
+    if (!given(c, scd2_history[i]))
+      continue;
+    key_pos(c, scd2_history[i], NULL, &line, &col);
+    return perr(c, line, col, "%s applies only to mode scd2 (mode is %s)", scd2_history[i], mode);
+  }
+  /* A tombstone is told from a live version only by the deleted flag. */
+  if (s->mode == MODE_SCD2 && s->delete_style == DELSTYLE_TOMBSTONE && !s->deleted) {
+    key_pos(c, "load.delete_style", NULL, &line, &col);
+    return perr(c, line, col, "load.delete_style: tombstone needs a deleted column (dimension.deleted is null)");
+  }
+  if (s->max_rejects > 0 && !s->reject_file) {
+    key_pos(c, "load.max_rejects", NULL, &line, &col);
+    return perr(c, line, col, "load.max_rejects: rejected rows need a place to go: set load.reject_file");
+  }
+  /* The guards of deletions by absence (guard.c): where nothing is deleted
+   * for being missing from the source, they would guard nothing. */
+  if (given(c, "load.max_deletes") && s->deletes != DEL_ABSENT) {
+    key_pos(c, "load.max_deletes", NULL, &line, &col);
+    return perr(c, line, col, "load.max_deletes applies only with deletes: absent");
+  }
+  if (given(c, "load.allow_empty") && s->deletes != DEL_ABSENT && s->mode != MODE_REPLACE) {
+    key_pos(c, "load.allow_empty", NULL, &line, &col);
+    return perr(c, line, col, "load.allow_empty applies only with deletes: absent or mode replace (mode is %s)",
+                mode);
+  }
+  if (s->null_keys == NULLKEYS_REJECT && s->key.n == 0) {
+    key_pos(c, "load.null_keys", NULL, &line, &col);
+    return perr(c, line, col, "load.null_keys: reject needs load.key");
+  }
+  /* What pushdown cannot compute as the memory engine does is refused here,
+   * never left to differ. */
+  const char *why = s->engine == ENGINE_PUSHDOWN ? engine_pushdown_refusal(s) : NULL;
+  if (why) {
+    key_pos(c, "load.engine", NULL, &line, &col);
+    return perr(c, line, col, "load.engine: pushdown %s", why);
+  }
+  if (check_lists(c) != 0)
+    return -1;
+  return check_bookkeeping(c);
+}
