@@ -16,7 +16,7 @@ files=$(find src plugins include -name '*.[ch]' | sort)
 
 # Code and strings without comments (the compiler's own comment removal:
 # no macro is expanded, no header read).
-names='sqlite|postgres|mariadb|mysql|psql|is_dbms|strcasestr'
+names='sqlite|postgres|mariadb|mysql|psql|is_dbms|strcasestr|update_style'
 : >"$WORK/branches"
 for f in $files; do
   case $f in src/warehouse/*) continue ;; esac
