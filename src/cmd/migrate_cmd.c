@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "expand.h"
 #include "migrate.h"
 #include "spec.h"
 

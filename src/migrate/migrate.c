@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "expand.h"
 #include "log.h"
 #include "migrate_impl.h"
 #include "progress.h"
