@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "clock.h"
 #include "log.h"
 #include "norm.h"
 #include "spec.h"
@@ -124,13 +125,6 @@ typedef struct tjob {
   size_t *boff;          /* offset of each boundary in bkeys */
   size_t nb, bcap;
 } tjob;
-
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int side_open(side *s, const char *conn, const char *table, dwl_error *err)
 {

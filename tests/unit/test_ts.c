@@ -535,20 +535,6 @@ START_TEST(test_add_us_saturates)
 }
 END_TEST
 
-START_TEST(test_cmp)
-{
-  dwl_ts a = parse_ok("2020-01-01");
-  dwl_ts b = parse_ok("2020-01-01 00:00:00");
-  dwl_ts c = parse_ok("2020-01-01 00:00:00.000001");
-  ck_assert_int_eq(ts_cmp(&a, &b), 0);   /* date_only is ignored */
-  ck_assert_int_lt(ts_cmp(&a, &c), 0);
-  ck_assert_int_gt(ts_cmp(&c, &a), 0);
-  dwl_ts lo = {INT64_MIN, 0}, hi = {INT64_MAX, 0};
-  ck_assert_int_lt(ts_cmp(&lo, &hi), 0);
-  ck_assert_int_gt(ts_cmp(&hi, &lo), 0);
-}
-END_TEST
-
 START_TEST(test_now)
 {
   time_t before = time(NULL);
@@ -1034,7 +1020,6 @@ static Suite *make_suite(void)
   tc = tcase_create("ts_arith");
   tcase_add_test(tc, test_add_us);
   tcase_add_test(tc, test_add_us_saturates);
-  tcase_add_test(tc, test_cmp);
   tcase_add_test(tc, test_now);
   suite_add_tcase(s, tc);
 
