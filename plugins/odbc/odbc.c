@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "dwload/plugin.h"
 #include "redact.h"
+#include "source_dialect.h"
 #include "sqltype.h"
 
 #define DEFAULT_BATCH_ROWS 1024
@@ -49,8 +50,7 @@ typedef struct odbc_src {
   int connected;
   char *redacted;            /* the connection string for messages */
   char dbms[64];
-  char qopen, qclose;        /* identifier quotes of the DBMS */
-  int sqlite, maria, pg;
+  const source_dialect *sd;  /* what the DBMS means for reading it */
 
   dwl_column *cols;
   char **names;
@@ -103,32 +103,6 @@ static int diag_error(odbc_src *s, SQLSMALLINT htype, SQLHANDLE h, const char *w
 
 /* ---- connection ------------------------------------------------------------ */
 
-/* Attributes that make each driver stream a result instead of reading it
- * whole, unless the connection string sets them: psqlODBC reads through
- * a cursor Fetch rows at a time (and reports booleans as SQL_BIT, not as
- * text); libsqliteodbc steps through the result; MariaDB Connector/ODBC
- * streams from 3.1.17 on with NO_CACHE on a forward-only cursor (older
- * versions ignore the attribute and read the result whole). */
-static void stream_attrs(const char *dbms, const char *cs, size_t rows, dwl_buf *out)
-{
-  if (strncasecmp(dbms, "PostgreSQL", 10) == 0) {
-    if (!odbc_conn_has_attr(cs, "usedeclarefetch"))
-      buf_printf(out, ";UseDeclareFetch=1");
-    if (!odbc_conn_has_attr(cs, "fetch"))
-      buf_printf(out, ";Fetch=%zu", rows < 1000 ? 1000 : rows);
-    if (!odbc_conn_has_attr(cs, "boolsaschar"))
-      buf_printf(out, ";BoolsAsChar=0");
-  } else if (strncasecmp(dbms, "SQLite", 6) == 0) {
-    if (!odbc_conn_has_attr(cs, "stepapi"))
-      buf_printf(out, ";StepAPI=1");
-  } else if (strncasecmp(dbms, "MariaDB", 7) == 0 || strncasecmp(dbms, "MySQL", 5) == 0) {
-    if (!odbc_conn_has_attr(cs, "no_cache") && !odbc_conn_has_attr(cs, "streamrs"))
-      buf_printf(out, ";NO_CACHE=1");
-    if (!odbc_conn_has_attr(cs, "forwardonly"))
-      buf_printf(out, ";FORWARDONLY=1");
-  }
-}
-
 static int driver_connect(odbc_src *s, const char *cs)
 {
   SQLRETURN rc = SQLDriverConnect(s->dbc, NULL, (SQLCHAR *)cs, SQL_NTS, NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
@@ -152,11 +126,7 @@ static int src_connect(odbc_src *s, const char *cs)
   SQLSMALLINT n;
   if (!SQL_SUCCEEDED(SQLGetInfo(s->dbc, SQL_DBMS_NAME, s->dbms, sizeof s->dbms, &n)))
     snprintf(s->dbms, sizeof s->dbms, "unknown");
-  int maria = strncasecmp(s->dbms, "MariaDB", 7) == 0 || strncasecmp(s->dbms, "MySQL", 5) == 0;
-  s->qopen = s->qclose = maria ? '`' : '"';
-  s->maria = maria;
-  s->sqlite = strncasecmp(s->dbms, "SQLite", 6) == 0;
-  s->pg = strncasecmp(s->dbms, "PostgreSQL", 10) == 0;
+  s->sd = source_dialect_for(s->dbms);
   /* The attributes depend on the driver, known only once connected. */
   dwl_buf cs2;
   buf_init(&cs2, 0);
@@ -165,7 +135,7 @@ static int src_connect(odbc_src *s, const char *cs)
   while (cs2.len && cs2.data[cs2.len - 1] == ';')
     cs2.data[--cs2.len] = '\0';
   size_t base = cs2.len;
-  stream_attrs(s->dbms, cs, s->rows, &cs2);
+  source_dialect_stream_attrs(s->sd, cs, s->rows, &cs2);
   int rc = DWL_OK;
   if (cs2.len > base) {
     SQLDisconnect(s->dbc);
@@ -192,16 +162,16 @@ static int add_ident(odbc_src *s, dwl_buf *b, const char *name, size_t n, const 
 {
   if (n == 0 || n > 128)
     return src_error(s, "%s: '%s' is not a valid name (1 to 128 bytes)", what, name);
-  if (buf_addc(b, s->qopen) != 0)
+  if (buf_addc(b, s->sd->qopen) != 0)
     return src_error(s, "out of memory");
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)name[i];
     if (c < 0x20 || c == 0x7f)
       return src_error(s, "%s: '%s' contains a control character", what, name);
-    if ((name[i] == s->qclose && buf_addc(b, s->qclose) != 0) || buf_addc(b, name[i]) != 0)
+    if ((name[i] == s->sd->qclose && buf_addc(b, s->sd->qclose) != 0) || buf_addc(b, name[i]) != 0)
       return src_error(s, "out of memory");
   }
-  return buf_addc(b, s->qclose) == 0 ? DWL_OK : src_error(s, "out of memory");
+  return buf_addc(b, s->sd->qclose) == 0 ? DWL_OK : src_error(s, "out of memory");
 }
 
 /* SELECT * FROM table [WHERE lmd > ? ORDER BY lmd]. */
@@ -265,11 +235,11 @@ static int query_sql(odbc_src *s, const char *query, dwl_buf *sql, int *nparams)
 }
 
 /* The SQL type the checkpoint is bound with: the lmd column's own kind
- * where the result shows it (psqlODBC sends a parameter typed, and a
- * timestamp does not compare with varchar), text otherwise. */
+ * where the DBMS compares typed parameters (lmd_typed) and the result
+ * shows it, text otherwise. */
 static SQLSMALLINT checkpoint_type(odbc_src *s, const char *lmd)
 {
-  if (strncasecmp(s->dbms, "PostgreSQL", 10) != 0 || !lmd)
+  if (!s->sd->lmd_typed || !lmd)
     return SQL_VARCHAR;
   SQLSMALLINT n = 0;
   if (!SQL_SUCCEEDED(SQLNumResultCols(s->st, &n)))
@@ -347,7 +317,7 @@ static int describe(odbc_src *s)
     if (!s->names[i])
       return src_error(s, "out of memory");
     s->cols[i].name = s->names[i];
-    if (s->pg)
+    if (s->sd->numeric_unknown_28_6)
       sqltype_pg_numeric(type, &size, &digits);
     sqltype_column(type, size, digits, nullable, &s->cols[i]);
     char tname[128] = "";
@@ -355,8 +325,8 @@ static int describe(odbc_src *s)
                                       NULL)))
       sqltype_refine(tname, &s->cols[i]);
     size_t w = sqltype_text_bytes(type, size, digits);
-    /* SQLite does not enforce declared lengths: any text may be long. */
-    if (s->sqlite && s->cols[i].type == DWL_TYPE_TEXT)
+    /* Where declared lengths are not enforced, any text may be long. */
+    if (!s->sd->text_len_enforced && s->cols[i].type == DWL_TYPE_TEXT)
       w = 0;
     if (!w)
       s->nlong++;
@@ -381,7 +351,7 @@ static int bind_columns(odbc_src *s)
     rowbytes += s->width[i] + sizeof(SQLLEN);
   /* Connector/ODBC 3.1.15 answers SQLGetData after SQLSetPos with another
    * row of the block (tests/integration/odbcsrc.sh caught it). */
-  int can_position = (gd & SQL_GD_BLOCK) && (gd & SQL_GD_BOUND) && !s->maria;
+  int can_position = (gd & SQL_GD_BLOCK) && (gd & SQL_GD_BOUND) && s->sd->getdata_in_block;
   if (!(gd & SQL_GD_BOUND) || (s->nlong && !can_position)) {
     s->rows = 1;
   } else {
