@@ -16,8 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "coltype.h"
 #include "dwload/plugin.h"
+#include "types_opt.h"
 
 /* libcsv keeps its parser state in the public struct but does not name the
  * values; these are the ones libcsv.c uses. */
@@ -703,7 +703,7 @@ static int build_columns(csv_src *st, int header)
 static int apply_types(csv_src *st)
 {
   char why[512];
-  if (coltype_apply(host, st->ctx, st->cols, st->ncols, why, sizeof why) != 0)
+  if (types_opt_apply(host, st->ctx, "types", st->cols, st->ncols, why, sizeof why) != 0)
     return src_error(st, "%s: %s", st->path, why);
   return DWL_OK;
 }

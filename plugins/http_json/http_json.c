@@ -20,10 +20,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "coltype.h"
 #include "dwload/plugin.h"
 #include "http_url.h"
 #include "json_page.h"
+#include "types_opt.h"
 
 #define DEFAULT_BATCH_ROWS 1024
 #define MAX_REDIRECTS 10
@@ -726,7 +726,7 @@ static int find_columns(http_src *st)
     st->dcols[i].nullable = -1;
   }
   char why[512];
-  if (coltype_apply(host, st->ctx, st->dcols, st->cols.n, why, sizeof why) != 0)
+  if (types_opt_apply(host, st->ctx, "types", st->dcols, st->cols.n, why, sizeof why) != 0)
     return src_error(st, "%s", why);
   return DWL_OK;
 }
