@@ -9,7 +9,6 @@
 #include <csv.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,21 +36,23 @@ enum { PS_ROW_NOT_BEGUN = 0, PS_FIELD_NOT_BEGUN = 1, PS_FIELD_BEGUN = 2, PS_FIEL
  * instance of the plugin. */
 static const dwl_host *host;
 
-/* Everything up to opt_map_value is ABI 1.0; a smaller host is broken. */
-#define DWL_HOST_V1_SIZE (offsetof(dwl_host, opt_map_value) + sizeof(((dwl_host *)0)->opt_map_value))
-#define DWL_ARGS_BATCH_END (offsetof(dwl_source_args, batch_rows) + sizeof(size_t))
-
+/* The options, numbered: code reads them as OPT(CSV_X), so a name is
+ * written once, in the table. */
+enum { CSV_PATH, CSV_DELIMITER, CSV_HEADER, CSV_COLUMNS, CSV_NULL, CSV_TYPES, CSV_NOPTS };
 static const dwl_option csv_options[] = {
-  {"path", DWL_OPT_PATH, 1, NULL, "the CSV file to read"},
-  {"delimiter", DWL_OPT_STRING, 0, ",", "field separator, exactly one byte (\"\\t\" for tab)"},
-  {"header", DWL_OPT_BOOL, 0, "true", "the first record holds the column names"},
-  {"columns", DWL_OPT_LIST, 0, NULL,
-   "column names; required when header is false, must match the header otherwise"},
-  {"null", DWL_OPT_STRING, 0, NULL, "text that stands for NULL; an empty unquoted field is always NULL"},
-  {"types", DWL_OPT_MAP, 0, NULL,
-   "column -> type (integer, numeric(p,s), text, varchar(n), real, boolean, date, timestamp); default text"},
-  {NULL, 0, 0, NULL, NULL},
+  [CSV_PATH] = {"path", DWL_OPT_PATH, 1, NULL, "the CSV file to read"},
+  [CSV_DELIMITER] = {"delimiter", DWL_OPT_STRING, 0, ",", "field separator, exactly one byte (\"\\t\" for tab)"},
+  [CSV_HEADER] = {"header", DWL_OPT_BOOL, 0, "true", "the first record holds the column names"},
+  [CSV_COLUMNS] = {"columns", DWL_OPT_LIST, 0, NULL,
+                   "column names; required when header is false, must match the header otherwise"},
+  [CSV_NULL] = {"null", DWL_OPT_STRING, 0, NULL, "text that stands for NULL; an empty unquoted field is always NULL"},
+  [CSV_TYPES] = {"types", DWL_OPT_MAP, 0, NULL,
+                 "column -> type (integer, numeric(p,s), text, varchar(n), real, boolean, date, timestamp); "
+                 "default text"},
+  [CSV_NOPTS] = {NULL, 0, 0, NULL, NULL},
 };
+DWL_OPTIONS_CHECK(csv_options, CSV_NOPTS);
+#define OPT(i) DWL_OPT(csv_options, i)
 
 typedef struct hdr_field {
   char *s;       /* NUL-terminated copy; NULL for an empty unquoted field */
@@ -124,22 +125,8 @@ typedef struct csv_src {
   uint64_t total_rows;
 } csv_src;
 
-static int src_error(csv_src *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* host->error is variadic, so the message is formatted here first. */
-static int src_error(csv_src *st, const char *fmt, ...)
-{
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  /* Only the first error is the root cause; later ones are consequences. */
-  if (!st->failed)
-    host->error(st->ctx, "%s", msg);
-  st->failed = 1;
-  return DWL_ERR;
-}
+/* Only the first error is the root cause; later ones are consequences. */
+#define src_error(st, ...) dwl_plugin_error(host, (st)->ctx, &(st)->failed, __VA_ARGS__)
 
 static char *memdup0(const char *s, size_t len)
 {
@@ -542,7 +529,7 @@ static int unterminated(csv_src *st)
 static int read_options(csv_src *st)
 {
   dwl_ctx *ctx = st->ctx;
-  const char *path = host->opt_string(ctx, "path");
+  const char *path = host->opt_string(ctx, OPT(CSV_PATH));
   if (!path || !*path) {
     st->path = strdup("csv");
     return src_error(st, "csv: option path is required");
@@ -550,7 +537,7 @@ static int read_options(csv_src *st)
   if (!(st->path = strdup(path)))
     return src_error(st, "csv: out of memory");
 
-  const char *d = host->opt_string(ctx, "delimiter");
+  const char *d = host->opt_string(ctx, OPT(CSV_DELIMITER));
   if (!d)
     d = ",";
   if (strlen(d) != 1)
@@ -560,8 +547,8 @@ static int read_options(csv_src *st)
     return src_error(st, "%s: option delimiter cannot be a quote or a line break", st->path);
   st->delim = (unsigned char)*d;
 
-  if (host->opt_isset(ctx, "null")) {
-    const char *ns = host->opt_string(ctx, "null");
+  if (host->opt_isset(ctx, OPT(CSV_NULL))) {
+    const char *ns = host->opt_string(ctx, OPT(CSV_NULL));
     if (ns) {
       if (!(st->null_str = strdup(ns)))
         return src_error(st, "%s: out of memory", st->path);
@@ -569,15 +556,15 @@ static int read_options(csv_src *st)
     }
   }
 
-  if (host->opt_isset(ctx, "columns")) {
-    size_t n = host->opt_list_len(ctx, "columns");
+  if (host->opt_isset(ctx, OPT(CSV_COLUMNS))) {
+    size_t n = host->opt_list_len(ctx, OPT(CSV_COLUMNS));
     if (n == 0)
       return src_error(st, "%s: option columns is empty", st->path);
     if (!(st->opt_cols = calloc(n, sizeof *st->opt_cols)))
       return src_error(st, "%s: out of memory", st->path);
     st->n_opt_cols = n;
     for (size_t i = 0; i < n; i++) {
-      const char *c = host->opt_list_item(ctx, "columns", i);
+      const char *c = host->opt_list_item(ctx, OPT(CSV_COLUMNS), i);
       if (!c || !*c)
         return src_error(st, "%s: option columns: item %zu is empty", st->path, i + 1);
       for (size_t j = 0; j < i; j++)
@@ -588,7 +575,7 @@ static int read_options(csv_src *st)
         return src_error(st, "%s: out of memory", st->path);
     }
   }
-  if (!host->opt_bool(ctx, "header") && !st->opt_cols)
+  if (!host->opt_bool(ctx, OPT(CSV_HEADER)) && !st->opt_cols)
     return src_error(st, "%s: option columns is required when header is false", st->path);
   return DWL_OK;
 }
@@ -703,7 +690,7 @@ static int build_columns(csv_src *st, int header)
 static int apply_types(csv_src *st)
 {
   char why[512];
-  if (types_opt_apply(host, st->ctx, "types", st->cols, st->ncols, why, sizeof why) != 0)
+  if (types_opt_apply(host, st->ctx, OPT(CSV_TYPES), st->cols, st->ncols, why, sizeof why) != 0)
     return src_error(st, "%s: %s", st->path, why);
   return DWL_OK;
 }
@@ -723,13 +710,13 @@ static int csv_open(dwl_ctx *ctx, const dwl_source_args *args, void **handle, co
   }
   st->ctx = ctx;
   st->cap = DEFAULT_BATCH_ROWS;
-  if (args && args->size >= DWL_ARGS_BATCH_END && args->batch_rows)
+  if (DWL_ARGS_HAS(args, batch_rows) && args->batch_rows)
     st->cap = args->batch_rows;
 
   int header;
   if (read_options(st) != DWL_OK || open_file(st) != DWL_OK || start_parser(st) != DWL_OK)
     goto fail;
-  header = host->opt_bool(ctx, "header");
+  header = host->opt_bool(ctx, OPT(CSV_HEADER));
   if (header && read_header(st) != DWL_OK)
     goto fail;
   if (build_columns(st, header) != DWL_OK || apply_types(st) != DWL_OK)
@@ -832,22 +819,14 @@ static void csv_close(void *handle)
 }
 
 static const dwl_plugin csv_plugin = {
-  .abi_version = DWL_ABI_VERSION,
-  .size = sizeof(dwl_plugin),
+  DWL_SOURCE_PLUGIN,
   .name = "csv",
   .version = "1.0.0",
   .description = "RFC 4180 CSV files (quoted fields, CRLF, UTF-8 BOM), streamed in batches",
-  .kind = DWL_PLUGIN_SOURCE,
   .options = csv_options,
   .open = csv_open,
   .next_batch = csv_next_batch,
   .close = csv_close,
 };
 
-const dwl_plugin *dwl_plugin_entry(const dwl_host *h)
-{
-  if (!h || DWL_ABI_MAJOR_OF(h->abi_version) != DWL_ABI_MAJOR || h->size < DWL_HOST_V1_SIZE)
-    return NULL;
-  host = h;
-  return &csv_plugin;
-}
+DWL_PLUGIN_ENTRY(host, csv_plugin)

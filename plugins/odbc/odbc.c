@@ -5,7 +5,6 @@
  * overflow their slot, the driver attributes that make results stream,
  * and the column types reported from SQLDescribeCol. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,16 +30,20 @@
 
 static const dwl_host *host;
 
-#define DWL_HOST_V1_SIZE (offsetof(dwl_host, opt_map_value) + sizeof(((dwl_host *)0)->opt_map_value))
-#define DWL_ARGS_BATCH_END (offsetof(dwl_source_args, batch_rows) + sizeof(size_t))
-
+/* The options, numbered: code reads them as OPT(ODBC_X), so a name is
+ * written once, in the table. */
+enum { ODBC_CONNECTION, ODBC_TABLE, ODBC_QUERY, ODBC_FETCH_ROWS, ODBC_NOPTS };
 static const dwl_option odbc_options[] = {
-  {"connection", DWL_OPT_STRING, 1, NULL, "ODBC connection string or DSN=name; take secrets from ${VAR}"},
-  {"table", DWL_OPT_STRING, 0, NULL, "table to read, optionally schema.table (exactly one of table and query)"},
-  {"query", DWL_OPT_STRING, 0, NULL, "SELECT to read; :checkpoint stands for the stored checkpoint"},
-  {"fetch_rows", DWL_OPT_INT, 0, "0", "rows per block fetch (0: the host's batch size)"},
-  {NULL, 0, 0, NULL, NULL},
+  [ODBC_CONNECTION] = {"connection", DWL_OPT_STRING, 1, NULL,
+                       "ODBC connection string or DSN=name; take secrets from ${VAR}"},
+  [ODBC_TABLE] = {"table", DWL_OPT_STRING, 0, NULL,
+                  "table to read, optionally schema.table (exactly one of table and query)"},
+  [ODBC_QUERY] = {"query", DWL_OPT_STRING, 0, NULL, "SELECT to read; :checkpoint stands for the stored checkpoint"},
+  [ODBC_FETCH_ROWS] = {"fetch_rows", DWL_OPT_INT, 0, "0", "rows per block fetch (0: the host's batch size)"},
+  [ODBC_NOPTS] = {NULL, 0, 0, NULL, NULL},
 };
+DWL_OPTIONS_CHECK(odbc_options, ODBC_NOPTS);
+#define OPT(i) DWL_OPT(odbc_options, i)
 
 typedef struct odbc_src {
   dwl_ctx *ctx;
@@ -77,18 +80,7 @@ typedef struct odbc_src {
   int done;
 } odbc_src;
 
-static int src_error(odbc_src *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int src_error(odbc_src *s, const char *fmt, ...)
-{
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  host->error(s->ctx, "%s", msg);
-  return DWL_ERR;
-}
+#define src_error(s, ...) dwl_plugin_error(host, (s)->ctx, NULL, __VA_ARGS__)
 
 /* "what: driver message [SQLSTATE native]" for the handle's diagnostics. */
 static int diag_error(odbc_src *s, SQLSMALLINT htype, SQLHANDLE h, const char *what)
@@ -543,9 +535,9 @@ static int odbc_open(dwl_ctx *ctx, const dwl_source_args *args, void **handle, c
   s->ctx = ctx;
   buf_init(&s->big, 0);
   s->rows = DEFAULT_BATCH_ROWS;
-  if (args && args->size >= DWL_ARGS_BATCH_END && args->batch_rows)
+  if (DWL_ARGS_HAS(args, batch_rows) && args->batch_rows)
     s->rows = args->batch_rows;
-  int64_t fr = host->opt_int(ctx, "fetch_rows");
+  int64_t fr = host->opt_int(ctx, OPT(ODBC_FETCH_ROWS));
   if (fr < 0 || fr > 1000000) {
     src_error(s, "fetch_rows: %" PRId64 " is not between 0 and 1000000", fr);
     goto fail;
@@ -553,8 +545,8 @@ static int odbc_open(dwl_ctx *ctx, const dwl_source_args *args, void **handle, c
   if (fr > 0)
     s->rows = (size_t)fr;
 
-  const char *table = host->opt_isset(ctx, "table") ? host->opt_string(ctx, "table") : NULL;
-  const char *query = host->opt_isset(ctx, "query") ? host->opt_string(ctx, "query") : NULL;
+  const char *table = host->opt_isset(ctx, OPT(ODBC_TABLE)) ? host->opt_string(ctx, OPT(ODBC_TABLE)) : NULL;
+  const char *query = host->opt_isset(ctx, OPT(ODBC_QUERY)) ? host->opt_string(ctx, OPT(ODBC_QUERY)) : NULL;
   if (!table == !query) {
     src_error(s, "give exactly one of table and query");
     goto fail;
@@ -562,7 +554,7 @@ static int odbc_open(dwl_ctx *ctx, const dwl_source_args *args, void **handle, c
   dwl_source_args a = {0};
   if (args)
     memcpy(&a, args, args->size < sizeof a ? args->size : sizeof a);
-  if (src_connect(s, host->opt_string(ctx, "connection")) != DWL_OK)
+  if (src_connect(s, host->opt_string(ctx, OPT(ODBC_CONNECTION))) != DWL_OK)
     goto fail;
   dwl_buf sql;
   buf_init(&sql, 0);
@@ -591,22 +583,14 @@ fail:
 }
 
 static const dwl_plugin odbc_plugin = {
-  .abi_version = DWL_ABI_VERSION,
-  .size = sizeof(dwl_plugin),
+  DWL_SOURCE_PLUGIN,
   .name = "odbc",
   .version = "1.0.0",
   .description = "tables and queries of any ODBC data source, block-fetched and streamed, checkpoint pushed down",
-  .kind = DWL_PLUGIN_SOURCE,
   .options = odbc_options,
   .open = odbc_open,
   .next_batch = odbc_next_batch,
   .close = odbc_close_src,
 };
 
-const dwl_plugin *dwl_plugin_entry(const dwl_host *h)
-{
-  if (!h || DWL_ABI_MAJOR_OF(h->abi_version) != DWL_ABI_MAJOR || h->size < DWL_HOST_V1_SIZE)
-    return NULL;
-  host = h;
-  return &odbc_plugin;
-}
+DWL_PLUGIN_ENTRY(host, odbc_plugin)
