@@ -4,13 +4,11 @@
  * Link header, page numbers or cursors), retries 429, 5xx and connection
  * errors with exponential backoff and jitter honouring Retry-After, and
  * hands each page's records to the host in batches.  Owns the option
- * table, the transfer and the paging; page parsing is json_page.c, URL
- * handling http_url.c.  Header values (tokens) never reach a message, and
- * every URL in a message is redacted. */
-#include <curl/curl.h>
-#include <errno.h>
+ * table, the curl handle and its headers, and the paging; one page's GET
+ * is http_fetch.c, page parsing json_page.c, URL handling http_url.c.
+ * Header values (tokens) never reach a message, and every URL in a
+ * message is redacted. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,20 +18,13 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "dwload/plugin.h"
+#include "http_src.h"
 #include "http_url.h"
-#include "json_page.h"
 #include "types_opt.h"
 
 #define DEFAULT_BATCH_ROWS 1024
-#define MAX_REDIRECTS 10
-/* A longer wait than this makes the run fail instead of sleeping: a job is
- * better retried by its scheduler than parked for hours. */
-#define MAX_WAIT_S 600
-#define MAX_BACKOFF_MS 60000
-#define EXCERPT_BYTES 200
 
-static const dwl_host *host;
+const dwl_host *host;
 
 /* The options, numbered: code reads them as OPT(HTTP_X), so a name is
  * written once, in the table. */
@@ -89,266 +80,6 @@ static const dwl_option http_options[] = {
 };
 DWL_OPTIONS_CHECK(http_options, HTTP_NOPTS);
 #define OPT(i) DWL_OPT(http_options, i)
-
-enum paging { PAGE_NONE, PAGE_NEXT, PAGE_LINK, PAGE_NUMBER, PAGE_CURSOR };
-
-typedef struct http_src {
-  dwl_ctx *ctx;
-  int failed;
-  int curl_ready;
-  CURL *curl;
-  struct curl_slist *headers;
-  char errbuf[CURL_ERROR_SIZE];
-
-  /* options */
-  char *base;              /* `url` with since_param and page_size_param set */
-  char *redacted_base;
-  const char *records;
-  const char *body_path;   /* `next` or `cursor`: what jp_parse reads */
-  const char *page_param;
-  const char *cursor_param;
-  int paging;
-  int custom_headers;      /* the job gives headers: redirects stay on the host */
-  char **secrets;          /* header values and URL credentials, scrubbed from excerpts */
-  size_t nsecrets;
-  int64_t page_no;
-  long max_retries;
-  long backoff_ms;
-  size_t max_page;
-  unsigned seed;
-
-  /* the response in hand */
-  dwl_buf body;
-  dwl_buf link;            /* Link header values of the final response */
-  char retry_after[64];
-  int over_cap;
-
-  /* paging */
-  char *url;               /* the current page's URL; NULL before the first */
-  char *next_url;          /* NULL: no more pages */
-  char *cursor;            /* the last cursor sent, to spot a loop */
-  uint64_t page;           /* number of the page in hand, from 1 */
-  uint64_t prev_hash;      /* of the values of the last page with records, to spot one that repeats */
-  size_t prev_len;         /* its number of records */
-  jp_cols cols;
-  jp_page pg;
-  size_t pos;              /* next record of pg to deliver */
-  uint64_t rowno;          /* records delivered so far */
-  char **warned;           /* unknown members already warned about */
-  size_t nwarned;
-
-  dwl_column *dcols;
-  size_t cap;
-  uint64_t *origin;
-} http_src;
-
-/* Only the first error is the root cause; later ones are consequences. */
-#define src_error(st, ...) dwl_plugin_error(host, (st)->ctx, &(st)->failed, __VA_ARGS__)
-
-/* An error about the page being fetched: names its number and its URL,
- * redacted. */
-static int page_error(http_src *st, const char *url, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int page_error(http_src *st, const char *url, const char *fmt, ...)
-{
-  char msg[1536];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  char *red = hu_redact(url);
-  int rc = src_error(st, "page %" PRIu64 " (%s): %s", st->page, red ? red : "?", msg);
-  free(red);
-  return rc;
-}
-
-/* ---- transfer --------------------------------------------------------------- */
-
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
-{
-  http_src *st = arg;
-  size_t len = size * n;
-  if (len > st->max_page - st->body.len) {
-    st->over_cap = 1;
-    return 0;  /* aborts the transfer: CURLE_WRITE_ERROR */
-  }
-  return buf_add(&st->body, data, len) == 0 ? len : 0;
-}
-
-static int header_is(const char *line, size_t len, const char *name, const char **val, size_t *vlen)
-{
-  size_t nl = strlen(name);
-  if (len <= nl || line[nl] != ':' || strncasecmp(line, name, nl) != 0)
-    return 0;
-  const char *v = line + nl + 1, *end = line + len;
-  while (v < end && (*v == ' ' || *v == '\t'))
-    v++;
-  while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
-    end--;
-  *val = v;
-  *vlen = (size_t)(end - v);
-  return 1;
-}
-
-/* Called for every header line of every response, redirects included:
- * a status line starts a new response, so only the final one's count. */
-static size_t on_header(char *line, size_t size, size_t n, void *arg)
-{
-  http_src *st = arg;
-  size_t len = size * n;
-  const char *v;
-  size_t vlen;
-  if (len >= 5 && strncmp(line, "HTTP/", 5) == 0) {
-    buf_reset(&st->link);
-    st->retry_after[0] = '\0';
-  } else if (header_is(line, len, "Link", &v, &vlen)) {
-    if ((st->link.len && buf_adds(&st->link, ", ") != 0) || buf_add(&st->link, v, vlen) != 0)
-      return 0;
-  } else if (header_is(line, len, "Retry-After", &v, &vlen)) {
-    snprintf(st->retry_after, sizeof st->retry_after, "%.*s", (int)(vlen < 63 ? vlen : 63), v);
-  }
-  return len;
-}
-
-static int transient(CURLcode cc)
-{
-  switch (cc) {
-  case CURLE_COULDNT_RESOLVE_HOST:
-  case CURLE_COULDNT_CONNECT:
-  case CURLE_OPERATION_TIMEDOUT:
-  case CURLE_PARTIAL_FILE:
-  case CURLE_SEND_ERROR:
-  case CURLE_RECV_ERROR:
-  case CURLE_GOT_NOTHING:
-  case CURLE_HTTP2:
-  case CURLE_HTTP2_STREAM:
-  case CURLE_SSL_CONNECT_ERROR:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
-static void sleep_ms(long ms)
-{
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-    ;
-}
-
-/* Exponential backoff with "equal jitter": half the step fixed, half
- * random, so retries of many clients spread out but never come early. */
-static long backoff(http_src *st, long attempt)
-{
-  long step = st->backoff_ms;
-  for (long i = 0; i < attempt && step < MAX_BACKOFF_MS; i++)
-    step *= 2;
-  if (step > MAX_BACKOFF_MS)
-    step = MAX_BACKOFF_MS;
-  return step / 2 + (step > 1 ? (long)(rand_r(&st->seed) % (step / 2 + 1)) : 0);
-}
-
-/* One GET of `url`, following redirects by hand: libcurl would pass the
- * job's headers (tokens) on to any host a redirect names, so a redirect
- * elsewhere is refused when the job has headers.  DWL_ERR only for such a
- * refusal; transfer errors come back in *cc and *status. */
-static int get_once(http_src *st, const char *url, CURLcode *cc, long *status)
-{
-  char *cur = strdup(url);
-  if (!cur)
-    return src_error(st, "out of memory");
-  for (int hops = 0;; hops++) {
-    buf_reset(&st->body);
-    buf_reset(&st->link);
-    st->retry_after[0] = '\0';
-    st->over_cap = 0;
-    st->errbuf[0] = '\0';
-    curl_easy_setopt(st->curl, CURLOPT_URL, cur);
-    *cc = curl_easy_perform(st->curl);
-    *status = 0;
-    curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, status);
-    char *loc = NULL;
-    if (*cc != CURLE_OK || *status < 300 || *status > 399 ||
-        curl_easy_getinfo(st->curl, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc)
-      break;  /* a 3xx without Location stays a status */
-    if (hops == MAX_REDIRECTS) {
-      *cc = CURLE_TOO_MANY_REDIRECTS;
-      break;
-    }
-    if (hu_check(loc) != 0 || (st->custom_headers && !hu_redirect_safe(cur, loc))) {
-      char *red = hu_redact(loc);
-      int rc = page_error(st, url, "redirected to %s, %s", red ? red : "?",
-                          hu_check(loc) != 0 ? "which is not an http or https URL"
-                                             : "another host or plain http: not following it with the job's headers");
-      free(red);
-      free(cur);
-      return rc;
-    }
-    char *next = strdup(loc);
-    free(cur);
-    if (!(cur = next))
-      return src_error(st, "out of memory");
-  }
-  free(cur);
-  return DWL_OK;
-}
-
-/* GETs `url` into st->body, retrying what may pass.  DWL_OK only for a 2xx
- * response that arrived whole and within the cap. */
-static int fetch(http_src *st, const char *url)
-{
-  for (long attempt = 0;; attempt++) {
-    CURLcode cc = CURLE_OK;
-    long status = 0;
-    if (get_once(st, url, &cc, &status) != DWL_OK)
-      return DWL_ERR;
-    if (cc == CURLE_OK && status >= 200 && status < 300)
-      return DWL_OK;
-
-    char why[512];
-    int retry;
-    long wait_ms = -1;
-    if (st->over_cap || cc == CURLE_FILESIZE_EXCEEDED)
-      return page_error(st, url, "the page is larger than max_page_bytes (%zu bytes)", st->max_page);
-    if (cc == CURLE_TOO_MANY_REDIRECTS)
-      return page_error(st, url, "redirect loop: more than %d redirects", MAX_REDIRECTS);
-    if (cc != CURLE_OK) {
-      snprintf(why, sizeof why, "%s", st->errbuf[0] ? st->errbuf : curl_easy_strerror(cc));
-      retry = transient(cc);
-    } else {
-      snprintf(why, sizeof why, "HTTP status %ld", status);
-      retry = status == 429 || status == 408 || status >= 500;
-      long secs;
-      if (retry && st->retry_after[0] && hu_retry_after(st->retry_after, time(NULL), &secs) == 0) {
-        if (secs > MAX_WAIT_S)
-          return page_error(st, url, "%s with Retry-After %ld s, longer than the %d s dwload waits", why, secs,
-                            MAX_WAIT_S);
-        wait_ms = secs * 1000;
-      }
-    }
-    if (!retry || attempt >= st->max_retries) {
-      char tries[64] = "";
-      if (retry)
-        snprintf(tries, sizeof tries, ", after %ld %s", attempt, attempt == 1 ? "retry" : "retries");
-      /* what the server said about a status helps most; secrets the job
-       * sent are scrubbed in case the server echoes them */
-      char *ex = cc == CURLE_OK && st->body.len
-                   ? hu_excerpt(st->body.data, st->body.len, EXCERPT_BYTES, st->secrets, st->nsecrets)
-                   : NULL;
-      int rc = page_error(st, url, "%s%s%s%s", why, tries, ex ? "; the response begins: " : "", ex ? ex : "");
-      free(ex);
-      return rc;
-    }
-    int honoured = wait_ms >= 0;
-    if (!honoured)
-      wait_ms = backoff(st, attempt);
-    char *red = hu_redact(url);
-    host->log(st->ctx, DWL_LOG_WARN, "page %" PRIu64 " (%s): %s; retry %ld of %ld in %ld ms%s", st->page,
-              red ? red : "?", why, attempt + 1, st->max_retries, wait_ms, honoured ? " (Retry-After)" : "");
-    free(red);
-    sleep_ms(wait_ms);
-  }
-}
 
 /* ---- paging ------------------------------------------------------------------ */
 

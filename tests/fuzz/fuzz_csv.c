@@ -18,7 +18,7 @@
  *
  * fuzz-sources: src/source/plugin_host.c src/spec/spec.c src/util/buf.c src/util/err.c src/util/log.c src/rows/ts.c src/util/progress.c
  * fuzz-packages: yaml-0.1 jansson
- * fuzz-plugins: plugins/csv/csv.c+plugins/types_opt.c+src/rows/coltype.c:-lcsv
+ * fuzz-plugins: plugins/csv/csv.c+plugins/csv/csv_read.c+plugins/types_opt.c+src/rows/coltype.c:-lcsv
  */
 #include <dlfcn.h>
 #include <stdint.h>
