@@ -6,20 +6,26 @@
  * with an ABI version and their own size and only ever grow at the end:
  * a host refuses a plugin whose major version differs, and either side
  * checks `size` before touching a member added in a later minor version.
- * See dwload-plugin(7).
+ * The end of the file is the SDK (ABI 1.2): inline helpers for what every
+ * plugin needs the same way (the entry point's host check, the
+ * descriptor's fixed fields, the error helper, option names read through
+ * the option table), compiled into the plugin, so they need nothing from
+ * the host beyond the structs.  See dwload-plugin(7).
  */
 #ifndef DWLOAD_PLUGIN_H
 #define DWLOAD_PLUGIN_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define DWL_ABI_MAJOR 1
-#define DWL_ABI_MINOR 1
+#define DWL_ABI_MINOR 2
 #define DWL_ABI_VERSION ((uint32_t)((DWL_ABI_MAJOR << 16) | DWL_ABI_MINOR))
 #define DWL_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 
@@ -142,6 +148,12 @@ typedef struct dwl_host {
    * callback.  With a 1.0 host the plugin fails as before. */
   int (*reject)(dwl_ctx *ctx, uint64_t origin, const char *raw, size_t raw_len, const dwl_value *values,
                 size_t nvalues, const char *reason);
+
+  /* ---- ABI 1.2: present when DWL_HOST_HAS(host, verror) ---------------- */
+
+  /* error() with a va_list, so dwl_plugin_error() passes a message on
+   * without formatting it into a buffer of its own first. */
+  void (*verror)(dwl_ctx *ctx, const char *fmt, va_list ap);
 } dwl_host;
 
 /* Does `host` have member `m` (added in a later minor version)? */
@@ -180,8 +192,101 @@ typedef struct dwl_plugin {
 
 typedef const dwl_plugin *(*dwl_plugin_entry_fn)(const dwl_host *host);
 
-/* Every plugin defines exactly this. */
+/* Every plugin defines exactly this (DWL_PLUGIN_ENTRY below writes it). */
 const dwl_plugin *dwl_plugin_entry(const dwl_host *host);
+
+/* ---- SDK (ABI 1.2) ------------------------------------------------------ */
+
+/* The host of ABI 1.0, up to and including opt_map_value: what every
+ * plugin needs.  A smaller dwl_host is broken. */
+#define DWL_HOST_V1_SIZE (offsetof(dwl_host, opt_map_value) + sizeof(((dwl_host *)0)->opt_map_value))
+
+/* Does the dwl_source_args the host passed have member `m`? */
+#define DWL_ARGS_HAS(args, m) ((args) && (args)->size >= offsetof(dwl_source_args, m) + sizeof((args)->m))
+
+/* 1 when a plugin can work with `h`: the same ABI major, and at least the
+ * members of 1.0. */
+static inline int dwl_host_usable(const dwl_host *h)
+{
+  return h && DWL_ABI_MAJOR_OF(h->abi_version) == DWL_ABI_MAJOR && h->size >= DWL_HOST_V1_SIZE;
+}
+
+/* The fields every source plugin's descriptor sets the same way:
+ *   static const dwl_plugin desc = {DWL_SOURCE_PLUGIN, .name = "x", ...}; */
+#define DWL_SOURCE_PLUGIN .abi_version = DWL_ABI_VERSION, .size = sizeof(dwl_plugin), .kind = DWL_PLUGIN_SOURCE
+
+/* Defines dwl_plugin_entry(): refuses an unusable host (NULL), else keeps
+ * it in `hostvar` (the plugin's `static const dwl_host *`) and returns
+ * &descriptor. */
+#define DWL_PLUGIN_ENTRY(hostvar, descriptor)                  \
+  const dwl_plugin *dwl_plugin_entry(const dwl_host *dwl_h_)   \
+  {                                                            \
+    if (!dwl_host_usable(dwl_h_))                              \
+      return NULL;                                             \
+    (hostvar) = dwl_h_;                                        \
+    return &(descriptor);                                      \
+  }
+
+/* Records an error through host->error and returns DWL_ERR, for
+ * `return dwl_plugin_error(...)`.  With `failed` (may be NULL) only the
+ * first error of the source is recorded, since later ones are its
+ * consequences, and *failed is set.  Before ABI 1.2 (no host->verror) the
+ * message is formatted here, up to 2047 bytes. */
+static inline int dwl_plugin_verror(const dwl_host *h, dwl_ctx *ctx, int *failed, const char *fmt, va_list ap)
+{
+  if (failed && *failed)
+    return DWL_ERR;
+  if (failed)
+    *failed = 1;
+  if (DWL_HOST_HAS(h, verror)) {
+    h->verror(ctx, fmt, ap);
+  } else {
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    h->error(ctx, "%s", msg);
+  }
+  return DWL_ERR;
+}
+
+static inline int dwl_plugin_error(const dwl_host *h, dwl_ctx *ctx, int *failed, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static inline int dwl_plugin_error(const dwl_host *h, dwl_ctx *ctx, int *failed, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = dwl_plugin_verror(h, ctx, failed, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+/* Options read through the declared table, never by a name typed twice:
+ * number the options with an enum, index the table by it, and pass
+ * DWL_OPT(table, OPT_X) where host->opt_*() wants a name:
+ *
+ *   enum { OPT_PATH, OPT_HEADER, OPT_COUNT };
+ *   static const dwl_option options[] = {
+ *     [OPT_PATH] = {"path", DWL_OPT_PATH, 1, NULL, "the file"},
+ *     [OPT_HEADER] = {"header", DWL_OPT_BOOL, 0, "true", "a header line"},
+ *     [OPT_COUNT] = {NULL, 0, 0, NULL, NULL},
+ *   };
+ *   DWL_OPTIONS_CHECK(options, OPT_COUNT);
+ *   ... host->opt_bool(ctx, DWL_OPT(options, OPT_HEADER)) ...
+ *
+ * A misspelt OPT_X does not compile, and the host fails the source when a
+ * plugin asks for a name its table does not declare. */
+#define DWL_OPT(table, idx) ((table)[idx].name)
+/* The table has exactly one entry per enum value, plus the terminator. */
+#ifdef __cplusplus
+#define DWL_STATIC_ASSERT_ static_assert
+#else
+#define DWL_STATIC_ASSERT_ _Static_assert
+#endif
+#define DWL_OPTIONS_CHECK(table, count)                                        \
+  DWL_STATIC_ASSERT_(sizeof(table) / sizeof((table)[0]) == (size_t)(count) + 1, \
+                 #table " needs one entry per option and the {NULL} terminator")
 
 #ifdef __cplusplus
 }

@@ -15,13 +15,16 @@
 static const dwl_host *host;
 
 /* Options as data: the host validates job files against this table and
- * `dwload plugins` lists it. */
+ * `dwload plugins` lists it.  The code reads them by number, through the
+ * table (DWL_OPT), so a misspelt option does not compile. */
+enum { OPT_COUNT, OPT_LABEL, OPT_STEP, NOPTS };
 static const dwl_option options[] = {
-  {"count", DWL_OPT_INT, 1, NULL, "how many rows to deliver"},
-  {"label", DWL_OPT_STRING, 0, "row", "text of the label column"},
-  {"step", DWL_OPT_INT, 0, "60", "seconds between the updated_at of two rows"},
-  {NULL, 0, 0, NULL, NULL},
+  [OPT_COUNT] = {"count", DWL_OPT_INT, 1, NULL, "how many rows to deliver"},
+  [OPT_LABEL] = {"label", DWL_OPT_STRING, 0, "row", "text of the label column"},
+  [OPT_STEP] = {"step", DWL_OPT_INT, 0, "60", "seconds between the updated_at of two rows"},
+  [NOPTS] = {NULL, 0, 0, NULL, NULL},
 };
+DWL_OPTIONS_CHECK(options, NOPTS);
 
 static const dwl_column columns[] = {
   {"n", DWL_TYPE_INTEGER, 0, 0, 0},
@@ -56,27 +59,23 @@ static int seq_open(dwl_ctx *ctx, const dwl_source_args *args, void **handle, co
                     size_t *ncols)
 {
   seq *s = calloc(1, sizeof *s);
-  if (!s) {
-    host->error(ctx, "seq: out of memory");
-    return DWL_ERR;
-  }
+  if (!s)
+    return dwl_plugin_error(host, ctx, NULL, "seq: out of memory");
   s->ctx = ctx;
-  s->count = host->opt_int(ctx, "count");
-  s->step = host->opt_int(ctx, "step");
+  s->count = host->opt_int(ctx, DWL_OPT(options, OPT_COUNT));
+  s->step = host->opt_int(ctx, DWL_OPT(options, OPT_STEP));
   if (s->count < 0 || s->step < 0) {
-    host->error(ctx, "seq: count and step must not be negative");
     seq_close(s);
-    return DWL_ERR;
+    return dwl_plugin_error(host, ctx, NULL, "seq: count and step must not be negative");
   }
-  s->label = strdup(host->opt_string(ctx, "label"));
+  s->label = strdup(host->opt_string(ctx, DWL_OPT(options, OPT_LABEL)));
   s->batch = args->batch_rows ? args->batch_rows : 1000;
   s->text = calloc(s->batch, sizeof *s->text);
   s->values = calloc(s->batch * NCOLS, sizeof *s->values);
   s->origin = calloc(s->batch, sizeof *s->origin);
   if (!s->label || !s->text || !s->values || !s->origin) {
-    host->error(ctx, "seq: out of memory");
     seq_close(s);
-    return DWL_ERR;
+    return dwl_plugin_error(host, ctx, NULL, "seq: out of memory");
   }
   if (args->checkpoint)
     host->log(ctx, DWL_LOG_DEBUG, "the host skips rows up to %s", args->checkpoint);
@@ -113,23 +112,17 @@ static int seq_next(void *handle, dwl_batch *batch)
   return DWL_OK;
 }
 
+/* DWL_SOURCE_PLUGIN sets the ABI version, the size and the kind. */
 static const dwl_plugin descriptor = {
-  .abi_version = DWL_ABI_VERSION,
-  .size = sizeof(dwl_plugin),
+  DWL_SOURCE_PLUGIN,
   .name = "seq",
   .version = "1.0.0",
   .description = "numbered rows with an update time (the example of dwload-plugin(7))",
-  .kind = DWL_PLUGIN_SOURCE,
   .options = options,
   .open = seq_open,
   .next_batch = seq_next,
   .close = seq_close,
 };
 
-const dwl_plugin *dwl_plugin_entry(const dwl_host *h)
-{
-  if (!h || DWL_ABI_MAJOR_OF(h->abi_version) != DWL_ABI_MAJOR)
-    return NULL;
-  host = h;
-  return &descriptor;
-}
+/* dwl_plugin_entry(): refuses a host of another ABI major, keeps `host`. */
+DWL_PLUGIN_ENTRY(host, descriptor)

@@ -4,13 +4,11 @@
  * Link header, page numbers or cursors), retries 429, 5xx and connection
  * errors with exponential backoff and jitter honouring Retry-After, and
  * hands each page's records to the host in batches.  Owns the option
- * table, the transfer and the paging; page parsing is json_page.c, URL
- * handling http_url.c.  Header values (tokens) never reach a message, and
- * every URL in a message is redacted. */
-#include <curl/curl.h>
-#include <errno.h>
+ * table, the curl handle and its headers, and the paging; one page's GET
+ * is http_fetch.c, page parsing json_page.c, URL handling http_url.c.
+ * Header values (tokens) never reach a message, and every URL in a
+ * message is redacted. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,324 +18,68 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "coltype.h"
-#include "dwload/plugin.h"
+#include "http_src.h"
 #include "http_url.h"
-#include "json_page.h"
+#include "types_opt.h"
 
 #define DEFAULT_BATCH_ROWS 1024
-#define MAX_REDIRECTS 10
-/* A longer wait than this makes the run fail instead of sleeping: a job is
- * better retried by its scheduler than parked for hours. */
-#define MAX_WAIT_S 600
-#define MAX_BACKOFF_MS 60000
-#define EXCERPT_BYTES 200
 
-static const dwl_host *host;
+const dwl_host *host;
 
-#define DWL_HOST_V1_SIZE (offsetof(dwl_host, opt_map_value) + sizeof(((dwl_host *)0)->opt_map_value))
-#define DWL_ARGS_BATCH_END (offsetof(dwl_source_args, batch_rows) + sizeof(size_t))
-#define DWL_ARGS_CHECKPOINT_END (offsetof(dwl_source_args, checkpoint) + sizeof(const char *))
-
-static const dwl_option http_options[] = {
-  {"url", DWL_OPT_STRING, 1, NULL, "URL of the first page (http or https); ${VAR} keeps tokens out of the job"},
-  {"records", DWL_OPT_STRING, 0, "", "dotted path of the records array in each page; \"\" for a top-level array"},
-  {"fields", DWL_OPT_MAP, 0, NULL,
-   "column -> dotted path inside a record; default: the top-level members of the first page's records"},
-  {"next", DWL_OPT_STRING, 0, NULL, "pagination: dotted path of the next page's URL in the body (ends when missing "
-   "or null)"},
-  {"link_header", DWL_OPT_BOOL, 0, "false", "pagination: follow the Link header's rel=\"next\" (RFC 8288)"},
-  {"page_param", DWL_OPT_STRING, 0, NULL, "pagination: query parameter of the page number (ends at an empty page)"},
-  {"page_start", DWL_OPT_INT, 0, "1", "number of the first page, with page_param"},
-  {"page_size_param", DWL_OPT_STRING, 0, NULL, "query parameter of the page size, with page_param or cursor_param"},
-  {"page_size", DWL_OPT_INT, 0, "100", "records per page asked for in page_size_param"},
-  {"cursor_param", DWL_OPT_STRING, 0, NULL, "pagination: query parameter that receives the cursor (with cursor)"},
-  {"cursor", DWL_OPT_STRING, 0, NULL, "dotted path of the next cursor in the body (ends when missing or null)"},
-  {"types", DWL_OPT_MAP, 0, NULL,
-   "column -> type (integer, numeric(p,s), text, varchar(n), real, boolean, date, timestamp); default text"},
-  {"since_param", DWL_OPT_STRING, 0, NULL, "query parameter that receives the checkpoint (not sent on a first run)"},
-  {"since_format", DWL_OPT_STRING, 0, "text", "the checkpoint in since_param: text, iso8601, date or unix"},
-  {"headers", DWL_OPT_MAP, 0, NULL, "request header -> value; values (tokens: use ${VAR}) never appear in messages"},
-  {"timeout", DWL_OPT_INT, 0, "60", "seconds one request may take"},
-  {"max_retries", DWL_OPT_INT, 0, "5", "retries of a request after 429, 5xx or a connection error"},
-  {"backoff_ms", DWL_OPT_INT, 0, "1000", "wait before the first retry in ms, doubling, with jitter; Retry-After wins"},
-  {"insecure", DWL_OPT_BOOL, 0, "false", "skip TLS certificate and host name verification (logs a warning)"},
-  {"ca_file", DWL_OPT_PATH, 0, NULL, "PEM file of the CA certificates that verify the server"},
-  {"max_page_bytes", DWL_OPT_INT, 0, "67108864", "largest page body accepted, in bytes (enforced while receiving)"},
-  {NULL, 0, 0, NULL, NULL},
+/* The options, numbered: code reads them as OPT(HTTP_X), so a name is
+ * written once, in the table. */
+enum {
+  HTTP_URL, HTTP_RECORDS, HTTP_FIELDS, HTTP_NEXT, HTTP_LINK_HEADER, HTTP_PAGE_PARAM, HTTP_PAGE_START,
+  HTTP_PAGE_SIZE_PARAM, HTTP_PAGE_SIZE, HTTP_CURSOR_PARAM, HTTP_CURSOR, HTTP_TYPES, HTTP_SINCE_PARAM,
+  HTTP_SINCE_FORMAT, HTTP_HEADERS, HTTP_TIMEOUT, HTTP_MAX_RETRIES, HTTP_BACKOFF_MS, HTTP_INSECURE,
+  HTTP_CA_FILE, HTTP_MAX_PAGE_BYTES, HTTP_NOPTS
 };
-
-enum paging { PAGE_NONE, PAGE_NEXT, PAGE_LINK, PAGE_NUMBER, PAGE_CURSOR };
-
-typedef struct http_src {
-  dwl_ctx *ctx;
-  int failed;
-  int curl_ready;
-  CURL *curl;
-  struct curl_slist *headers;
-  char errbuf[CURL_ERROR_SIZE];
-
-  /* options */
-  char *base;              /* `url` with since_param and page_size_param set */
-  char *redacted_base;
-  const char *records;
-  const char *body_path;   /* `next` or `cursor`: what jp_parse reads */
-  const char *page_param;
-  const char *cursor_param;
-  int paging;
-  int custom_headers;      /* the job gives headers: redirects stay on the host */
-  char **secrets;          /* header values and URL credentials, scrubbed from excerpts */
-  size_t nsecrets;
-  int64_t page_no;
-  long max_retries;
-  long backoff_ms;
-  size_t max_page;
-  unsigned seed;
-
-  /* the response in hand */
-  dwl_buf body;
-  dwl_buf link;            /* Link header values of the final response */
-  char retry_after[64];
-  int over_cap;
-
-  /* paging */
-  char *url;               /* the current page's URL; NULL before the first */
-  char *next_url;          /* NULL: no more pages */
-  char *cursor;            /* the last cursor sent, to spot a loop */
-  uint64_t page;           /* number of the page in hand, from 1 */
-  uint64_t prev_hash;      /* of the values of the last page with records, to spot one that repeats */
-  size_t prev_len;         /* its number of records */
-  jp_cols cols;
-  jp_page pg;
-  size_t pos;              /* next record of pg to deliver */
-  uint64_t rowno;          /* records delivered so far */
-  char **warned;           /* unknown members already warned about */
-  size_t nwarned;
-
-  dwl_column *dcols;
-  size_t cap;
-  uint64_t *origin;
-} http_src;
-
-static int src_error(http_src *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int src_error(http_src *st, const char *fmt, ...)
-{
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (!st->failed)
-    host->error(st->ctx, "%s", msg);
-  st->failed = 1;
-  return DWL_ERR;
-}
-
-/* An error about the page being fetched: names its number and its URL,
- * redacted. */
-static int page_error(http_src *st, const char *url, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int page_error(http_src *st, const char *url, const char *fmt, ...)
-{
-  char msg[1536];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  char *red = hu_redact(url);
-  int rc = src_error(st, "page %" PRIu64 " (%s): %s", st->page, red ? red : "?", msg);
-  free(red);
-  return rc;
-}
-
-/* ---- transfer --------------------------------------------------------------- */
-
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
-{
-  http_src *st = arg;
-  size_t len = size * n;
-  if (len > st->max_page - st->body.len) {
-    st->over_cap = 1;
-    return 0;  /* aborts the transfer: CURLE_WRITE_ERROR */
-  }
-  return buf_add(&st->body, data, len) == 0 ? len : 0;
-}
-
-static int header_is(const char *line, size_t len, const char *name, const char **val, size_t *vlen)
-{
-  size_t nl = strlen(name);
-  if (len <= nl || line[nl] != ':' || strncasecmp(line, name, nl) != 0)
-    return 0;
-  const char *v = line + nl + 1, *end = line + len;
-  while (v < end && (*v == ' ' || *v == '\t'))
-    v++;
-  while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
-    end--;
-  *val = v;
-  *vlen = (size_t)(end - v);
-  return 1;
-}
-
-/* Called for every header line of every response, redirects included:
- * a status line starts a new response, so only the final one's count. */
-static size_t on_header(char *line, size_t size, size_t n, void *arg)
-{
-  http_src *st = arg;
-  size_t len = size * n;
-  const char *v;
-  size_t vlen;
-  if (len >= 5 && strncmp(line, "HTTP/", 5) == 0) {
-    buf_reset(&st->link);
-    st->retry_after[0] = '\0';
-  } else if (header_is(line, len, "Link", &v, &vlen)) {
-    if ((st->link.len && buf_adds(&st->link, ", ") != 0) || buf_add(&st->link, v, vlen) != 0)
-      return 0;
-  } else if (header_is(line, len, "Retry-After", &v, &vlen)) {
-    snprintf(st->retry_after, sizeof st->retry_after, "%.*s", (int)(vlen < 63 ? vlen : 63), v);
-  }
-  return len;
-}
-
-static int transient(CURLcode cc)
-{
-  switch (cc) {
-  case CURLE_COULDNT_RESOLVE_HOST:
-  case CURLE_COULDNT_CONNECT:
-  case CURLE_OPERATION_TIMEDOUT:
-  case CURLE_PARTIAL_FILE:
-  case CURLE_SEND_ERROR:
-  case CURLE_RECV_ERROR:
-  case CURLE_GOT_NOTHING:
-  case CURLE_HTTP2:
-  case CURLE_HTTP2_STREAM:
-  case CURLE_SSL_CONNECT_ERROR:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
-static void sleep_ms(long ms)
-{
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-    ;
-}
-
-/* Exponential backoff with "equal jitter": half the step fixed, half
- * random, so retries of many clients spread out but never come early. */
-static long backoff(http_src *st, long attempt)
-{
-  long step = st->backoff_ms;
-  for (long i = 0; i < attempt && step < MAX_BACKOFF_MS; i++)
-    step *= 2;
-  if (step > MAX_BACKOFF_MS)
-    step = MAX_BACKOFF_MS;
-  return step / 2 + (step > 1 ? (long)(rand_r(&st->seed) % (step / 2 + 1)) : 0);
-}
-
-/* One GET of `url`, following redirects by hand: libcurl would pass the
- * job's headers (tokens) on to any host a redirect names, so a redirect
- * elsewhere is refused when the job has headers.  DWL_ERR only for such a
- * refusal; transfer errors come back in *cc and *status. */
-static int get_once(http_src *st, const char *url, CURLcode *cc, long *status)
-{
-  char *cur = strdup(url);
-  if (!cur)
-    return src_error(st, "out of memory");
-  for (int hops = 0;; hops++) {
-    buf_reset(&st->body);
-    buf_reset(&st->link);
-    st->retry_after[0] = '\0';
-    st->over_cap = 0;
-    st->errbuf[0] = '\0';
-    curl_easy_setopt(st->curl, CURLOPT_URL, cur);
-    *cc = curl_easy_perform(st->curl);
-    *status = 0;
-    curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, status);
-    char *loc = NULL;
-    if (*cc != CURLE_OK || *status < 300 || *status > 399 ||
-        curl_easy_getinfo(st->curl, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc)
-      break;  /* a 3xx without Location stays a status */
-    if (hops == MAX_REDIRECTS) {
-      *cc = CURLE_TOO_MANY_REDIRECTS;
-      break;
-    }
-    if (hu_check(loc) != 0 || (st->custom_headers && !hu_redirect_safe(cur, loc))) {
-      char *red = hu_redact(loc);
-      int rc = page_error(st, url, "redirected to %s, %s", red ? red : "?",
-                          hu_check(loc) != 0 ? "which is not an http or https URL"
-                                             : "another host or plain http: not following it with the job's headers");
-      free(red);
-      free(cur);
-      return rc;
-    }
-    char *next = strdup(loc);
-    free(cur);
-    if (!(cur = next))
-      return src_error(st, "out of memory");
-  }
-  free(cur);
-  return DWL_OK;
-}
-
-/* GETs `url` into st->body, retrying what may pass.  DWL_OK only for a 2xx
- * response that arrived whole and within the cap. */
-static int fetch(http_src *st, const char *url)
-{
-  for (long attempt = 0;; attempt++) {
-    CURLcode cc = CURLE_OK;
-    long status = 0;
-    if (get_once(st, url, &cc, &status) != DWL_OK)
-      return DWL_ERR;
-    if (cc == CURLE_OK && status >= 200 && status < 300)
-      return DWL_OK;
-
-    char why[512];
-    int retry;
-    long wait_ms = -1;
-    if (st->over_cap || cc == CURLE_FILESIZE_EXCEEDED)
-      return page_error(st, url, "the page is larger than max_page_bytes (%zu bytes)", st->max_page);
-    if (cc == CURLE_TOO_MANY_REDIRECTS)
-      return page_error(st, url, "redirect loop: more than %d redirects", MAX_REDIRECTS);
-    if (cc != CURLE_OK) {
-      snprintf(why, sizeof why, "%s", st->errbuf[0] ? st->errbuf : curl_easy_strerror(cc));
-      retry = transient(cc);
-    } else {
-      snprintf(why, sizeof why, "HTTP status %ld", status);
-      retry = status == 429 || status == 408 || status >= 500;
-      long secs;
-      if (retry && st->retry_after[0] && hu_retry_after(st->retry_after, time(NULL), &secs) == 0) {
-        if (secs > MAX_WAIT_S)
-          return page_error(st, url, "%s with Retry-After %ld s, longer than the %d s dwload waits", why, secs,
-                            MAX_WAIT_S);
-        wait_ms = secs * 1000;
-      }
-    }
-    if (!retry || attempt >= st->max_retries) {
-      char tries[64] = "";
-      if (retry)
-        snprintf(tries, sizeof tries, ", after %ld %s", attempt, attempt == 1 ? "retry" : "retries");
-      /* what the server said about a status helps most; secrets the job
-       * sent are scrubbed in case the server echoes them */
-      char *ex = cc == CURLE_OK && st->body.len
-                   ? hu_excerpt(st->body.data, st->body.len, EXCERPT_BYTES, st->secrets, st->nsecrets)
-                   : NULL;
-      int rc = page_error(st, url, "%s%s%s%s", why, tries, ex ? "; the response begins: " : "", ex ? ex : "");
-      free(ex);
-      return rc;
-    }
-    int honoured = wait_ms >= 0;
-    if (!honoured)
-      wait_ms = backoff(st, attempt);
-    char *red = hu_redact(url);
-    host->log(st->ctx, DWL_LOG_WARN, "page %" PRIu64 " (%s): %s; retry %ld of %ld in %ld ms%s", st->page,
-              red ? red : "?", why, attempt + 1, st->max_retries, wait_ms, honoured ? " (Retry-After)" : "");
-    free(red);
-    sleep_ms(wait_ms);
-  }
-}
+static const dwl_option http_options[] = {
+  [HTTP_URL] = {"url", DWL_OPT_STRING, 1, NULL,
+                "URL of the first page (http or https); ${VAR} keeps tokens out of the job"},
+  [HTTP_RECORDS] = {"records", DWL_OPT_STRING, 0, "",
+                    "dotted path of the records array in each page; \"\" for a top-level array"},
+  [HTTP_FIELDS] = {"fields", DWL_OPT_MAP, 0, NULL,
+                   "column -> dotted path inside a record; default: the top-level members of the first page's "
+                   "records"},
+  [HTTP_NEXT] = {"next", DWL_OPT_STRING, 0, NULL,
+                 "pagination: dotted path of the next page's URL in the body (ends when missing "
+                 "or null)"},
+  [HTTP_LINK_HEADER] = {"link_header", DWL_OPT_BOOL, 0, "false",
+                        "pagination: follow the Link header's rel=\"next\" (RFC 8288)"},
+  [HTTP_PAGE_PARAM] = {"page_param", DWL_OPT_STRING, 0, NULL,
+                       "pagination: query parameter of the page number (ends at an empty page)"},
+  [HTTP_PAGE_START] = {"page_start", DWL_OPT_INT, 0, "1", "number of the first page, with page_param"},
+  [HTTP_PAGE_SIZE_PARAM] = {"page_size_param", DWL_OPT_STRING, 0, NULL,
+                            "query parameter of the page size, with page_param or cursor_param"},
+  [HTTP_PAGE_SIZE] = {"page_size", DWL_OPT_INT, 0, "100", "records per page asked for in page_size_param"},
+  [HTTP_CURSOR_PARAM] = {"cursor_param", DWL_OPT_STRING, 0, NULL,
+                         "pagination: query parameter that receives the cursor (with cursor)"},
+  [HTTP_CURSOR] = {"cursor", DWL_OPT_STRING, 0, NULL,
+                   "dotted path of the next cursor in the body (ends when missing or null)"},
+  [HTTP_TYPES] = {"types", DWL_OPT_MAP, 0, NULL,
+                  "column -> type (integer, numeric(p,s), text, varchar(n), real, boolean, date, timestamp); "
+                  "default text"},
+  [HTTP_SINCE_PARAM] = {"since_param", DWL_OPT_STRING, 0, NULL,
+                        "query parameter that receives the checkpoint (not sent on a first run)"},
+  [HTTP_SINCE_FORMAT] = {"since_format", DWL_OPT_STRING, 0, "text",
+                         "the checkpoint in since_param: text, iso8601, date or unix"},
+  [HTTP_HEADERS] = {"headers", DWL_OPT_MAP, 0, NULL,
+                    "request header -> value; values (tokens: use ${VAR}) never appear in messages"},
+  [HTTP_TIMEOUT] = {"timeout", DWL_OPT_INT, 0, "60", "seconds one request may take"},
+  [HTTP_MAX_RETRIES] = {"max_retries", DWL_OPT_INT, 0, "5",
+                        "retries of a request after 429, 5xx or a connection error"},
+  [HTTP_BACKOFF_MS] = {"backoff_ms", DWL_OPT_INT, 0, "1000",
+                       "wait before the first retry in ms, doubling, with jitter; Retry-After wins"},
+  [HTTP_INSECURE] = {"insecure", DWL_OPT_BOOL, 0, "false",
+                     "skip TLS certificate and host name verification (logs a warning)"},
+  [HTTP_CA_FILE] = {"ca_file", DWL_OPT_PATH, 0, NULL, "PEM file of the CA certificates that verify the server"},
+  [HTTP_MAX_PAGE_BYTES] = {"max_page_bytes", DWL_OPT_INT, 0, "67108864",
+                           "largest page body accepted, in bytes (enforced while receiving)"},
+  [HTTP_NOPTS] = {NULL, 0, 0, NULL, NULL},
+};
+DWL_OPTIONS_CHECK(http_options, HTTP_NOPTS);
+#define OPT(i) DWL_OPT(http_options, i)
 
 /* ---- paging ------------------------------------------------------------------ */
 
@@ -480,11 +222,11 @@ static int add_secret(http_src *st, const char *v)
 static int build_headers(http_src *st)
 {
   dwl_ctx *ctx = st->ctx;
-  size_t n = host->opt_map_len(ctx, "headers");
+  size_t n = host->opt_map_len(ctx, OPT(HTTP_HEADERS));
   int accept = 0;
   for (size_t i = 0; i < n; i++) {
-    const char *name = host->opt_map_key(ctx, "headers", i);
-    const char *val = host->opt_map_value(ctx, "headers", i);
+    const char *name = host->opt_map_key(ctx, OPT(HTTP_HEADERS), i);
+    const char *val = host->opt_map_value(ctx, OPT(HTTP_HEADERS), i);
     if (!name || !*name || !val)
       return src_error(st, "option headers: entry %zu has no name or no value", i + 1);
     for (const char *p = name; *p; p++)
@@ -536,38 +278,39 @@ static int read_paging(http_src *st)
   dwl_ctx *ctx = st->ctx;
   const char *chosen = NULL;
   static const struct {
-    const char *opt;
+    int opt;
     int style;
-  } styles[] = {{"next", PAGE_NEXT}, {"link_header", PAGE_LINK}, {"page_param", PAGE_NUMBER},
-                {"cursor_param", PAGE_CURSOR}};
+  } styles[] = {{HTTP_NEXT, PAGE_NEXT}, {HTTP_LINK_HEADER, PAGE_LINK}, {HTTP_PAGE_PARAM, PAGE_NUMBER},
+                {HTTP_CURSOR_PARAM, PAGE_CURSOR}};
   for (size_t i = 0; i < sizeof styles / sizeof styles[0]; i++) {
-    int on = styles[i].style == PAGE_LINK ? host->opt_bool(ctx, "link_header") : host->opt_isset(ctx, styles[i].opt);
+    const char *opt = OPT(styles[i].opt);
+    int on = styles[i].style == PAGE_LINK ? host->opt_bool(ctx, opt) : host->opt_isset(ctx, opt);
     if (!on)
       continue;
     if (chosen)
-      return src_error(st, "options %s and %s are two pagination styles; give one", chosen, styles[i].opt);
-    chosen = styles[i].opt;
+      return src_error(st, "options %s and %s are two pagination styles; give one", chosen, opt);
+    chosen = opt;
     st->paging = styles[i].style;
     if (styles[i].style != PAGE_LINK) {
-      const char *v = host->opt_string(ctx, styles[i].opt);
+      const char *v = host->opt_string(ctx, opt);
       if (!v || !*v)
-        return src_error(st, "option %s is empty", styles[i].opt);
+        return src_error(st, "option %s is empty", opt);
     }
   }
-  int has_cursor = host->opt_isset(ctx, "cursor");
-  if (st->paging == PAGE_CURSOR && (!has_cursor || !*host->opt_string(ctx, "cursor")))
+  int has_cursor = host->opt_isset(ctx, OPT(HTTP_CURSOR));
+  if (st->paging == PAGE_CURSOR && (!has_cursor || !*host->opt_string(ctx, OPT(HTTP_CURSOR))))
     return src_error(st, "option cursor_param needs cursor, the dotted path of the next cursor in the body");
   if (st->paging != PAGE_CURSOR && has_cursor)
     return src_error(st, "option cursor needs cursor_param, the query parameter that receives it");
-  if (host->opt_isset(ctx, "page_size_param") && st->paging != PAGE_NUMBER && st->paging != PAGE_CURSOR)
+  if (host->opt_isset(ctx, OPT(HTTP_PAGE_SIZE_PARAM)) && st->paging != PAGE_NUMBER && st->paging != PAGE_CURSOR)
     return src_error(st, "option page_size_param goes with page_param or cursor_param");
-  if (host->opt_isset(ctx, "page_start") && st->paging != PAGE_NUMBER)
+  if (host->opt_isset(ctx, OPT(HTTP_PAGE_START)) && st->paging != PAGE_NUMBER)
     return src_error(st, "option page_start goes with page_param");
-  st->body_path = st->paging == PAGE_NEXT ? host->opt_string(ctx, "next")
-                  : st->paging == PAGE_CURSOR ? host->opt_string(ctx, "cursor") : NULL;
-  st->page_param = host->opt_string(ctx, "page_param");
-  st->cursor_param = host->opt_string(ctx, "cursor_param");
-  st->page_no = host->opt_int(ctx, "page_start");
+  st->body_path = st->paging == PAGE_NEXT ? host->opt_string(ctx, OPT(HTTP_NEXT))
+                  : st->paging == PAGE_CURSOR ? host->opt_string(ctx, OPT(HTTP_CURSOR)) : NULL;
+  st->page_param = host->opt_string(ctx, OPT(HTTP_PAGE_PARAM));
+  st->cursor_param = host->opt_string(ctx, OPT(HTTP_CURSOR_PARAM));
+  st->page_no = host->opt_int(ctx, OPT(HTTP_PAGE_START));
   return positive(st, "page_start", st->page_no, 0, INT32_MAX);
 }
 
@@ -586,7 +329,7 @@ static int base_param(http_src *st, const char *name, const char *value)
 static int build_base(http_src *st, const dwl_source_args *args)
 {
   dwl_ctx *ctx = st->ctx;
-  const char *url = host->opt_string(ctx, "url");
+  const char *url = host->opt_string(ctx, OPT(HTTP_URL));
   if (!url || hu_check(url) != 0) {
     char *red = url ? hu_redact(url) : NULL;
     src_error(st, "option url: %s is not an http or https URL", red ? red : "(none)");
@@ -595,24 +338,24 @@ static int build_base(http_src *st, const dwl_source_args *args)
   }
   if (!(st->base = strdup(url)) || hu_url_secrets(url, &st->secrets, &st->nsecrets) != 0)
     return src_error(st, "out of memory");
-  const char *cp = args && args->size >= DWL_ARGS_CHECKPOINT_END ? args->checkpoint : NULL;
-  const char *fmt = host->opt_string(ctx, "since_format");
+  const char *cp = DWL_ARGS_HAS(args, checkpoint) ? args->checkpoint : NULL;
+  const char *fmt = host->opt_string(ctx, OPT(HTTP_SINCE_FORMAT));
   char since[64];
-  if (host->opt_isset(ctx, "since_format") && hu_since_text("2000-01-01", fmt, since, sizeof since) != 0)
+  if (host->opt_isset(ctx, OPT(HTTP_SINCE_FORMAT)) && hu_since_text("2000-01-01", fmt, since, sizeof since) != 0)
     return src_error(st, "option since_format: '%s' is not one of text, iso8601, date, unix", fmt);
-  if (host->opt_isset(ctx, "since_param") && cp) {
+  if (host->opt_isset(ctx, OPT(HTTP_SINCE_PARAM)) && cp) {
     if (hu_since_text(cp, fmt, since, sizeof since) != 0)
       return src_error(st, "the checkpoint '%s' cannot be written as since_format %s", cp, fmt);
-    if (base_param(st, host->opt_string(ctx, "since_param"), since) != DWL_OK)
+    if (base_param(st, host->opt_string(ctx, OPT(HTTP_SINCE_PARAM)), since) != DWL_OK)
       return DWL_ERR;
   }
-  if (host->opt_isset(ctx, "page_size_param")) {
-    int64_t ps = host->opt_int(ctx, "page_size");
+  if (host->opt_isset(ctx, OPT(HTTP_PAGE_SIZE_PARAM))) {
+    int64_t ps = host->opt_int(ctx, OPT(HTTP_PAGE_SIZE));
     if (positive(st, "page_size", ps, 1, INT32_MAX) != DWL_OK)
       return DWL_ERR;
     char num[32];
     snprintf(num, sizeof num, "%" PRId64, ps);
-    if (base_param(st, host->opt_string(ctx, "page_size_param"), num) != DWL_OK)
+    if (base_param(st, host->opt_string(ctx, OPT(HTTP_PAGE_SIZE_PARAM)), num) != DWL_OK)
       return DWL_ERR;
   }
   return DWL_OK;
@@ -621,12 +364,12 @@ static int build_base(http_src *st, const dwl_source_args *args)
 static int read_fields(http_src *st)
 {
   dwl_ctx *ctx = st->ctx;
-  size_t n = host->opt_map_len(ctx, "fields");
-  if (host->opt_isset(ctx, "fields") && n == 0)
+  size_t n = host->opt_map_len(ctx, OPT(HTTP_FIELDS));
+  if (host->opt_isset(ctx, OPT(HTTP_FIELDS)) && n == 0)
     return src_error(st, "option fields is empty");
   for (size_t i = 0; i < n; i++) {
-    const char *name = host->opt_map_key(ctx, "fields", i);
-    const char *path = host->opt_map_value(ctx, "fields", i);
+    const char *name = host->opt_map_key(ctx, OPT(HTTP_FIELDS), i);
+    const char *path = host->opt_map_value(ctx, OPT(HTTP_FIELDS), i);
     if (!name || !*name || !path || !*path)
       return src_error(st, "option fields: entry %zu needs a column name and a path", i + 1);
     for (size_t j = 0; j < st->cols.n; j++)
@@ -641,10 +384,10 @@ static int read_fields(http_src *st)
 static int setup_curl(http_src *st)
 {
   dwl_ctx *ctx = st->ctx;
-  int64_t timeout = host->opt_int(ctx, "timeout");
-  int64_t retries = host->opt_int(ctx, "max_retries");
-  int64_t backoff_ms = host->opt_int(ctx, "backoff_ms");
-  int64_t max_page = host->opt_int(ctx, "max_page_bytes");
+  int64_t timeout = host->opt_int(ctx, OPT(HTTP_TIMEOUT));
+  int64_t retries = host->opt_int(ctx, OPT(HTTP_MAX_RETRIES));
+  int64_t backoff_ms = host->opt_int(ctx, OPT(HTTP_BACKOFF_MS));
+  int64_t max_page = host->opt_int(ctx, OPT(HTTP_MAX_PAGE_BYTES));
   if (positive(st, "timeout", timeout, 1, 86400) != DWL_OK || positive(st, "max_retries", retries, 0, 100) != DWL_OK ||
       positive(st, "backoff_ms", backoff_ms, 0, MAX_BACKOFF_MS) != DWL_OK ||
       positive(st, "max_page_bytes", max_page, 1, (int64_t)1 << 40) != DWL_OK)
@@ -683,14 +426,14 @@ static int setup_curl(http_src *st)
   if (build_headers(st) != DWL_OK)
     return DWL_ERR;
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, st->headers);
-  if (host->opt_bool(ctx, "insecure")) {
+  if (host->opt_bool(ctx, OPT(HTTP_INSECURE))) {
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
     host->log(ctx, DWL_LOG_WARN, "insecure: true: TLS certificates and host names are not verified; anyone on the "
               "path can read and change the data, and the request headers");
   }
-  if (host->opt_isset(ctx, "ca_file"))
-    curl_easy_setopt(c, CURLOPT_CAINFO, host->opt_string(ctx, "ca_file"));
+  if (host->opt_isset(ctx, OPT(HTTP_CA_FILE)))
+    curl_easy_setopt(c, CURLOPT_CAINFO, host->opt_string(ctx, OPT(HTTP_CA_FILE)));
   return DWL_OK;
 }
 
@@ -726,7 +469,7 @@ static int find_columns(http_src *st)
     st->dcols[i].nullable = -1;
   }
   char why[512];
-  if (coltype_apply(host, st->ctx, st->dcols, st->cols.n, why, sizeof why) != 0)
+  if (types_opt_apply(host, st->ctx, OPT(HTTP_TYPES), st->dcols, st->cols.n, why, sizeof why) != 0)
     return src_error(st, "%s", why);
   return DWL_OK;
 }
@@ -751,9 +494,9 @@ static int http_open(dwl_ctx *ctx, const dwl_source_args *args, void **handle, c
   buf_init(&st->link, 64 * 1024);
   st->seed = (unsigned)time(NULL) ^ (unsigned)getpid();
   st->cap = DEFAULT_BATCH_ROWS;
-  if (args && args->size >= DWL_ARGS_BATCH_END && args->batch_rows)
+  if (DWL_ARGS_HAS(args, batch_rows) && args->batch_rows)
     st->cap = args->batch_rows;
-  st->records = host->opt_string(ctx, "records");
+  st->records = host->opt_string(ctx, OPT(HTTP_RECORDS));
   if (!st->records)
     st->records = "";
 
@@ -840,22 +583,14 @@ static void http_close(void *handle)
 }
 
 static const dwl_plugin http_plugin = {
-  .abi_version = DWL_ABI_VERSION,
-  .size = sizeof(dwl_plugin),
+  DWL_SOURCE_PLUGIN,
   .name = "http_json",
   .version = "1.0.0",
   .description = "paginated JSON APIs over HTTP(S): next links, Link headers, page numbers, cursors; retries",
-  .kind = DWL_PLUGIN_SOURCE,
   .options = http_options,
   .open = http_open,
   .next_batch = http_next_batch,
   .close = http_close,
 };
 
-const dwl_plugin *dwl_plugin_entry(const dwl_host *h)
-{
-  if (!h || DWL_ABI_MAJOR_OF(h->abi_version) != DWL_ABI_MAJOR || h->size < DWL_HOST_V1_SIZE)
-    return NULL;
-  host = h;
-  return &http_plugin;
-}
+DWL_PLUGIN_ENTRY(host, http_plugin)

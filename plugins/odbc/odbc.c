@@ -5,7 +5,6 @@
  * overflow their slot, the driver attributes that make results stream,
  * and the column types reported from SQLDescribeCol. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "buf.h"
 #include "dwload/plugin.h"
 #include "redact.h"
+#include "source_dialect.h"
 #include "sqltype.h"
 
 #define DEFAULT_BATCH_ROWS 1024
@@ -30,16 +30,20 @@
 
 static const dwl_host *host;
 
-#define DWL_HOST_V1_SIZE (offsetof(dwl_host, opt_map_value) + sizeof(((dwl_host *)0)->opt_map_value))
-#define DWL_ARGS_BATCH_END (offsetof(dwl_source_args, batch_rows) + sizeof(size_t))
-
+/* The options, numbered: code reads them as OPT(ODBC_X), so a name is
+ * written once, in the table. */
+enum { ODBC_CONNECTION, ODBC_TABLE, ODBC_QUERY, ODBC_FETCH_ROWS, ODBC_NOPTS };
 static const dwl_option odbc_options[] = {
-  {"connection", DWL_OPT_STRING, 1, NULL, "ODBC connection string or DSN=name; take secrets from ${VAR}"},
-  {"table", DWL_OPT_STRING, 0, NULL, "table to read, optionally schema.table (exactly one of table and query)"},
-  {"query", DWL_OPT_STRING, 0, NULL, "SELECT to read; :checkpoint stands for the stored checkpoint"},
-  {"fetch_rows", DWL_OPT_INT, 0, "0", "rows per block fetch (0: the host's batch size)"},
-  {NULL, 0, 0, NULL, NULL},
+  [ODBC_CONNECTION] = {"connection", DWL_OPT_STRING, 1, NULL,
+                       "ODBC connection string or DSN=name; take secrets from ${VAR}"},
+  [ODBC_TABLE] = {"table", DWL_OPT_STRING, 0, NULL,
+                  "table to read, optionally schema.table (exactly one of table and query)"},
+  [ODBC_QUERY] = {"query", DWL_OPT_STRING, 0, NULL, "SELECT to read; :checkpoint stands for the stored checkpoint"},
+  [ODBC_FETCH_ROWS] = {"fetch_rows", DWL_OPT_INT, 0, "0", "rows per block fetch (0: the host's batch size)"},
+  [ODBC_NOPTS] = {NULL, 0, 0, NULL, NULL},
 };
+DWL_OPTIONS_CHECK(odbc_options, ODBC_NOPTS);
+#define OPT(i) DWL_OPT(odbc_options, i)
 
 typedef struct odbc_src {
   dwl_ctx *ctx;
@@ -49,8 +53,7 @@ typedef struct odbc_src {
   int connected;
   char *redacted;            /* the connection string for messages */
   char dbms[64];
-  char qopen, qclose;        /* identifier quotes of the DBMS */
-  int sqlite, maria, pg;
+  const source_dialect *sd;  /* what the DBMS means for reading it */
 
   dwl_column *cols;
   char **names;
@@ -77,18 +80,7 @@ typedef struct odbc_src {
   int done;
 } odbc_src;
 
-static int src_error(odbc_src *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int src_error(odbc_src *s, const char *fmt, ...)
-{
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  host->error(s->ctx, "%s", msg);
-  return DWL_ERR;
-}
+#define src_error(s, ...) dwl_plugin_error(host, (s)->ctx, NULL, __VA_ARGS__)
 
 /* "what: driver message [SQLSTATE native]" for the handle's diagnostics. */
 static int diag_error(odbc_src *s, SQLSMALLINT htype, SQLHANDLE h, const char *what)
@@ -102,32 +94,6 @@ static int diag_error(odbc_src *s, SQLSMALLINT htype, SQLHANDLE h, const char *w
 }
 
 /* ---- connection ------------------------------------------------------------ */
-
-/* Attributes that make each driver stream a result instead of reading it
- * whole, unless the connection string sets them: psqlODBC reads through
- * a cursor Fetch rows at a time (and reports booleans as SQL_BIT, not as
- * text); libsqliteodbc steps through the result; MariaDB Connector/ODBC
- * streams from 3.1.17 on with NO_CACHE on a forward-only cursor (older
- * versions ignore the attribute and read the result whole). */
-static void stream_attrs(const char *dbms, const char *cs, size_t rows, dwl_buf *out)
-{
-  if (strncasecmp(dbms, "PostgreSQL", 10) == 0) {
-    if (!odbc_conn_has_attr(cs, "usedeclarefetch"))
-      buf_printf(out, ";UseDeclareFetch=1");
-    if (!odbc_conn_has_attr(cs, "fetch"))
-      buf_printf(out, ";Fetch=%zu", rows < 1000 ? 1000 : rows);
-    if (!odbc_conn_has_attr(cs, "boolsaschar"))
-      buf_printf(out, ";BoolsAsChar=0");
-  } else if (strncasecmp(dbms, "SQLite", 6) == 0) {
-    if (!odbc_conn_has_attr(cs, "stepapi"))
-      buf_printf(out, ";StepAPI=1");
-  } else if (strncasecmp(dbms, "MariaDB", 7) == 0 || strncasecmp(dbms, "MySQL", 5) == 0) {
-    if (!odbc_conn_has_attr(cs, "no_cache") && !odbc_conn_has_attr(cs, "streamrs"))
-      buf_printf(out, ";NO_CACHE=1");
-    if (!odbc_conn_has_attr(cs, "forwardonly"))
-      buf_printf(out, ";FORWARDONLY=1");
-  }
-}
 
 static int driver_connect(odbc_src *s, const char *cs)
 {
@@ -152,11 +118,7 @@ static int src_connect(odbc_src *s, const char *cs)
   SQLSMALLINT n;
   if (!SQL_SUCCEEDED(SQLGetInfo(s->dbc, SQL_DBMS_NAME, s->dbms, sizeof s->dbms, &n)))
     snprintf(s->dbms, sizeof s->dbms, "unknown");
-  int maria = strncasecmp(s->dbms, "MariaDB", 7) == 0 || strncasecmp(s->dbms, "MySQL", 5) == 0;
-  s->qopen = s->qclose = maria ? '`' : '"';
-  s->maria = maria;
-  s->sqlite = strncasecmp(s->dbms, "SQLite", 6) == 0;
-  s->pg = strncasecmp(s->dbms, "PostgreSQL", 10) == 0;
+  s->sd = source_dialect_for(s->dbms);
   /* The attributes depend on the driver, known only once connected. */
   dwl_buf cs2;
   buf_init(&cs2, 0);
@@ -165,7 +127,7 @@ static int src_connect(odbc_src *s, const char *cs)
   while (cs2.len && cs2.data[cs2.len - 1] == ';')
     cs2.data[--cs2.len] = '\0';
   size_t base = cs2.len;
-  stream_attrs(s->dbms, cs, s->rows, &cs2);
+  source_dialect_stream_attrs(s->sd, cs, s->rows, &cs2);
   int rc = DWL_OK;
   if (cs2.len > base) {
     SQLDisconnect(s->dbc);
@@ -192,16 +154,16 @@ static int add_ident(odbc_src *s, dwl_buf *b, const char *name, size_t n, const 
 {
   if (n == 0 || n > 128)
     return src_error(s, "%s: '%s' is not a valid name (1 to 128 bytes)", what, name);
-  if (buf_addc(b, s->qopen) != 0)
+  if (buf_addc(b, s->sd->qopen) != 0)
     return src_error(s, "out of memory");
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)name[i];
     if (c < 0x20 || c == 0x7f)
       return src_error(s, "%s: '%s' contains a control character", what, name);
-    if ((name[i] == s->qclose && buf_addc(b, s->qclose) != 0) || buf_addc(b, name[i]) != 0)
+    if ((name[i] == s->sd->qclose && buf_addc(b, s->sd->qclose) != 0) || buf_addc(b, name[i]) != 0)
       return src_error(s, "out of memory");
   }
-  return buf_addc(b, s->qclose) == 0 ? DWL_OK : src_error(s, "out of memory");
+  return buf_addc(b, s->sd->qclose) == 0 ? DWL_OK : src_error(s, "out of memory");
 }
 
 /* SELECT * FROM table [WHERE lmd > ? ORDER BY lmd]. */
@@ -265,11 +227,11 @@ static int query_sql(odbc_src *s, const char *query, dwl_buf *sql, int *nparams)
 }
 
 /* The SQL type the checkpoint is bound with: the lmd column's own kind
- * where the result shows it (psqlODBC sends a parameter typed, and a
- * timestamp does not compare with varchar), text otherwise. */
+ * where the DBMS compares typed parameters (lmd_typed) and the result
+ * shows it, text otherwise. */
 static SQLSMALLINT checkpoint_type(odbc_src *s, const char *lmd)
 {
-  if (strncasecmp(s->dbms, "PostgreSQL", 10) != 0 || !lmd)
+  if (!s->sd->lmd_typed || !lmd)
     return SQL_VARCHAR;
   SQLSMALLINT n = 0;
   if (!SQL_SUCCEEDED(SQLNumResultCols(s->st, &n)))
@@ -347,7 +309,7 @@ static int describe(odbc_src *s)
     if (!s->names[i])
       return src_error(s, "out of memory");
     s->cols[i].name = s->names[i];
-    if (s->pg)
+    if (s->sd->numeric_unknown_28_6)
       sqltype_pg_numeric(type, &size, &digits);
     sqltype_column(type, size, digits, nullable, &s->cols[i]);
     char tname[128] = "";
@@ -355,8 +317,8 @@ static int describe(odbc_src *s)
                                       NULL)))
       sqltype_refine(tname, &s->cols[i]);
     size_t w = sqltype_text_bytes(type, size, digits);
-    /* SQLite does not enforce declared lengths: any text may be long. */
-    if (s->sqlite && s->cols[i].type == DWL_TYPE_TEXT)
+    /* Where declared lengths are not enforced, any text may be long. */
+    if (!s->sd->text_len_enforced && s->cols[i].type == DWL_TYPE_TEXT)
       w = 0;
     if (!w)
       s->nlong++;
@@ -381,7 +343,7 @@ static int bind_columns(odbc_src *s)
     rowbytes += s->width[i] + sizeof(SQLLEN);
   /* Connector/ODBC 3.1.15 answers SQLGetData after SQLSetPos with another
    * row of the block (tests/integration/odbcsrc.sh caught it). */
-  int can_position = (gd & SQL_GD_BLOCK) && (gd & SQL_GD_BOUND) && !s->maria;
+  int can_position = (gd & SQL_GD_BLOCK) && (gd & SQL_GD_BOUND) && s->sd->getdata_in_block;
   if (!(gd & SQL_GD_BOUND) || (s->nlong && !can_position)) {
     s->rows = 1;
   } else {
@@ -573,9 +535,9 @@ static int odbc_open(dwl_ctx *ctx, const dwl_source_args *args, void **handle, c
   s->ctx = ctx;
   buf_init(&s->big, 0);
   s->rows = DEFAULT_BATCH_ROWS;
-  if (args && args->size >= DWL_ARGS_BATCH_END && args->batch_rows)
+  if (DWL_ARGS_HAS(args, batch_rows) && args->batch_rows)
     s->rows = args->batch_rows;
-  int64_t fr = host->opt_int(ctx, "fetch_rows");
+  int64_t fr = host->opt_int(ctx, OPT(ODBC_FETCH_ROWS));
   if (fr < 0 || fr > 1000000) {
     src_error(s, "fetch_rows: %" PRId64 " is not between 0 and 1000000", fr);
     goto fail;
@@ -583,8 +545,8 @@ static int odbc_open(dwl_ctx *ctx, const dwl_source_args *args, void **handle, c
   if (fr > 0)
     s->rows = (size_t)fr;
 
-  const char *table = host->opt_isset(ctx, "table") ? host->opt_string(ctx, "table") : NULL;
-  const char *query = host->opt_isset(ctx, "query") ? host->opt_string(ctx, "query") : NULL;
+  const char *table = host->opt_isset(ctx, OPT(ODBC_TABLE)) ? host->opt_string(ctx, OPT(ODBC_TABLE)) : NULL;
+  const char *query = host->opt_isset(ctx, OPT(ODBC_QUERY)) ? host->opt_string(ctx, OPT(ODBC_QUERY)) : NULL;
   if (!table == !query) {
     src_error(s, "give exactly one of table and query");
     goto fail;
@@ -592,7 +554,7 @@ static int odbc_open(dwl_ctx *ctx, const dwl_source_args *args, void **handle, c
   dwl_source_args a = {0};
   if (args)
     memcpy(&a, args, args->size < sizeof a ? args->size : sizeof a);
-  if (src_connect(s, host->opt_string(ctx, "connection")) != DWL_OK)
+  if (src_connect(s, host->opt_string(ctx, OPT(ODBC_CONNECTION))) != DWL_OK)
     goto fail;
   dwl_buf sql;
   buf_init(&sql, 0);
@@ -621,22 +583,14 @@ fail:
 }
 
 static const dwl_plugin odbc_plugin = {
-  .abi_version = DWL_ABI_VERSION,
-  .size = sizeof(dwl_plugin),
+  DWL_SOURCE_PLUGIN,
   .name = "odbc",
   .version = "1.0.0",
   .description = "tables and queries of any ODBC data source, block-fetched and streamed, checkpoint pushed down",
-  .kind = DWL_PLUGIN_SOURCE,
   .options = odbc_options,
   .open = odbc_open,
   .next_batch = odbc_next_batch,
   .close = odbc_close_src,
 };
 
-const dwl_plugin *dwl_plugin_entry(const dwl_host *h)
-{
-  if (!h || DWL_ABI_MAJOR_OF(h->abi_version) != DWL_ABI_MAJOR || h->size < DWL_HOST_V1_SIZE)
-    return NULL;
-  host = h;
-  return &odbc_plugin;
-}
+DWL_PLUGIN_ENTRY(host, odbc_plugin)

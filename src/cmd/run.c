@@ -9,6 +9,7 @@
 
 #include <openssl/rand.h>
 
+#include "clock.h"
 #include "guard.h"
 #include "interrupt.h"
 #include "log.h"
@@ -28,13 +29,6 @@ const char *run_mode_name(int mode)
 {
   static const char *const names[] = {"append", "replace", "scd2", "upsert"};
   return mode >= 0 && mode <= MODE_UPSERT ? names[mode] : "?";
-}
-
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- source rows: normalized values and the lmd ------------------------- */

@@ -43,6 +43,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "fingerprint.h"
 #include "log.h"
 #include "scd.h"
@@ -164,13 +165,6 @@ static void staged_cols(const pushdown *p, dwl_buf *b, const char *a)
     buf_printf(b, "%s%s.%s", i ? ", " : "", a, p->q[i]);
   for (int x = 0; x < NX; x++)
     buf_printf(b, ", %s.%s", a, xname[x]);
-}
-
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Runs a statement that only builds temporary tables or reads; these run

@@ -8,17 +8,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "migrate_impl.h"
 #include "progress.h"
 #include "summary.h"
-
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int side_open(side *s, const char *conn, const char *table, dwl_error *err)
 {

@@ -54,10 +54,4 @@ int norm_numeric_fits(const char *s, size_t len, int precision, int scale, const
  * the last ("0.00120" has 2, "100" 1); 0 for zero. */
 size_t norm_sig_digits(const char *s, size_t len);
 
-/* Parses a type name from a spec ("integer", "numeric(12,2)", "text",
- * "real", "boolean", "date", "timestamp"; case-insensitive; also "int",
- * "bigint", "decimal(p,s)", "double", "float", "bool", "varchar(n)",
- * "datetime").  Returns 0 and fills type/precision/scale, or -1. */
-int norm_parse_type(const char *name, int *type, int *precision, int *scale);
-
 #endif

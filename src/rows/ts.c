@@ -426,11 +426,6 @@ dwl_ts ts_now(void)
   return t;
 }
 
-int ts_cmp(const dwl_ts *a, const dwl_ts *b)
-{
-  return (a->us > b->us) - (a->us < b->us);
-}
-
 void ts_format_duration(int64_t us, char *buf)
 {
   static const struct { char unit; int64_t us, mod; } units[] = {

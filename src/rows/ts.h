@@ -32,7 +32,6 @@ dwl_ts ts_now(void);                    /* UTC now, whole seconds */
 /* A duration of whole seconds as the job spec writes it: "1d", "1h30m",
  * "0s".  buf needs 32 bytes. */
 void ts_format_duration(int64_t us, char *buf);
-int ts_cmp(const dwl_ts *a, const dwl_ts *b);  /* by instant only */
 
 #define DWL_US_PER_SEC INT64_C(1000000)
 #define DWL_US_PER_DAY (INT64_C(86400) * DWL_US_PER_SEC)

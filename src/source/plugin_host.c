@@ -162,13 +162,23 @@ struct dwl_ctx {
   source_reject_fn reject; /* NULL: a rejected row fails the source */
   void *reject_ud;
   const char *origin_name;
+  int undeclared;          /* the plugin asked for an option it does not declare */
 };
 
+/* A name the plugin's table does not declare is a bug in the plugin: it
+ * would read NULL or 0 for an option the job may well have set.  The
+ * error is recorded and the call that asked fails (plugin_call_failed),
+ * whatever the plugin returns. */
 static const opt_val *ctx_opt(dwl_ctx *ctx, const char *name)
 {
-  for (size_t i = 0; i < ctx->nvals; i++)
+  for (size_t i = 0; name && i < ctx->nvals; i++)
     if (strcmp(ctx->vals[i].decl->name, name) == 0)
       return &ctx->vals[i];
+  if (!ctx->undeclared)
+    err_set(ctx->err ? ctx->err : &ctx->scratch, DWL_EXIT_FAILED,
+            "plugin %s reads option '%s', which its option table does not declare (a bug in the plugin)",
+            ctx->lib->p->name, name ? name : "(null)");
+  ctx->undeclared = 1;
   return NULL;
 }
 
@@ -182,11 +192,16 @@ static void host_log(dwl_ctx *ctx, int level, const char *fmt, ...)
   log_msg(level, "%s: %s", ctx && ctx->lib ? ctx->lib->p->name : "plugin", msg);
 }
 
+static void host_verror(dwl_ctx *ctx, const char *fmt, va_list ap)
+{
+  err_vset(ctx->err ? ctx->err : &ctx->scratch, DWL_EXIT_FAILED, fmt, ap);
+}
+
 static void host_error(dwl_ctx *ctx, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  err_vset(ctx->err ? ctx->err : &ctx->scratch, DWL_EXIT_FAILED, fmt, ap);
+  host_verror(ctx, fmt, ap);
   va_end(ap);
 }
 
@@ -289,6 +304,7 @@ static const dwl_host host_api = {
   .opt_map_key = host_opt_map_key,
   .opt_map_value = host_opt_map_value,
   .reject = host_reject,
+  .verror = host_verror,
 };
 
 /* ---- loading ------------------------------------------------------------ */
@@ -575,6 +591,8 @@ int source_open(const source_config *cfg, dwl_source **out, dwl_error *err)
   s->ctx->err = err;
   int rc = s->lib->p->open(s->ctx, &args, &s->handle, &s->cols, &s->ncols);
   s->ctx->err = NULL;
+  if (s->ctx->undeclared)
+    rc = DWL_ERR;
   if (rc != DWL_OK) {
     if (!err_isset(err))
       err_set(err, DWL_EXIT_FAILED, "plugin %s failed to open without saying why", cfg->plugin);
@@ -597,6 +615,8 @@ int source_next(dwl_source *s, dwl_batch *b, dwl_error *err)
   s->ctx->err = err;
   int rc = s->lib->p->next_batch(s->handle, b);
   s->ctx->err = NULL;
+  if (s->ctx->undeclared)
+    rc = DWL_ERR;
   if (rc == DWL_ERR && !err_isset(err))
     err_set(err, DWL_EXIT_FAILED, "source %s failed without saying why", s->lib->p->name);
   if (rc == DWL_OK && b->nrows == 0)

@@ -145,11 +145,6 @@ static void emit(int level, const log_field *f, int nf, const char *hint, const 
   progress_release();
 }
 
-void log_vmsg(int level, const char *fmt, va_list ap)
-{
-  emit(level, NULL, 0, NULL, fmt, ap);
-}
-
 void log_msg(int level, const char *fmt, ...)
 {
   va_list ap;

@@ -16,7 +16,6 @@ int log_get_format(void);
 int log_parse_level(const char *name);
 void log_set_job(const char *job);   /* copied; NULL clears */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void log_vmsg(int level, const char *fmt, va_list ap);
 
 /* Extra members of a JSON log line; text lines leave them out, their
  * message says the same in words. */

@@ -19,7 +19,7 @@
  * fuzz-sources: src/source/plugin_host.c src/spec/spec.c src/spec/read.c src/spec/keys.c src/spec/cross.c
  * fuzz-sources: src/util/expand.c src/util/suggest.c src/engine/rules.c src/util/buf.c src/util/err.c src/util/log.c src/rows/ts.c src/util/progress.c
  * fuzz-packages: yaml-0.1 jansson
- * fuzz-plugins: plugins/csv/csv.c+plugins/coltype.c:-lcsv
+ * fuzz-plugins: plugins/csv/csv.c+plugins/csv/csv_read.c+plugins/types_opt.c+src/rows/coltype.c:-lcsv
  */
 #include <dlfcn.h>
 #include <stdint.h>

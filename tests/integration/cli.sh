@@ -42,7 +42,7 @@ like "$OUT" "Usage: dwload" "-h prints the usage"
 dw --version
 is "$RC" 0 "--version exits 0"
 like "$OUT" "dwload" "--version names dwload"
-like "$OUT" "ABI 1.1" "--version gives the plugin ABI"
+like "$OUT" "ABI $(abi_version)" "--version gives the plugin ABI (the header's)"
 dw run --help
 is "$RC" 0 "run --help exits 0"
 like "$OUT" "Usage: dwload run" "run --help prints the run usage"

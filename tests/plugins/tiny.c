@@ -1,5 +1,7 @@
 /* The smallest complete source plugin: `rows` rows of (n, label), used to
- * test the host's option handling and batching without any file. */
+ * test the host's option handling and batching without any file.  It is
+ * the ABI 1.2 plugin of the loader's version tests (abi10.c and abi11.c
+ * are the older ones), built with the SDK's helpers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +10,17 @@
 
 static const dwl_host *host;
 
+enum { OPT_ROWS, OPT_LABEL, OPT_FAIL_AT, OPT_UNDECLARED, NOPTS };
 static const dwl_option options[] = {
-  {"rows", DWL_OPT_INT, 0, "3", "how many rows to produce"},
-  {"label", DWL_OPT_STRING, 1, NULL, "text of the second column"},
-  {"fail_at", DWL_OPT_INT, 0, "0", "fail when producing this row (0: never)"},
-  {NULL, 0, 0, NULL, NULL},
+  [OPT_ROWS] = {"rows", DWL_OPT_INT, 0, "3", "how many rows to produce"},
+  [OPT_LABEL] = {"label", DWL_OPT_STRING, 1, NULL, "text of the second column"},
+  [OPT_FAIL_AT] = {"fail_at", DWL_OPT_INT, 0, "0", "fail when producing this row (0: never)"},
+  [OPT_UNDECLARED] = {"read_undeclared", DWL_OPT_BOOL, 0, "false",
+                      "read an option the table does not declare, as a buggy plugin would"},
+  [NOPTS] = {NULL, 0, 0, NULL, NULL},
 };
+DWL_OPTIONS_CHECK(options, NOPTS);
+#define OPT(i) DWL_OPT(options, i)
 
 static const dwl_column cols[] = {
   {"n", DWL_TYPE_INTEGER, 0, 0, 0},
@@ -45,22 +52,22 @@ static void tiny_close(void *h)
 static int tiny_open(dwl_ctx *ctx, const dwl_source_args *args, void **handle, const dwl_column **c, size_t *n)
 {
   tiny *t = calloc(1, sizeof *t);
-  if (!t) {
-    host->error(ctx, "out of memory");
-    return DWL_ERR;
-  }
+  if (!t)
+    return dwl_plugin_error(host, ctx, NULL, "out of memory");
   t->ctx = ctx;
-  t->rows = host->opt_int(ctx, "rows");
-  t->fail_at = host->opt_int(ctx, "fail_at");
-  t->label = strdup(host->opt_string(ctx, "label"));
+  t->rows = host->opt_int(ctx, OPT(OPT_ROWS));
+  t->fail_at = host->opt_int(ctx, OPT(OPT_FAIL_AT));
+  t->label = strdup(host->opt_string(ctx, OPT(OPT_LABEL)));
+  /* a name typed by hand, as every plugin did before DWL_OPT */
+  if (host->opt_bool(ctx, OPT(OPT_UNDECLARED)))
+    (void)host->opt_string(ctx, "lable");
   t->batch = args->batch_rows ? args->batch_rows : 100;
   t->nums = calloc(t->batch, sizeof *t->nums);
   t->vals = calloc(t->batch * 2, sizeof *t->vals);
   t->origin = calloc(t->batch, sizeof *t->origin);
   if (!t->label || !t->nums || !t->vals || !t->origin) {
     tiny_close(t);
-    host->error(ctx, "out of memory");
-    return DWL_ERR;
+    return dwl_plugin_error(host, ctx, NULL, "out of memory");
   }
   *handle = t;
   *c = cols;
@@ -74,10 +81,8 @@ static int tiny_next(void *h, dwl_batch *b)
   size_t k = 0;
   while (k < t->batch && t->next < t->rows) {
     t->next++;
-    if (t->next == t->fail_at) {
-      host->error(t->ctx, "tiny: failing at row %lld as asked", (long long)t->next);
-      return DWL_ERR;
-    }
+    if (t->next == t->fail_at)
+      return dwl_plugin_error(host, t->ctx, NULL, "tiny: failing at row %lld as asked", (long long)t->next);
     int len = snprintf(t->nums[k], sizeof t->nums[k], "%lld", (long long)t->next);
     t->vals[k * 2] = (dwl_value){t->nums[k], (size_t)len, 0};
     t->vals[k * 2 + 1] = (dwl_value){t->label, strlen(t->label), 0};
@@ -93,20 +98,14 @@ static int tiny_next(void *h, dwl_batch *b)
 }
 
 static const dwl_plugin desc = {
-  .abi_version = DWL_ABI_VERSION,
-  .size = sizeof(dwl_plugin),
+  DWL_SOURCE_PLUGIN,
   .name = "tiny",
   .version = "1.0.0",
   .description = "test source: numbered rows",
-  .kind = DWL_PLUGIN_SOURCE,
   .options = options,
   .open = tiny_open,
   .next_batch = tiny_next,
   .close = tiny_close,
 };
 
-const dwl_plugin *dwl_plugin_entry(const dwl_host *h)
-{
-  host = h;
-  return &desc;
-}
+DWL_PLUGIN_ENTRY(host, desc)

@@ -1,7 +1,11 @@
 /* Plugin host: the search path, the loader's error paths (missing plugin,
  * ABI mismatch, missing entry symbol), option validation against a
- * plugin's option table, and driving a source through the dwl_host API.
- * Uses the test plugins built in tests/plugins (TEST_PLUGINDIR). */
+ * plugin's option table, and driving a source through the dwl_host API;
+ * plugins of ABI 1.0, 1.1 and 1.2 loaded and run, and the SDK's helpers of
+ * include/dwload/plugin.h.  Uses the test plugins built in tests/plugins
+ * (TEST_PLUGINDIR). */
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +299,190 @@ START_TEST(plugin_error_travels_up)
 }
 END_TEST
 
+/* ---- ABI versions: 1.0, 1.1 and 1.2 plugins all load and run ----------- */
+
+/* Reads a whole source: the values of its first column, space-separated. */
+static int read_all(dwl_source *s, char *out, size_t n, dwl_error *err)
+{
+  dwl_batch b;
+  int rc;
+  size_t len = 0;
+  out[0] = '\0';
+  while ((rc = source_next(s, &b, err)) == DWL_OK)
+    for (size_t i = 0; i < b.nrows; i++)
+      len += (size_t)snprintf(out + len, n - len, "%s%.*s", len ? " " : "", (int)b.values[i * s->ncols].len,
+                              b.values[i * s->ncols].data);
+  return rc;
+}
+
+static void abi_is(const plugin_lib *lib, unsigned minor)
+{
+  ck_assert_uint_eq(DWL_ABI_MAJOR_OF(lib->p->abi_version), 1);
+  ck_assert_uint_eq(lib->p->abi_version & 0xffffu, minor);
+}
+
+START_TEST(abi_1_0_plugin_runs)
+{
+  use_test_plugins();
+  spec_opt o[1] = {scalar("rows", "3", 5)};
+  source_config c = config(o, 1);
+  c.plugin = "abi10";
+  dwl_error err;
+  err_init(&err);
+  dwl_source *s;
+  ck_assert_int_eq(source_open(&c, &s, &err), 0);
+  abi_is(s->lib, 0);
+  ck_assert_uint_eq(s->lib->p->size, offsetof(dwl_plugin, close) + sizeof s->lib->p->close);
+  char got[256];
+  ck_assert_int_eq(read_all(s, got, sizeof got, &err), DWL_EOF);
+  ck_assert_str_eq(got, "1 2 3");
+  source_close(s);
+}
+END_TEST
+
+static int reject_count;
+static uint64_t rejected_origin;
+
+static int take_reject(void *ud, uint64_t origin, const char *raw, size_t raw_len, const dwl_value *values,
+                       size_t nvalues, const char *reason, dwl_error *err)
+{
+  (void)ud, (void)raw, (void)raw_len, (void)values, (void)nvalues, (void)err;
+  ck_assert_str_eq(reason, "rejected as asked");
+  reject_count++;
+  rejected_origin = origin;
+  return 0;
+}
+
+START_TEST(abi_1_1_plugin_runs_and_rejects)
+{
+  use_test_plugins();
+  spec_opt o[2] = {scalar("rows", "4", 5), scalar("reject_at", "2", 6)};
+  source_config c = config(o, 2);
+  c.plugin = "abi11";
+  c.reject = take_reject;
+  reject_count = 0;
+  dwl_error err;
+  err_init(&err);
+  dwl_source *s;
+  ck_assert_int_eq(source_open(&c, &s, &err), 0);
+  abi_is(s->lib, 1);
+  char got[256];
+  ck_assert_int_eq(read_all(s, got, sizeof got, &err), DWL_EOF);
+  ck_assert_str_eq(got, "1 3 4");
+  ck_assert_int_eq(reject_count, 1);
+  ck_assert_uint_eq(rejected_origin, 2);
+  source_close(s);
+}
+END_TEST
+
+START_TEST(abi_1_2_plugin_runs)
+{
+  use_test_plugins();
+  spec_opt o[2] = {scalar("rows", "2", 5), scalar("label", "x", 6)};
+  source_config c = config(o, 2);
+  dwl_error err;
+  err_init(&err);
+  dwl_source *s;
+  ck_assert_int_eq(source_open(&c, &s, &err), 0);
+  abi_is(s->lib, 2);
+  ck_assert_uint_eq(s->lib->p->abi_version, DWL_ABI_VERSION);
+  char got[256];
+  ck_assert_int_eq(read_all(s, got, sizeof got, &err), DWL_EOF);
+  ck_assert_str_eq(got, "1 2");
+  source_close(s);
+}
+END_TEST
+
+/* A plugin that asks for an option its table does not declare fails, even
+ * though its open returned DWL_OK. */
+START_TEST(undeclared_option_read_fails)
+{
+  use_test_plugins();
+  spec_opt o[2] = {scalar("label", "x", 6), scalar("read_undeclared", "true", 7)};
+  source_config c = config(o, 2);
+  dwl_error err;
+  err_init(&err);
+  dwl_source *s;
+  ck_assert_int_eq(source_open(&c, &s, &err), -1);
+  ck_assert_ptr_null(s);
+  ck_assert_int_eq(err.code, DWL_EXIT_FAILED);
+  ck_assert_str_eq(err.msg,
+                   "plugin tiny reads option 'lable', which its option table does not declare (a bug in the plugin)");
+}
+END_TEST
+
+/* ---- the SDK's error helper, on hosts of 1.1 and 1.2 -------------------- */
+
+static char sdk_msg[256];
+static int sdk_calls;
+
+static void sdk_error(dwl_ctx *ctx, const char *fmt, ...)
+{
+  (void)ctx;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(sdk_msg, sizeof sdk_msg, fmt, ap);
+  va_end(ap);
+  sdk_calls++;
+}
+
+static void sdk_verror(dwl_ctx *ctx, const char *fmt, va_list ap)
+{
+  (void)ctx;
+  vsnprintf(sdk_msg, sizeof sdk_msg, fmt, ap);
+  sdk_calls += 100;
+}
+
+START_TEST(sdk_error_on_a_1_1_host_formats_itself)
+{
+  dwl_host h = {.abi_version = (1u << 16) | 1u, .size = (uint32_t)offsetof(dwl_host, verror), .error = sdk_error,
+                .verror = sdk_verror};
+  ck_assert(dwl_host_usable(&h));
+  ck_assert(!DWL_HOST_HAS(&h, verror));
+  int failed = 0;
+  sdk_calls = 0;
+  ck_assert_int_eq(dwl_plugin_error(&h, NULL, &failed, "row %d: %s", 7, "bad"), DWL_ERR);
+  ck_assert_str_eq(sdk_msg, "row 7: bad");
+  ck_assert_int_eq(failed, 1);
+  /* only the first error of a source is recorded */
+  ck_assert_int_eq(dwl_plugin_error(&h, NULL, &failed, "later"), DWL_ERR);
+  ck_assert_str_eq(sdk_msg, "row 7: bad");
+  ck_assert_int_eq(sdk_calls, 1);
+  /* without `failed`, every error goes through */
+  ck_assert_int_eq(dwl_plugin_error(&h, NULL, NULL, "again"), DWL_ERR);
+  ck_assert_str_eq(sdk_msg, "again");
+  ck_assert_int_eq(sdk_calls, 2);
+}
+END_TEST
+
+START_TEST(sdk_error_on_a_1_2_host_passes_the_va_list)
+{
+  dwl_host h = {.abi_version = DWL_ABI_VERSION, .size = sizeof(dwl_host), .error = sdk_error, .verror = sdk_verror};
+  sdk_calls = 0;
+  ck_assert_int_eq(dwl_plugin_error(&h, NULL, NULL, "%s=%d", "n", 3), DWL_ERR);
+  ck_assert_str_eq(sdk_msg, "n=3");
+  ck_assert_int_eq(sdk_calls, 100);
+}
+END_TEST
+
+START_TEST(sdk_refuses_unusable_hosts)
+{
+  dwl_host h = {.abi_version = DWL_ABI_VERSION, .size = sizeof(dwl_host)};
+  ck_assert(dwl_host_usable(&h));
+  ck_assert(!dwl_host_usable(NULL));
+  h.abi_version = (2u << 16);
+  ck_assert(!dwl_host_usable(&h));
+  h.abi_version = DWL_ABI_VERSION;
+  h.size = (uint32_t)offsetof(dwl_host, opt_map_value);
+  ck_assert(!dwl_host_usable(&h));
+  dwl_source_args a = {.size = (uint32_t)offsetof(dwl_source_args, batch_rows)};
+  const dwl_source_args *args = &a, *none = NULL;
+  ck_assert(DWL_ARGS_HAS(args, checkpoint));
+  ck_assert(!DWL_ARGS_HAS(args, batch_rows));
+  ck_assert(!DWL_ARGS_HAS(none, size));
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
   Suite *s = suite_create("plugin_host");
@@ -315,6 +503,15 @@ static Suite *make_suite(void)
   tcase_add_test(opts, wrong_option_type);
   tcase_add_test(opts, list_where_scalar_expected);
   tcase_add_test(opts, plugin_error_travels_up);
+  tcase_add_test(opts, undeclared_option_read_fails);
   suite_add_tcase(s, opts);
+  TCase *abi = tcase_create("abi");
+  tcase_add_test(abi, abi_1_0_plugin_runs);
+  tcase_add_test(abi, abi_1_1_plugin_runs_and_rejects);
+  tcase_add_test(abi, abi_1_2_plugin_runs);
+  tcase_add_test(abi, sdk_error_on_a_1_1_host_formats_itself);
+  tcase_add_test(abi, sdk_error_on_a_1_2_host_passes_the_va_list);
+  tcase_add_test(abi, sdk_refuses_unusable_hosts);
+  suite_add_tcase(s, abi);
   return s;
 }

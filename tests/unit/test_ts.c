@@ -535,20 +535,6 @@ START_TEST(test_add_us_saturates)
 }
 END_TEST
 
-START_TEST(test_cmp)
-{
-  dwl_ts a = parse_ok("2020-01-01");
-  dwl_ts b = parse_ok("2020-01-01 00:00:00");
-  dwl_ts c = parse_ok("2020-01-01 00:00:00.000001");
-  ck_assert_int_eq(ts_cmp(&a, &b), 0);   /* date_only is ignored */
-  ck_assert_int_lt(ts_cmp(&a, &c), 0);
-  ck_assert_int_gt(ts_cmp(&c, &a), 0);
-  dwl_ts lo = {INT64_MIN, 0}, hi = {INT64_MAX, 0};
-  ck_assert_int_lt(ts_cmp(&lo, &hi), 0);
-  ck_assert_int_gt(ts_cmp(&hi, &lo), 0);
-}
-END_TEST
-
 START_TEST(test_now)
 {
   time_t before = time(NULL);
@@ -778,77 +764,6 @@ START_TEST(test_norm_scratch_cap)
 }
 END_TEST
 
-/* ---- norm_parse_type --------------------------------------------------- */
-
-static void type_is(const char *name, int type, int precision, int scale)
-{
-  int t = -1, p = -1, s = -1;
-  ck_assert_msg(norm_parse_type(name, &t, &p, &s) == 0, "refused \"%s\"", name);
-  ck_assert_int_eq(t, type);
-  ck_assert_int_eq(p, precision);
-  ck_assert_int_eq(s, scale);
-}
-
-START_TEST(test_type_names)
-{
-  type_is("text", DWL_TYPE_TEXT, 0, 0);
-  type_is("TEXT", DWL_TYPE_TEXT, 0, 0);
-  type_is("integer", DWL_TYPE_INTEGER, 0, 0);
-  type_is("int", DWL_TYPE_INTEGER, 0, 0);
-  type_is("BigInt", DWL_TYPE_INTEGER, 0, 0);
-  type_is("smallint", DWL_TYPE_INTEGER, 0, 0);
-  type_is("numeric", DWL_TYPE_NUMERIC, 0, 0);
-  type_is("decimal", DWL_TYPE_NUMERIC, 0, 0);
-  type_is("real", DWL_TYPE_REAL, 0, 0);
-  type_is("double", DWL_TYPE_REAL, 0, 0);
-  type_is("double  precision", DWL_TYPE_REAL, 0, 0);
-  type_is("float", DWL_TYPE_REAL, 0, 0);
-  type_is("boolean", DWL_TYPE_BOOLEAN, 0, 0);
-  type_is("BOOL", DWL_TYPE_BOOLEAN, 0, 0);
-  type_is("date", DWL_TYPE_DATE, 0, 0);
-  type_is("timestamp", DWL_TYPE_TIMESTAMP, 0, 0);
-  type_is("DateTime", DWL_TYPE_TIMESTAMP, 0, 0);
-  type_is("  date  ", DWL_TYPE_DATE, 0, 0);
-  type_is("varchar", DWL_TYPE_TEXT, 0, 0);
-}
-END_TEST
-
-START_TEST(test_type_params)
-{
-  type_is("numeric(12,2)", DWL_TYPE_NUMERIC, 12, 2);
-  type_is("numeric(12, 2)", DWL_TYPE_NUMERIC, 12, 2);
-  type_is(" NUMERIC ( 12 , 2 ) ", DWL_TYPE_NUMERIC, 12, 2);
-  type_is("decimal(38,0)", DWL_TYPE_NUMERIC, 38, 0);
-  type_is("numeric(10)", DWL_TYPE_NUMERIC, 10, 0);
-  type_is("numeric(5,5)", DWL_TYPE_NUMERIC, 5, 5);
-  type_is("varchar(255)", DWL_TYPE_TEXT, 255, 0);
-  type_is("VARCHAR (10)", DWL_TYPE_TEXT, 10, 0);
-  type_is("char(1)", DWL_TYPE_TEXT, 1, 0);
-  type_is("character varying(40)", DWL_TYPE_TEXT, 40, 0);
-  /* precision and scale may be left out by callers that do not want them. */
-  int t = -1;
-  ck_assert_int_eq(norm_parse_type("numeric(12,2)", &t, NULL, NULL), 0);
-  ck_assert_int_eq(t, DWL_TYPE_NUMERIC);
-}
-END_TEST
-
-START_TEST(test_type_rejects)
-{
-  static const char *const bad[] = {
-    "", "   ", "blob", "integer(5)", "int(11)", "text(10)", "numeric(", "numeric()",
-    "numeric(12,", "numeric(12,2", "numeric(12,2))", "numeric(12,2) x",
-    "numeric(2,3)", "numeric(0)", "numeric(-1)", "numeric(1,2,3)",
-    "numeric(a)", "varchar(0)", "varchar(1,2)", "date(1)", "timestamp with",
-    "int;", "in t", "numeric(99999999999999)", "boolean?",
-  };
-  int t, p, s;
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-    ck_assert_msg(norm_parse_type(bad[i], &t, &p, &s) == -1, "accepted \"%s\"",
-                  bad[i]);
-  ck_assert_int_eq(norm_parse_type(NULL, &t, &p, &s), -1);
-}
-END_TEST
-
 /* numeric(p,s) with a known scale: padded to the scale, refused beyond it */
 typedef int (*norm_col_fn)(const dwl_column *, const char *, size_t, dwl_buf *, const char **, size_t *,
                            const char **);
@@ -1034,7 +949,6 @@ static Suite *make_suite(void)
   tc = tcase_create("ts_arith");
   tcase_add_test(tc, test_add_us);
   tcase_add_test(tc, test_add_us_saturates);
-  tcase_add_test(tc, test_cmp);
   tcase_add_test(tc, test_now);
   suite_add_tcase(s, tc);
 
@@ -1063,12 +977,6 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_numeric_unknown_precision_unchanged);
   tcase_add_test(tc, test_numeric_stored_spellings);
   tcase_add_test(tc, test_numeric_digits_and_fit);
-  suite_add_tcase(s, tc);
-
-  tc = tcase_create("norm_parse_type");
-  tcase_add_test(tc, test_type_names);
-  tcase_add_test(tc, test_type_params);
-  tcase_add_test(tc, test_type_rejects);
   suite_add_tcase(s, tc);
 
   return s;

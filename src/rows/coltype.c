@@ -1,7 +1,9 @@
-/* Column types of the plugins' `types` option (shared by csv and
- * http_json): the SQL type names a data engineer writes, parsed into a
- * dwl_column's type, precision and scale.  Plugins link no host code, so
- * this is the plugins' own copy of what src/rows/norm.c knows for the host. */
+/* SQL type names as a data engineer writes them ("numeric(12, 2)",
+ * "VARCHAR(40)", "double precision", ...), parsed into a dwl_column's
+ * type, precision and scale: the one type parser.  It is part of the
+ * host's library (unit-tested there, tests/unit/test_coltype.c), and the
+ * plugins that read a `types` option (csv, http_json) compile in their own
+ * copy, since a plugin links no host symbol. */
 #include "coltype.h"
 
 #include <stdio.h>
@@ -135,33 +137,6 @@ int coltype_parse(const char *s, dwl_column *col, const char **why)
     /* fractional-second digits; the exchange form is text, so only checked */
     *why = "fractional-second precision must be between 0 and 9";
     return -1;
-  }
-  return 0;
-}
-
-int coltype_apply(const dwl_host *host, dwl_ctx *ctx, dwl_column *cols, size_t ncols, char *err, size_t errlen)
-{
-  size_t n = host->opt_map_len(ctx, "types");
-  for (size_t i = 0; i < n; i++) {
-    const char *key = host->opt_map_key(ctx, "types", i);
-    const char *val = host->opt_map_value(ctx, "types", i);
-    if (!key || !val)
-      continue;
-    dwl_column *col = NULL;
-    for (size_t c = 0; c < ncols && !col; c++)
-      if (strcmp(cols[c].name, key) == 0)
-        col = &cols[c];
-    if (!col) {
-      snprintf(err, errlen, "option types names \"%s\", which is not a column", key);
-      return -1;
-    }
-    const char *why;
-    if (coltype_parse(val, col, &why) != 0) {
-      snprintf(err, errlen, "option types: \"%s\" for column \"%s\": %s%s", val, key, why,
-               strcmp(why, "unknown type") == 0 ? " (known: text, varchar(n), integer, bigint, "
-               "numeric(p,s), real, boolean, date, timestamp)" : "");
-      return -1;
-    }
   }
   return 0;
 }
