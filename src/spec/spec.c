@@ -1312,7 +1312,7 @@ static int check_bookkeeping(pctx *c)
 
 /* What load.engine: pushdown cannot compute as the memory engine does
  * (src/engine/pushdown.c), refused when the spec is checked; NULL when none. */
-static const char *pushdown_refusal(const dwl_spec *s)
+const char *engine_pushdown_refusal(const dwl_spec *s)
 {
   if (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT)
     return "applies only to modes scd2 and upsert";
@@ -1423,7 +1423,7 @@ static int check_cross(pctx *c)
   }
   /* What pushdown cannot compute as the memory engine does is refused here,
    * never left to differ. */
-  const char *why = s->engine == ENGINE_PUSHDOWN ? pushdown_refusal(s) : NULL;
+  const char *why = s->engine == ENGINE_PUSHDOWN ? engine_pushdown_refusal(s) : NULL;
   if (why) {
     key_pos(c, "load.engine", NULL, &line, &col);
     return perr(c, line, col, "load.engine: pushdown %s", why);

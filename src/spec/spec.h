@@ -145,4 +145,8 @@ char *spec_expand_conn(const char *in, char **bad_var);
  * or NULL when none is close enough to suggest. */
 const char *spec_suggest(const char *word, const char *const *candidates);
 
+/* Why load.engine: pushdown cannot compute this job as the memory engine
+ * would, or NULL when it can (to move to src/engine/rules.h). */
+const char *engine_pushdown_refusal(const dwl_spec *s);
+
 #endif
