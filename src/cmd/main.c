@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 
 #include "asof.h"
+#include "check_cmd.h"
 #include "err.h"
 #include "hint.h"
 #include "interrupt.h"
@@ -26,6 +27,7 @@
 #include "progress.h"
 #include "run.h"
 #include "spec.h"
+#include "state_cmd.h"
 #include "summary.h"
 
 static const char usage_text[] =
@@ -40,6 +42,7 @@ static const char usage_text[] =
     "  plan JOB.yaml         everything run does except writing [--sql]\n"
     "                        [--max-deletes LIMIT] [--allow-empty]\n"
     "  check JOB.yaml        validate the spec, load the plugin, connect, report\n"
+    "                        [--json] [--spec-only]\n"
     "  state JOB.yaml        show the stored checkpoint and the last run\n"
     "  asof JOB.yaml --at T  print the dimension as it stood at time T, as CSV\n"
     "  migrate --from CONN --to CONN (--table T ... | --all)\n"
@@ -63,51 +66,42 @@ static const char usage_text[] =
     "checkpoint.  1, 3, 5 and 128+N are worth a retry, 2 is not.\n"
     "See dwload(1) and dwload-job(5).\n";
 
-typedef struct command {
-  const char *name;
-  const char *usage;
-} command;
+/* What a job command's options asked for. */
+typedef struct job_args {
+  int sql;                  /* plan --sql */
+  const char *at;           /* asof --at */
+  int empty_exit;           /* run --empty-exit N; -1 none */
+  spec_limit max_deletes;   /* --max-deletes */
+  int have_max_deletes, allow_empty;
+  check_opts check;         /* check --json, --spec-only */
+  const char *spec_path;    /* the job file */
+} job_args;
 
-static const command commands[] = {
-  {"run", "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
-          "Runs the job: reads the rows past the checkpoint, computes the changes and\n"
-          "commits them with the new checkpoint in one transaction.  Logs go to stderr;\n"
-          "the last line on stdout is a one-line JSON summary.\n"
-          "  --empty-exit N   exit N (0, or 7 to 127) when the run succeeded but found no\n"
-          "                   row past the checkpoint and changed nothing\n"
-          "  --max-deletes LIMIT  this run may delete so many keys by absence: a count,\n"
-          "                   a percentage of the current keys (50%) or all; overrides\n"
-          "                   load.max_deletes\n"
-          "  --allow-empty    a source without rows may delete by absence, or empty a\n"
-          "                   replace job's table (as load.allow_empty: true)\n"},
-  {"plan", "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
-           "Does everything run does except writing, and prints the same summary.\n"
-           "  --sql    also print each statement run would execute, with its parameters\n"
-           "  --max-deletes LIMIT, --allow-empty  as for run\n"},
-  {"check", "Usage: dwload check JOB.yaml\n\n"
-            "Validates the spec, loads the plugin, opens the source, connects to the\n"
-            "target and reports each step.\n"},
-  {"state", "Usage: dwload state JOB.yaml\n\n"
-            "Prints the job's stored checkpoint and the counts of its last run.\n"},
-  {"asof", "Usage: dwload asof JOB.yaml --at TIMESTAMP\n\n"
-           "Prints, as CSV on stdout, the dimension as it stood at TIMESTAMP: one row\n"
-           "per key whose version was valid then (scd2 jobs).\n"},
-  {"migrate", migrate_usage},
-  {"plugins", "Usage: dwload plugins [--plugin-path DIRS] [--json]\n\n"
-              "Lists the plugins on the search path, in search order: name, version, ABI,\n"
-              "file and options (name, type, required or default, help).  Exits 1 when a\n"
-              "file on the path does not load as a plugin.\n"
-              "  --plugin-path DIRS  as the global option: directories searched first\n"
-              "  --json              one JSON document instead of text\n"},
+/* The options a job command takes (command.opts). */
+enum {
+  OPT_SQL = 1 << 0,
+  OPT_AT = 1 << 1,
+  OPT_EMPTY_EXIT = 1 << 2,
+  OPT_MAX_DELETES = 1 << 3,  /* and --allow-empty */
+  OPT_CHECK = 1 << 4,        /* --json and --spec-only */
+  OPT_SIGNALS = 1 << 5,      /* a signal rolls the run back and reports */
 };
 
-static const command *find_command(const char *name)
-{
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (strcmp(commands[i].name, name) == 0)
-      return &commands[i];
-  return NULL;
-}
+typedef struct command command;
+/* A command's driver: the command line from its name on; exit status. */
+typedef int (*command_fn)(const command *cmd, int argc, char **argv);
+/* A job command's own part, once its job file is loaded; spec is NULL
+ * when it did not load (err says why, already logged).  Exit status. */
+typedef int (*job_fn)(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err);
+
+/* One row per command: main dispatches on name, help prints usage. */
+struct command {
+  const char *name;
+  command_fn main;
+  job_fn job;        /* for main = cmd_job */
+  unsigned opts;     /* for main = cmd_job: OPT_* */
+  const char *usage;
+};
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
@@ -150,7 +144,7 @@ static int run_was_empty(const run_summary *s)
 
 static int show_progress = 1;
 
-static int cmd_plugins(int argc, char **argv)
+static int cmd_plugins(const command *cmd, int argc, char **argv)
 {
   static const struct option opts[] = {
     {"plugin-path", required_argument, NULL, 'P'},
@@ -169,7 +163,7 @@ static int cmd_plugins(int argc, char **argv)
       json = 1;
       break;
     case 'h':
-      fputs(find_command("plugins")->usage, stdout);
+      fputs(cmd->usage, stdout);
       return DWL_EXIT_OK;
     default:
       return usage_error("bad option for plugins");
@@ -205,7 +199,81 @@ static int summary_for_failure(const char *job, const char *mode, int rc)
   return print_summary(&s, 0, rc);
 }
 
-static int cmd_main(const command *cmd, int argc, char **argv)
+static int cmd_migrate(const command *cmd, int argc, char **argv)
+{
+  (void)cmd;
+  return migrate_main(argc, argv);
+}
+
+/* run and plan: the summary line is printed in every case, also when the
+ * spec is bad, so a scheduler always finds one. */
+static int job_run(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err)
+{
+  if (!spec)
+    return summary_for_failure(NULL, NULL, err->code);
+  int is_run = strcmp(cmd->name, "run") == 0;
+  run_opts o = {.plan = !is_run,
+                .sqlout = a->sql ? stdout : NULL,
+                .max_deletes = a->have_max_deletes ? &a->max_deletes : NULL,
+                .allow_empty = a->allow_empty};
+  run_summary sum;
+  progress_begin(show_progress && log_get_level() >= LOG_INFO && log_get_format() == LOG_TEXT);
+  int rc = run_job(spec, &o, &sum, err);
+  interrupt_shutdown();  /* the run is over: a signal now changes nothing */
+  progress_end();
+  if (rc != 0)
+    log_error(err);
+  int code = rc == 0 ? DWL_EXIT_OK : err->code ? err->code : DWL_EXIT_FAILED;
+  if (rc == 0 && a->empty_exit >= 0 && run_was_empty(&sum)) {
+    log_msg(LOG_INFO, "nothing past the checkpoint: exit %d (--empty-exit)", a->empty_exit);
+    code = a->empty_exit;
+  }
+  return print_summary(&sum, rc == 0 && is_run, code);
+}
+
+/* The exit status of a job command that failed with err, or succeeded. */
+static int job_exit(int rc, const dwl_error *err)
+{
+  return rc == 0 ? DWL_EXIT_OK : err->code ? err->code : DWL_EXIT_FAILED;
+}
+
+/* check reports a failed step itself, not as a logged error. */
+static int job_check(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err)
+{
+  (void)cmd;
+  if (!spec) {
+    check_spec_failed(a->spec_path, &a->check, err, stdout);
+    return err->code;
+  }
+  return job_exit(check_job(spec, &a->check, stdout, err), err);
+}
+
+static int job_state(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err)
+{
+  (void)cmd;
+  (void)a;
+  if (!spec)
+    return err->code;
+  int rc = state_job(spec, stdout, err);
+  if (rc != 0)
+    log_error(err);
+  return job_exit(rc, err);
+}
+
+static int job_asof(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err)
+{
+  (void)cmd;
+  if (!spec)
+    return err->code;
+  int rc = asof_job(spec, a->at, stdout, err);
+  if (rc != 0)
+    log_error(err);
+  return job_exit(rc, err);
+}
+
+/* The job commands: their options (each allowed by cmd->opts), then the
+ * job file, loaded and handed to cmd->job. */
+static int cmd_job(const command *cmd, int argc, char **argv)
 {
   static const struct option opts[] = {
     {"sql", no_argument, NULL, 's'},
@@ -213,45 +281,54 @@ static int cmd_main(const command *cmd, int argc, char **argv)
     {"empty-exit", required_argument, NULL, 'e'},
     {"max-deletes", required_argument, NULL, 'm'},
     {"allow-empty", no_argument, NULL, 'E'},
+    {"json", no_argument, NULL, 'j'},
+    {"spec-only", no_argument, NULL, 'S'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
-  int sql = 0;
-  spec_limit max_deletes;
-  int have_max_deletes = 0, allow_empty = 0;
-  const char *at = NULL;
-  int empty_exit = -1;
+  job_args a;
+  memset(&a, 0, sizeof a);
+  a.empty_exit = -1;
   int c;
   optind = 0;  /* 0 makes glibc getopt start afresh on the new argv */
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
     case 's':
-      if (strcmp(cmd->name, "plan") != 0)
+      if (!(cmd->opts & OPT_SQL))
         return usage_error("--sql applies only to plan");
-      sql = 1;
+      a.sql = 1;
       break;
     case 'a':
-      if (strcmp(cmd->name, "asof") != 0)
+      if (!(cmd->opts & OPT_AT))
         return usage_error("--at applies only to asof");
-      at = optarg;
+      a.at = optarg;
       break;
     case 'e':
-      if (strcmp(cmd->name, "run") != 0)
+      if (!(cmd->opts & OPT_EMPTY_EXIT))
         return usage_error("--empty-exit applies only to run");
-      if (parse_empty_exit(optarg, &empty_exit) != 0)
+      if (parse_empty_exit(optarg, &a.empty_exit) != 0)
         return usage_error("--empty-exit must be 0 or 7 to 127 (1 to 6 and 128 to 255 are dwload's own exit codes), not '%s'", optarg);
       break;
     case 'm':
     case 'E':
-      if (strcmp(cmd->name, "run") != 0 && strcmp(cmd->name, "plan") != 0)
+      if (!(cmd->opts & OPT_MAX_DELETES))
         return usage_error("--%s applies only to run and plan", c == 'm' ? "max-deletes" : "allow-empty");
       if (c == 'E')
-        allow_empty = 1;
-      else if (spec_parse_limit(optarg, &max_deletes) != 0)
+        a.allow_empty = 1;
+      else if (spec_parse_limit(optarg, &a.max_deletes) != 0)
         return usage_error("--max-deletes must be a number of keys, a percentage from 0%% to 100%% or all, not '%s'",
                            optarg);
       else
-        have_max_deletes = 1;
+        a.have_max_deletes = 1;
+      break;
+    case 'j':
+    case 'S':
+      if (!(cmd->opts & OPT_CHECK))
+        return usage_error("--%s applies only to check", c == 'j' ? "json" : "spec-only");
+      if (c == 'j')
+        a.check.json = 1;
+      else
+        a.check.spec_only = 1;
       break;
     case 'h':
       fputs(cmd->usage, stdout);
@@ -263,57 +340,74 @@ static int cmd_main(const command *cmd, int argc, char **argv)
   if (optind != argc - 1)
     return optind >= argc ? usage_error("%s needs a job file", cmd->name)
                           : usage_error("%s takes one job file", cmd->name);
-  if (strcmp(cmd->name, "asof") == 0 && !at)
+  if ((cmd->opts & OPT_AT) && !a.at)
     return usage_error("asof needs --at TIMESTAMP");
 
-  int is_run = strcmp(cmd->name, "run") == 0, is_plan = strcmp(cmd->name, "plan") == 0;
   /* A run stopped by a signal rolls back and reports (dwload(1), SIGNALS). */
-  if (is_run || is_plan)
+  if (cmd->opts & OPT_SIGNALS)
     interrupt_install();
   dwl_error err;
   err_init(&err);
+  a.spec_path = argv[optind];
   dwl_spec *spec = spec_load(argv[optind], &err);
   if (!spec) {
     log_error(&err);
-    if (is_run || is_plan)
-      return summary_for_failure(NULL, NULL, err.code);
-    return err.code;
+    return cmd->job(cmd, &a, NULL, &err);
   }
   log_set_job(spec->job);
-  int rc;
-  if (is_run || is_plan) {
-    run_opts o = {.plan = is_plan,
-                  .sqlout = sql ? stdout : NULL,
-                  .max_deletes = have_max_deletes ? &max_deletes : NULL,
-                  .allow_empty = allow_empty};
-    run_summary sum;
-    progress_begin(show_progress && log_get_level() >= LOG_INFO && log_get_format() == LOG_TEXT);
-    rc = run_job(spec, &o, &sum, &err);
-    interrupt_shutdown();  /* the run is over: a signal now changes nothing */
-    progress_end();
-    if (rc != 0)
-      log_error(&err);
-    int code = rc == 0 ? DWL_EXIT_OK : err.code ? err.code : DWL_EXIT_FAILED;
-    if (rc == 0 && empty_exit >= 0 && run_was_empty(&sum)) {
-      log_msg(LOG_INFO, "nothing past the checkpoint: exit %d (--empty-exit)", empty_exit);
-      code = empty_exit;
-    }
-    code = print_summary(&sum, rc == 0 && is_run, code);
-    spec_free(spec);
-    return code;
-  } else if (strcmp(cmd->name, "check") == 0) {
-    rc = check_job(spec, stdout, &err);
-  } else if (strcmp(cmd->name, "state") == 0) {
-    rc = state_job(spec, stdout, &err);
-    if (rc != 0)
-      log_error(&err);
-  } else {
-    rc = asof_job(spec, at, stdout, &err);
-    if (rc != 0)
-      log_error(&err);
-  }
+  int code = cmd->job(cmd, &a, spec, &err);
   spec_free(spec);
-  return rc == 0 ? DWL_EXIT_OK : err.code ? err.code : DWL_EXIT_FAILED;
+  return code;
+}
+
+static const command commands[] = {
+  {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS,
+   "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
+   "Runs the job: reads the rows past the checkpoint, computes the changes and\n"
+   "commits them with the new checkpoint in one transaction.  Logs go to stderr;\n"
+   "the last line on stdout is a one-line JSON summary.\n"
+   "  --empty-exit N   exit N (0, or 7 to 127) when the run succeeded but found no\n"
+   "                   row past the checkpoint and changed nothing\n"
+   "  --max-deletes LIMIT  this run may delete so many keys by absence: a count,\n"
+   "                   a percentage of the current keys (50%) or all; overrides\n"
+   "                   load.max_deletes\n"
+   "  --allow-empty    a source without rows may delete by absence, or empty a\n"
+   "                   replace job's table (as load.allow_empty: true)\n"},
+  {"plan", cmd_job, job_run, OPT_SQL | OPT_MAX_DELETES | OPT_SIGNALS,
+   "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
+   "Does everything run does except writing, and prints the same summary.\n"
+   "  --sql    also print each statement run would execute, with its parameters\n"
+   "  --max-deletes LIMIT, --allow-empty  as for run\n"},
+  {"check", cmd_job, job_check, OPT_CHECK,
+   "Usage: dwload check [--json] [--spec-only] JOB.yaml\n\n"
+   "Validates the spec, loads the plugin, opens the source, connects to the\n"
+   "target and reports each step.\n"
+   "  --json       one JSON document instead of lines; it also names the engine\n"
+   "               the job uses and why, and whether pushdown would take it\n"
+   "  --spec-only  check the spec alone: no plugin, no connection\n"},
+  {"state", cmd_job, job_state, 0,
+   "Usage: dwload state JOB.yaml\n\n"
+   "Prints the job's stored checkpoint and the counts of its last run.\n"},
+  {"asof", cmd_job, job_asof, OPT_AT,
+   "Usage: dwload asof JOB.yaml --at TIMESTAMP\n\n"
+   "Prints, as CSV on stdout, the dimension as it stood at TIMESTAMP: one row\n"
+   "per key whose version was valid then (scd2 jobs).\n"},
+  {"migrate", cmd_migrate, NULL, 0, migrate_usage},
+  {"plugins", cmd_plugins, NULL, 0,
+   "Usage: dwload plugins [--plugin-path DIRS] [--json]\n\n"
+   "Lists the plugins on the search path, in search order: name, version, ABI,\n"
+   "file and options (name, type, required or default, help).  Exits 1 when a\n"
+   "file on the path does not load as a plugin.\n"
+   "  --plugin-path DIRS  as the global option: directories searched first\n"
+   "  --json              one JSON document instead of text\n"},
+};
+
+static const command *find_command(const char *name)
+{
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(commands[i].name, name) == 0)
+      return &commands[i];
+  return NULL;
 }
 
 /* A core dump of a run holds its connection strings, and so their
@@ -395,10 +489,7 @@ int main(int argc, char **argv)
   const command *cmd = find_command(name);
   if (!cmd)
     return usage_error("unknown command '%s'", name);
-  if (strcmp(name, "migrate") == 0)
-    return migrate_main(argc - optind, argv + optind);
-  int rc = strcmp(name, "plugins") == 0 ? cmd_plugins(argc - optind, argv + optind)
-                                        : cmd_main(cmd, argc - optind, argv + optind);
+  int rc = cmd->main(cmd, argc - optind, argv + optind);
   plugin_set_extra_path(NULL);
   return rc;
 }

@@ -1,7 +1,7 @@
-/* A run, end to end, in data-flow order; and the check and state commands. */
+/* A run, end to end, in data-flow order: connect and lock, open the source,
+ * feed its prepared rows (source/prepare.c) to the engine, write, commit. */
 #include "run.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,8 +13,8 @@
 #include "guard.h"
 #include "interrupt.h"
 #include "log.h"
-#include "norm.h"
 #include "plugin_host.h"
+#include "prepare.h"
 #include "progress.h"
 #include "reject.h"
 #include "pushdown.h"
@@ -29,175 +29,6 @@ const char *run_mode_name(int mode)
 {
   static const char *const names[] = {"append", "replace", "scd2", "upsert"};
   return mode >= 0 && mode <= MODE_UPSERT ? names[mode] : "?";
-}
-
-/* ---- source rows: normalized values and the lmd ------------------------- */
-
-typedef struct prep {
-  const dwl_spec *spec;
-  const target *t;     /* decides the canonical form of the lmd */
-  const dwl_column *cols;
-  size_t ncols;
-  ssize_t lmd;
-  dwl_value *row;      /* the normalized row */
-  dwl_buf *scratch;    /* per column */
-  char origin_name[256];
-  size_t *nokey;       /* load.null_keys: reject: the key columns */
-  size_t nnokey;
-} prep;
-
-static int prep_init(prep *p, const dwl_spec *spec, const dwl_source *src, dwl_error *err)
-{
-  memset(p, 0, sizeof *p);
-  p->spec = spec;
-  p->cols = src->cols;
-  p->ncols = src->ncols;
-  p->lmd = -1;
-  if (spec->lmd) {
-    p->lmd = scd_col_index(src->cols, src->ncols, spec->lmd);
-    if (p->lmd < 0) {
-      int line = 0, col = 0;
-      spec_key_pos(spec, "load.lmd", &line, &col);
-      return err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: load.lmd: column '%s' is not in the source", spec->path, line,
-                     col, spec->lmd);
-    }
-  }
-  p->row = calloc(p->ncols, sizeof *p->row);
-  p->scratch = calloc(p->ncols, sizeof *p->scratch);
-  if (!p->row || !p->scratch)
-    return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  for (size_t i = 0; i < p->ncols; i++)
-    buf_init(&p->scratch[i], 0);
-  snprintf(p->origin_name, sizeof p->origin_name, "%s", src->origin_name);
-  if (spec->null_keys == NULLKEYS_REJECT) {
-    if (!(p->nokey = calloc(spec->key.n, sizeof *p->nokey)))
-      return err_set(err, DWL_EXIT_FAILED, "out of memory");
-    for (size_t i = 0; i < spec->key.n; i++) {
-      ssize_t ix = scd_col_index(src->cols, src->ncols, spec->key.v[i]);
-      if (ix >= 0)  /* an unknown key column is reported by the engine */
-        p->nokey[p->nnokey++] = (size_t)ix;
-    }
-  }
-  return 0;
-}
-
-static void prep_free(prep *p)
-{
-  for (size_t i = 0; p->scratch && i < p->ncols; i++)
-    buf_free(&p->scratch[i]);
-  free(p->scratch);
-  free(p->row);
-  free(p->nokey);
-}
-
-/* A bad row: why, without its position (the caller adds it).  Returns 1. */
-static int bad_row(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int bad_row(char *why, size_t n, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, n, fmt, ap);
-  va_end(ap);
-  return 1;
-}
-
-static int bad_value(const prep *p, size_t col, const dwl_value *v, const char *what, char *why, size_t n)
-{
-  char q[300];
-  return bad_row(why, n, "column '%s': '%s' %s", p->cols[col].name, err_quote(q, sizeof q, v->data, v->len, 60),
-                 what);
-}
-
-/* Characters of UTF-8 text (the CSV plugin has checked it is UTF-8):
- * every byte that does not continue a sequence. */
-static size_t utf8_chars(const char *s, size_t len)
-{
-  size_t n = 0;
-  for (size_t i = 0; i < len; i++)
-    n += ((unsigned char)s[i] & 0xC0) != 0x80;
-  return n;
-}
-
-/* Normalizes one source row into p->row and parses its lmd.  Returns 0,
- * 1 for a bad row (why says what is wrong: the run rejects it or fails),
- * or -1 with err set. */
-static int prep_row(prep *p, const dwl_value *in, dwl_ts *lmd, char *why, size_t whylen, dwl_error *err)
-{
-  for (size_t i = 0; i < p->nnokey; i++)
-    if (in[p->nokey[i]].is_null)
-      return bad_row(why, whylen, "key column '%s' is NULL (load.null_keys: reject)", p->cols[p->nokey[i]].name);
-  for (size_t i = 0; i < p->ncols; i++) {
-    const dwl_value *v = &in[i];
-    p->row[i] = *v;
-    if (v->is_null) {
-      if ((ssize_t)i == p->lmd)
-        return bad_row(why, whylen, "the lmd column '%s' is NULL", p->cols[i].name);
-      continue;
-    }
-    if ((ssize_t)i == p->lmd) {
-      int rc = p->spec->lmd_format ? ts_parse_format(v->data, v->len, p->spec->lmd_format, lmd)
-                                   : ts_parse(v->data, v->len, lmd);
-      if (rc != 0)
-        return bad_value(p, i, v,
-                         p->spec->lmd_format ? "does not match load.lmd_format" : "is not an ISO 8601 timestamp",
-                         why, whylen);
-      if (p->t->vdate && lmd->us % DWL_US_PER_DAY != 0)
-        return bad_value(p, i, v, "has a time of day, but the column is declared a date", why, whylen);
-      dwl_buf *b = &p->scratch[i];
-      buf_reset(b);
-      if (buf_grow(b, 32) != 0)
-        return err_set(err, DWL_EXIT_FAILED, "out of memory");
-      b->len = target_ts_text(p->t, lmd, b->data);
-      p->row[i].data = b->data;
-      p->row[i].len = b->len;
-      continue;
-    }
-    const char *w;
-    char fit[400];
-    if (p->cols[i].type == DWL_TYPE_TEXT && target_value_fits(p->t, i, v->data, v->len, &w, fit, sizeof fit) != 0)
-      return bad_value(p, i, v, w, why, whylen);
-    if (p->cols[i].type == DWL_TYPE_TEXT) {
-      /* Longer than varchar(n): PostgreSQL would fail the run, MariaDB
-       * (strict) too, SQLite would keep it; the same rule everywhere. */
-      if (p->cols[i].precision > 0 && v->len > (size_t)p->cols[i].precision &&
-          utf8_chars(v->data, v->len) > (size_t)p->cols[i].precision) {
-        char what[80];
-        snprintf(what, sizeof what, "is longer than the column's %d characters", p->cols[i].precision);
-        return bad_value(p, i, v, what, why, whylen);
-      }
-      continue;
-    }
-    if (norm_value_col(&p->cols[i], v->data, v->len, &p->scratch[i], &p->row[i].data, &p->row[i].len, &w) != 0)
-      return bad_value(p, i, v, w, why, whylen);
-    int fits = target_value_fits(p->t, i, p->row[i].data, p->row[i].len, &w, fit, sizeof fit);
-    if (fits > 0)
-      return bad_value(p, i, v, w, why, whylen);
-    /* Not the row's fault but the table's: every row like it would be
-     * rounded, so the run fails rather than setting rows aside. */
-    if (fits < 0) {
-      bad_value(p, i, v, w, why, whylen);
-      return err_set(err, DWL_EXIT_FAILED, "%s; %s", why, fit);
-    }
-  }
-  return 0;
-}
-
-/* The key of a rejected row, normalized as prep_row would (into p->row,
- * the other columns NULL), so that the row still counts as present for
- * deletes: absent.  Returns 0, or 1 when a key value cannot be read. */
-static int prep_key(prep *p, const size_t *key, size_t nkey, const dwl_value *in)
-{
-  for (size_t i = 0; i < p->ncols; i++)
-    p->row[i] = (dwl_value){NULL, 0, 1};
-  for (size_t k = 0; k < nkey; k++) {
-    size_t i = key[k];
-    p->row[i] = in[i];
-    const char *w;
-    if (!in[i].is_null && p->cols[i].type != DWL_TYPE_TEXT &&
-        norm_value_col(&p->cols[i], in[i].data, in[i].len, &p->scratch[i], &p->row[i].data, &p->row[i].len, &w) != 0)
-      return 1;
-  }
-  return 0;
 }
 
 /* ---- the run -------------------------------------------------------------- */
@@ -287,7 +118,7 @@ static int too_far_ahead(const run_ctx *r, const dwl_value *raw, const dwl_ts *l
   ts_format_duration(tol, span);
   char what[160];
   snprintf(what, sizeof what, "is more than %s after the run's clock (%s UTC); see load.future_tolerance", span, now);
-  return bad_value(&r->p, (size_t)r->p.lmd, raw, what, why, n);
+  return prep_bad_value(&r->p, (size_t)r->p.lmd, raw, what, why, n);
 }
 
 static int read_source(run_ctx *r, take_fn take, dwl_error *err)
@@ -625,20 +456,6 @@ static int run_engine(run_ctx *r, dwl_error *err)
   return 0;
 }
 
-static source_config source_config_for(const dwl_spec *spec, const char *checkpoint)
-{
-  source_config cfg = {
-    .plugin = spec->source_plugin,
-    .opts = spec->source_opts,
-    .nopts = spec->n_source_opts,
-    .spec_path = spec->path,
-    .base_dir = spec->dir,
-    .job = spec->job,
-    .lmd_column = spec->lmd,
-    .checkpoint = checkpoint,
-  };
-  return cfg;
-}
 
 static void run_free(run_ctx *r)
 {
@@ -952,112 +769,5 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   }
   sum->seconds = now_s() - t0;
   run_free(&r);
-  return rc;
-}
-
-/* ---- check and state ------------------------------------------------------ */
-
-static void step(FILE *out, const char *what, int ok, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void step(FILE *out, const char *what, int ok, const char *fmt, ...)
-{
-  va_list ap;
-  fprintf(out, "%-8s %-6s ", what, ok ? "ok" : "FAILED");
-  va_start(ap, fmt);
-  vfprintf(out, fmt, ap);
-  va_end(ap);
-  fputc('\n', out);
-}
-
-int check_job(const dwl_spec *spec, FILE *out, dwl_error *err)
-{
-  run_ctx r;
-  run_opts o = {.plan = 1};
-  run_summary sum;
-  memset(&r, 0, sizeof r);
-  r.spec = spec;
-  r.o = &o;
-  r.sum = &sum;
-  summary_init(&sum, spec->job, run_mode_name(spec->mode));
-  step(out, "spec", 1, "%s (job %s, mode %s)", spec->path, spec->job, run_mode_name(spec->mode));
-  int rc = -1;
-  if (target_connect(spec, &r.t, err) != 0) {
-    step(out, "target", 0, "%s", err->msg);
-    goto out;
-  }
-  step(out, "target", 1, "%s %s (%s)", r.t->c->dbms, r.t->c->dbms_ver, r.t->c->redacted);
-  job_state st;
-  if (state_read(r.t, spec->job, &st, err) != 0) {
-    step(out, "state", 0, "%s", err->msg);
-    goto out;
-  }
-  step(out, "state", 1, "%s", st.checkpoint[0] ? st.checkpoint : "no checkpoint yet");
-  source_config cfg = source_config_for(spec, st.checkpoint[0] ? st.checkpoint : NULL);
-  if (source_open(&cfg, &r.src, err) != 0) {
-    step(out, "source", 0, "%s", err->msg);
-    goto out;
-  }
-  step(out, "plugin", 1, "%s %s (%s)", r.src->lib->p->name, r.src->lib->p->version, r.src->lib->path);
-  dwl_buf names;
-  buf_init(&names, 0);
-  for (size_t i = 0; i < r.src->ncols; i++)
-    buf_printf(&names, "%s%s", i ? ", " : "", r.src->cols[i].name);
-  step(out, "source", 1, "%zu columns: %s", r.src->ncols, names.data ? names.data : "");
-  buf_free(&names);
-  if (prep_init(&r.p, spec, r.src, err) != 0 || target_layout(r.t, r.src->cols, r.src->ncols, err) != 0 ||
-      ((spec->mode == MODE_SCD2 || spec->mode == MODE_UPSERT) &&
-       (r.have_engine = 1, scd_init(&r.e, spec, r.src->cols, r.src->ncols, ts_now(), err)) != 0)) {
-    step(out, "columns", 0, "%s", err->msg);
-    goto out;
-  }
-  step(out, "columns", 1, "the spec's columns are in the source");
-  if (target_prepare_table(r.t, 0, err) != 0) {
-    step(out, "table", 0, "%s", err->msg);
-    goto out;
-  }
-  step(out, "table", 1, "%s %s (%zu columns)", spec->target_table, r.t->exists ? "exists" : "will be created",
-       r.t->ncols);
-  rc = 0;
-out:
-  run_free(&r);
-  return rc;
-}
-
-int state_job(const dwl_spec *spec, FILE *out, dwl_error *err)
-{
-  target *t;
-  if (target_connect(spec, &t, err) != 0)
-    return -1;
-  job_state st;
-  int rc = state_read(t, spec->job, &st, err);
-  if (rc == 0) {
-    fprintf(out, "job:         %s\n", spec->job);
-    fprintf(out, "target:      %s (%s)\n", spec->target_table, t->c->redacted);
-    if (!st.found) {
-      fprintf(out, "state:       no run yet\n");
-    } else {
-      fprintf(out, "checkpoint:  %s\n", st.checkpoint[0] ? st.checkpoint : "(none)");
-      fprintf(out, "last run:    %s, %s\n", st.last_run_at[0] ? st.last_run_at : "(none)",
-              st.last_mode[0] ? st.last_mode : "-");
-      fprintf(out, "counts:      read %lld, skipped %lld, inserted %lld, expired %lld, updated %lld, deleted %lld, "
-                   "unchanged %lld, rejected %lld (%.3fs)\n",
-              st.read, st.skipped, st.inserted, st.expired, st.updated, st.deleted, st.unchanged, st.rejected,
-              st.seconds);
-      fprintf(out, "status:      %s\n", st.last_status[0] ? st.last_status : "-");
-      if (st.last_error[0])
-        fprintf(out, "last error:  %s\n", st.last_error);
-      /* (best effort: a table of an older dwload has no run_id yet) */
-      char id[40];
-      dwl_error e2;
-      err_init(&e2);
-      if (state_read_run_id(t->c, t->d, spec->job, 0, NULL, id, sizeof id, &e2) == 0 && id[0])
-        fprintf(out, "run id:      %s (the last committed run)\n", id);
-      /* Set while a run holds the lock; a run killed outright leaves it
-       * behind, but not the lock, which dies with its transaction. */
-      if (st.running_since[0])
-        fprintf(out, "started:     a run started at %s (host %s, pid %lld) is running or was killed\n",
-                st.running_since, st.running_host, st.running_pid);
-    }
-  }
-  target_free(t);
   return rc;
 }

@@ -1,7 +1,7 @@
 /* One run of a job, end to end: spec -> source plugin -> rows (normalized,
  * filtered by the checkpoint) -> change engine -> target writer -> commit
- * of the rows and the new checkpoint in one transaction.  Also the
- * read-only commands built on the same pieces: check and state. */
+ * of the rows and the new checkpoint in one transaction.  The read-only
+ * commands built on the same pieces are check_cmd.h and state_cmd.h. */
 #ifndef DWL_RUN_H
 #define DWL_RUN_H
 
@@ -20,12 +20,6 @@ typedef struct run_opts {
 
 /* Fills sum in every case (status failed on error). */
 int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error *err);
-
-/* dwload check: validate, load plugins, connect, report each step on out. */
-int check_job(const dwl_spec *spec, FILE *out, dwl_error *err);
-
-/* dwload state: the stored checkpoint and the last run. */
-int state_job(const dwl_spec *spec, FILE *out, dwl_error *err);
 
 const char *run_mode_name(int mode);
 

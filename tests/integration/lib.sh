@@ -612,33 +612,37 @@ mkjob() {
 
 # _engine: a job file on stdin, with `engine: $DWL_ENGINE` added to its
 # block-style load mapping when DWL_ENGINE is set (make check runs the
-# engine-sensitive scripts once more with DWL_ENGINE=pushdown).  Jobs the
-# engine refuses at spec-check time (scd2 with deletes: absent, load.lookup,
-# lookback and late, type1_scope: all with expire-style deletes, modes
-# other than scd2 and upsert) stay with the memory engine; the job
-# files that test the engine key itself set it explicitly.
+# engine-sensitive scripts once more with DWL_ENGINE=pushdown) and dwload
+# itself says that engine takes the job: `check --json --spec-only` reports
+# "pushdown": "ok" or why not, so the rules live in dwload alone.  Jobs the
+# engine refuses stay with the memory engine, as do job files that set
+# load.engine themselves (they test the key) or do not load.
 _engine() {
   if [ -z "${DWL_ENGINE:-}" ]; then
     cat
     return
   fi
-  awk -v e="$DWL_ENGINE" '
-    { line[NR] = $0 }
-    /^  mode: *(scd2|upsert) *$/ { ok = 1 }
-    /^  mode: *scd2 *$/ { scd2 = 1 }
-    /deletes: *absent/ { absent = 1 }
-    /^  lookup:|^  engine:|^  lookback:|^  late:/ { no = 1 }
-    /^  type1_scope: *all/ { all = 1 }
-    /^  type1:/ { t1 = 1 }
-    /^  deletes:/ && !/absent|none/ { delcol = 1 }
-    /^  delete_style: *tombstone/ { tomb = 1 }
-    END {
-      if (scd2 && all && t1 && delcol && !tomb) no = 1
-      for (i = 1; i <= NR; i++) {
-        print line[i]
-        if (ok && !no && !(scd2 && absent) && line[i] ~ /^load: *$/) print "  engine: " e
-      }
-    }'
+  _e_job=$(mktemp "$WORK/.engine.XXXXXX")
+  cat >"$_e_job"
+  # The job's ${VAR}s as the script has them now, exported or not; one set
+  # only for the run (FEED=... dw run) gets a stand-in: no rule of the
+  # engines' reads a value that comes from a variable.
+  if ! grep -q '^  engine:' "$_e_job" &&
+     [ "$(for _e_v in $(grep -o '[$][{][A-Za-z_][A-Za-z0-9_]*}' "$_e_job" | tr -d '${}' | sort -u); do
+            eval "[ -n \"\${$_e_v+x}\" ] || $_e_v=unset-until-the-run"
+            export "$_e_v"
+          done
+          "$DWLOAD" check --json --spec-only "$_e_job" 2>/dev/null | python3 -c '
+import json, sys
+try:
+    print(json.loads(sys.stdin.read()).get(sys.argv[1], ""))
+except ValueError:
+    print("")' "$DWL_ENGINE")" = ok ]; then
+    awk -v e="$DWL_ENGINE" '{ print } /^load: *$/ { print "  engine: " e }' "$_e_job"
+  else
+    cat "$_e_job"
+  fi
+  rm -f "$_e_job"
 }
 
 # finish PID [SECONDS]: waits at most SECONDS (default 30) for a background

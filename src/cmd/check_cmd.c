@@ -1,0 +1,185 @@
+/* dwload check: each step of a run up to the first write (spec, target,
+ * state, plugin, source, columns, table), reported as it passes or fails.
+ * With --json the report is one document, which also names the engine the
+ * job uses and why, and whether pushdown would take the job: the test
+ * suite reads that instead of keeping its own copy of pushdown's rules. */
+#include "check_cmd.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "plugin_host.h"
+#include "prepare.h"
+#include "rules.h"
+#include "run.h"
+#include "scd.h"
+#include "state.h"
+#include "target.h"
+
+/* Where the steps go: lines on out, or the JSON document's steps. */
+typedef struct report {
+  FILE *out;
+  json_t *doc;    /* --json; NULL prints lines */
+  json_t *steps;
+} report;
+
+static int report_init(report *rp, const check_opts *o, FILE *out)
+{
+  memset(rp, 0, sizeof *rp);
+  rp->out = out;
+  if (!o->json)
+    return 0;
+  rp->doc = json_object();
+  rp->steps = json_array();
+  return rp->doc && rp->steps ? 0 : -1;
+}
+
+/* Prints the document (steps last, then whether every step passed) and
+ * frees it. */
+static void report_end(report *rp, int ok)
+{
+  if (!rp->doc)
+    return;
+  json_object_set_new(rp->doc, "steps", rp->steps);
+  json_object_set_new(rp->doc, "ok", json_boolean(ok));
+  char *s = json_dumps(rp->doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  if (s) {
+    fprintf(rp->out, "%s\n", s);
+    free(s);
+  }
+  json_decref(rp->doc);
+  rp->doc = rp->steps = NULL;
+}
+
+static void step(report *rp, const char *what, int ok, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void step(report *rp, const char *what, int ok, const char *fmt, ...)
+{
+  va_list ap;
+  if (!rp->doc) {
+    fprintf(rp->out, "%-8s %-6s ", what, ok ? "ok" : "FAILED");
+    va_start(ap, fmt);
+    vfprintf(rp->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', rp->out);
+    return;
+  }
+  /* The detail may be long (every column's name): sized, not truncated. */
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *detail = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (detail) {
+    va_start(ap, fmt);
+    vsnprintf(detail, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  json_t *s = json_object();
+  json_object_set_new(s, "step", json_string(what));
+  json_object_set_new(s, "ok", json_boolean(ok));
+  json_object_set_new(s, "detail", json_string(detail ? detail : ""));
+  json_array_append_new(rp->steps, s);
+  free(detail);
+}
+
+/* The engine the job uses and why, and whether pushdown would take it:
+ * decided by the spec alone, so known before any connection.  A job that
+ * names pushdown has passed its refusals when it loaded. */
+static void engine_fields(json_t *doc, const dwl_spec *spec)
+{
+  const char *engine = spec->engine == ENGINE_PUSHDOWN ? "pushdown" : "memory";
+  char reason[600];
+  int line, col;
+  if (spec_key_pos(spec, "load.engine", &line, &col) == 0)
+    snprintf(reason, sizeof reason, "%s:%d:%d: the spec sets load.engine: %s", spec->path, line, col, engine);
+  else
+    snprintf(reason, sizeof reason, "load.engine is not set; memory is the default");
+  const char *why = engine_pushdown_refusal(spec);
+  char refusal[400];
+  snprintf(refusal, sizeof refusal, "load.engine: pushdown %s", why ? why : "");
+  json_object_set_new(doc, "engine", json_string(engine));
+  json_object_set_new(doc, "engine_reason", json_string(reason));
+  json_object_set_new(doc, "pushdown", json_string(why ? refusal : "ok"));
+}
+
+void check_spec_failed(const char *path, const check_opts *o, const dwl_error *err, FILE *out)
+{
+  report rp;
+  if (!o->json || report_init(&rp, o, out) != 0)
+    return;
+  json_object_set_new(rp.doc, "spec", json_string(path));
+  step(&rp, "spec", 0, "%s", err->msg);
+  report_end(&rp, 0);
+}
+
+int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *err)
+{
+  target *t = NULL;
+  dwl_source *src = NULL;
+  prep p;
+  scd_engine e;
+  int have_engine = 0;
+  memset(&p, 0, sizeof p);
+  report rp;
+  if (report_init(&rp, o, out) != 0)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (rp.doc) {
+    json_object_set_new(rp.doc, "job", json_string(spec->job));
+    json_object_set_new(rp.doc, "spec", json_string(spec->path));
+    json_object_set_new(rp.doc, "mode", json_string(run_mode_name(spec->mode)));
+    engine_fields(rp.doc, spec);
+  }
+  step(&rp, "spec", 1, "%s (job %s, mode %s)", spec->path, spec->job, run_mode_name(spec->mode));
+  int rc = -1;
+  if (o->spec_only) {
+    rc = 0;
+    goto out;
+  }
+  if (target_connect(spec, &t, err) != 0) {
+    step(&rp, "target", 0, "%s", err->msg);
+    goto out;
+  }
+  step(&rp, "target", 1, "%s %s (%s)", t->c->dbms, t->c->dbms_ver, t->c->redacted);
+  job_state st;
+  if (state_read(t, spec->job, &st, err) != 0) {
+    step(&rp, "state", 0, "%s", err->msg);
+    goto out;
+  }
+  step(&rp, "state", 1, "%s", st.checkpoint[0] ? st.checkpoint : "no checkpoint yet");
+  source_config cfg = source_config_for(spec, st.checkpoint[0] ? st.checkpoint : NULL);
+  if (source_open(&cfg, &src, err) != 0) {
+    step(&rp, "source", 0, "%s", err->msg);
+    goto out;
+  }
+  step(&rp, "plugin", 1, "%s %s (%s)", src->lib->p->name, src->lib->p->version, src->lib->path);
+  dwl_buf names;
+  buf_init(&names, 0);
+  for (size_t i = 0; i < src->ncols; i++)
+    buf_printf(&names, "%s%s", i ? ", " : "", src->cols[i].name);
+  step(&rp, "source", 1, "%zu columns: %s", src->ncols, names.data ? names.data : "");
+  buf_free(&names);
+  if (prep_init(&p, spec, src, err) != 0 || target_layout(t, src->cols, src->ncols, err) != 0 ||
+      ((spec->mode == MODE_SCD2 || spec->mode == MODE_UPSERT) &&
+       (have_engine = 1, scd_init(&e, spec, src->cols, src->ncols, ts_now(), err)) != 0)) {
+    step(&rp, "columns", 0, "%s", err->msg);
+    goto out;
+  }
+  step(&rp, "columns", 1, "the spec's columns are in the source");
+  if (target_prepare_table(t, 0, err) != 0) {
+    step(&rp, "table", 0, "%s", err->msg);
+    goto out;
+  }
+  step(&rp, "table", 1, "%s %s (%zu columns)", spec->target_table, t->exists ? "exists" : "will be created",
+       t->ncols);
+  rc = 0;
+out:
+  report_end(&rp, rc == 0);
+  if (have_engine)
+    scd_free(&e);
+  prep_free(&p);
+  source_close(src);
+  target_free(t);
+  return rc;
+}

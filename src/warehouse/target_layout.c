@@ -1,0 +1,202 @@
+/* The target table's column layout: the source's columns and the
+ * dimension's bookkeeping columns (surrogate key, validity, flags), their
+ * roles and quoted names, name clashes, the predicate for current
+ * versions, and the canonical text of its points in time. */
+#include "target.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "scd.h"
+
+/* The names of the table's columns so far, by case-insensitive hash, so
+ * that laying out n columns costs O(n), not O(n^2): a source with
+ * thousands of columns is checked for clashes in an instant. */
+typedef struct colset {
+  size_t *slot;  /* index + 1 into t->cols; 0 is empty */
+  size_t mask;
+  size_t cap;    /* of t->cols */
+} colset;
+
+static size_t name_hash(const char *s)
+{
+  size_t h = 1469598103934665603ULL & SIZE_MAX;
+  for (; *s; s++)
+    h = (h ^ (size_t)tolower((unsigned char)*s)) * (1099511628211ULL & SIZE_MAX);
+  return h;
+}
+
+static int colset_init(colset *cs, target *t, size_t n, dwl_error *err)
+{
+  size_t m = 16;
+  while (m < 2 * n)
+    m *= 2;
+  cs->slot = calloc(m, sizeof *cs->slot);
+  cs->mask = m - 1;
+  cs->cap = n;
+  free(t->cols);
+  t->cols = calloc(n, sizeof *t->cols);
+  t->ncols = 0;
+  if (!cs->slot || !t->cols)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  return 0;
+}
+
+static int add_col(target *t, colset *cs, const char *name, int role, size_t src, dwl_column decl, dwl_error *err)
+{
+  size_t h = name_hash(name) & cs->mask;
+  for (; cs->slot[h]; h = (h + 1) & cs->mask) {
+    size_t i = cs->slot[h] - 1;
+    if (strcasecmp(t->cols[i].name, name) != 0)
+      continue;
+    /* Names are matched without regard to case, as SQL does unquoted. */
+    if (role == TC_SRC && t->cols[i].role == TC_SRC)
+      return err_set(err, DWL_EXIT_USAGE,
+                     "the source has columns '%s' and '%s', whose names differ only in case; dwload matches column "
+                     "names without regard to case, so rename one",
+                     t->cols[i].name, name);
+    return err_set(err, DWL_EXIT_USAGE,
+                   "%s: dimension column '%s' has the name of a source column; rename it under dimension:",
+                   t->spec->path, role == TC_SRC ? t->cols[i].name : name);
+  }
+  if (t->ncols == cs->cap)  /* colset_init reserved room for all */
+    return err_set(err, DWL_EXIT_FAILED, "internal error: more columns than laid out");
+  cs->slot[h] = t->ncols + 1;
+  tcol *c = &t->cols[t->ncols];
+  memset(c, 0, sizeof *c);
+  c->name = name;
+  c->role = role;
+  c->src = src;
+  c->decl = decl;
+  c->decl.name = name;
+  dwl_buf q;
+  buf_init(&q, 0);
+  if (dialect_quote(t->d, name, &q, "column name", err) != 0) {
+    buf_free(&q);
+    return -1;
+  }
+  c->q = buf_steal(&q);
+  if (role != TC_SRC)
+    t->ix[role] = (ssize_t)t->ncols;
+  t->ncols++;
+  return 0;
+}
+
+static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl_error *err);
+
+/* A source that wide is not a dimension but a mistake or an attack; every
+ * warehouse refuses fewer (each dialect's max_columns says how many). */
+#define TARGET_MAX_COLUMNS 4096
+
+int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
+{
+  if (nsrc > TARGET_MAX_COLUMNS)
+    return err_set(err, DWL_EXIT_FAILED, "the source has %zu columns; dwload loads at most %d", nsrc,
+                   TARGET_MAX_COLUMNS);
+  colset cs;
+  int rc = colset_init(&cs, t, nsrc + 6, err);  /* and the bookkeeping columns */
+  if (rc == 0)
+    rc = layout(t, &cs, src, nsrc, err);
+  free(cs.slot);
+  if (rc == 0 && t->d->max_columns && t->ncols > (size_t)t->d->max_columns)
+    rc = err_set(err, DWL_EXIT_FAILED,
+                 "table %s would have %zu columns (%zu from the source, the rest dwload's bookkeeping); "
+                 "%s tables hold at most %d",
+                 t->spec->target_table, t->ncols, nsrc, t->d->dbms_prefix, t->d->max_columns);
+  return rc;
+}
+
+static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl_error *err)
+{
+  const dwl_spec *s = t->spec;
+  t->src = src;
+  t->nsrc = nsrc;
+  if (s->lmd)
+    t->lmd = scd_col_index(src, nsrc, s->lmd);
+  int scd2 = s->mode == MODE_SCD2;
+  /* The lmd column's declared type decides how every point in time of the
+   * dimension is stored, so all warehouses hold the same values. */
+  t->vdate = t->lmd >= 0 && src[t->lmd].type == DWL_TYPE_DATE;
+  int vtype = t->vdate ? DWL_TYPE_DATE : DWL_TYPE_TIMESTAMP;
+  if (scd2 && t->vdate && s->close == CLOSE_SECOND_BEFORE) {
+    int line = 0, col = 0;
+    spec_key_pos(s, "dimension.close", &line, &col);
+    return err_set(err, DWL_EXIT_USAGE,
+                   "%s:%d:%d: dimension.close: second_before needs timestamps, but the lmd column '%s' is a date",
+                   s->path, line, col, src[t->lmd].name);
+  }
+  dwl_column flag = {.type = DWL_TYPE_BOOLEAN, .nullable = 0};
+  dwl_column tstamp = {.type = vtype, .nullable = 1};
+  if (scd2 && s->surrogate_key) {
+    dwl_column sk = {.type = s->sk_strategy == SK_HASH ? DWL_TYPE_TEXT : DWL_TYPE_INTEGER, .nullable = 0};
+    if (add_col(t, cs, s->surrogate_key, TC_SK, 0, sk, err) != 0)
+      return -1;
+  }
+  for (size_t i = 0; i < nsrc; i++) {
+    dwl_column decl = src[i];
+    if ((ssize_t)i == t->lmd)
+      decl.type = vtype;  /* written in canonical form */
+    if (add_col(t, cs, src[i].name, TC_SRC, i, decl, err) != 0)
+      return -1;
+  }
+  if (!scd2)
+    return 0;
+  /* valid_from may be the lmd column itself (seed 001's ROW_EFF_DT). */
+  if (t->lmd >= 0 && strcasecmp(s->valid_from, src[t->lmd].name) == 0)
+    t->ix[TC_VALID_FROM] = (ssize_t)t->lmd + (s->surrogate_key ? 1 : 0);
+  else if (add_col(t, cs, s->valid_from, TC_VALID_FROM, 0, tstamp, err) != 0)
+    return -1;
+  if (add_col(t, cs, s->valid_to, TC_VALID_TO, 0, tstamp, err) != 0)
+    return -1;
+  if (s->current && add_col(t, cs, s->current, TC_CURRENT, 0, flag, err) != 0)
+    return -1;
+  if (s->deleted && add_col(t, cs, s->deleted, TC_DELETED, 0, flag, err) != 0)
+    return -1;
+
+  dwl_buf p;
+  buf_init(&p, 0);
+  if (s->open_end) {
+    dwl_ts oe;
+    if (ts_parse(s->open_end, strlen(s->open_end), &oe) == 0) {
+      if (t->vdate && oe.us % DWL_US_PER_DAY != 0) {
+        int line = 0, col = 0;
+        spec_key_pos(s, "dimension.open_end", &line, &col);
+        buf_free(&p);
+        return err_set(err, DWL_EXIT_USAGE,
+                       "%s:%d:%d: dimension.open_end: '%s' has a time of day, but the lmd column '%s' is a date",
+                       s->path, line, col, s->open_end, src[t->lmd].name);
+      }
+      target_ts_text(t, &oe, t->open_end);
+    }
+  }
+  if (s->current)
+    buf_printf(&p, "%s = %s", t->cols[t->ix[TC_CURRENT]].q, t->d->true_lit);
+  else if (t->open_end[0])
+    buf_printf(&p, "%s = ?", t->cols[t->ix[TC_VALID_TO]].q);
+  else
+    buf_printf(&p, "%s IS NULL", t->cols[t->ix[TC_VALID_TO]].q);
+  t->cur_pred = buf_steal(&p);
+  return t->cur_pred ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+}
+
+size_t target_ts_text(const target *t, const dwl_ts *ts, char out[32])
+{
+  dwl_ts v = *ts;
+  v.date_only = t->vdate;
+  return ts_format(&v, out);
+}
+
+size_t target_cur_params(const target *t, dwl_value *out)
+{
+  if (t->spec->current || !t->open_end[0])
+    return 0;
+  out->data = t->open_end;
+  out->len = strlen(t->open_end);
+  out->is_null = 0;
+  return 1;
+}

@@ -1,0 +1,279 @@
+/* Reading the target's versions back in source-column layout: current
+ * versions, deleted ones, every version of given keys (staged and joined,
+ * or one key NULL-safely), values normalized as the source side writes
+ * them; and the table's row count or the catalog's estimate of it. */
+#include "target.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "norm.h"
+
+enum { SCAN_CURRENT, SCAN_DELETED, SCAN_HISTORY };
+
+/* Which rows a scan reads beyond its kind: all, those whose key is in a
+ * staged key table, or one key (NULL-safe, for keys with a NULL part). */
+typedef struct scan_filter {
+  const char *stage;            /* staged key table, or NULL */
+  char *const *stage_cols;      /* its quoted key columns */
+  const dwl_value *keyrow;      /* one key, source layout, or NULL */
+  const size_t *key;            /* key column indexes */
+  size_t nkey;
+} scan_filter;
+
+static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int which, const scan_filter *flt,
+                target_row_fn fn, target_hist_fn hfn, void *ud, dwl_error *err)
+{
+  if (!t->exists)
+    return 0;
+  int scd2 = t->spec->mode == MODE_SCD2;
+  size_t nsel = all_cols ? t->nsrc : ncols;
+  size_t off = t->ix[TC_SK] >= 0 ? 1 : 0;
+  size_t *map = calloc(nsel ? nsel : 1, sizeof *map);
+  dwl_value *row = calloc(t->nsrc ? t->nsrc : 1, sizeof *row);
+  dwl_buf *norm = calloc(nsel ? nsel : 1, sizeof *norm);
+  dwl_value *p = calloc((flt ? flt->nkey : 0) + 2, sizeof *p);
+  SQLSMALLINT *pt = calloc((flt ? flt->nkey : 0) + 2, sizeof *pt);
+  dwl_buf sql;
+  buf_init(&sql, 0);
+  odbc_stmt *st = NULL;
+  int rc = -1;
+  if (!map || !row || !norm || !p || !pt) {
+    err_set(err, DWL_EXIT_FAILED, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < nsel; i++)
+    buf_init(&norm[i], 0);
+  /* The table is "d" throughout, so a staged key table may join it. */
+  buf_adds(&sql, "SELECT ");
+  for (size_t i = 0; i < nsel; i++) {
+    map[i] = all_cols ? i : cols[i];
+    buf_printf(&sql, "%sd.%s", i ? ", " : "", t->cols[map[i] + off].q);
+  }
+  if (scd2 && which == SCAN_DELETED)
+    buf_printf(&sql, "%sd.%s, %s", nsel ? ", " : "", t->cols[t->ix[TC_VALID_TO]].q, t->d->true_lit);
+  else if (scd2)
+    buf_printf(&sql, "%sd.%s, %s%s", nsel ? ", " : "", t->cols[t->ix[TC_VALID_FROM]].q,
+               t->ix[TC_DELETED] >= 0 ? "d." : "",
+               t->ix[TC_DELETED] >= 0 ? t->cols[t->ix[TC_DELETED]].q : t->d->false_lit);
+  if (which == SCAN_HISTORY)
+    buf_printf(&sql, ", d.%s", t->cols[t->ix[TC_VALID_TO]].q);
+  else if (!scd2 && nsel == 0)
+    buf_adds(&sql, "1");
+  buf_printf(&sql, " FROM %s AS d", t->table_q);
+  if (flt && flt->stage) {
+    buf_printf(&sql, " JOIN %s AS s ON ", flt->stage);
+    for (size_t i = 0; i < flt->nkey; i++)
+      buf_printf(&sql, "%sd.%s = s.%s", i ? " AND " : "", t->cols[flt->key[i] + off].q, flt->stage_cols[i]);
+  }
+  buf_adds(&sql, " WHERE 1 = 1");
+  size_t np = 0;
+  if (flt && flt->keyrow) {
+    for (size_t i = 0; i < flt->nkey; i++) {
+      buf_printf(&sql, " AND d.%s%s", t->cols[flt->key[i] + off].q, t->d->null_safe_eq);
+      p[np] = flt->keyrow[flt->key[i]];
+      pt[np++] = t->d->param_type(t->cols[flt->key[i] + off].decl.type);
+    }
+  }
+  if (scd2 && which == SCAN_DELETED && t->ix[TC_DELETED] >= 0) {
+    buf_printf(&sql, " AND d.%s = %s AND NOT (%s)", t->cols[t->ix[TC_DELETED]].q, t->d->true_lit, t->cur_pred);
+  } else if (scd2 && which == SCAN_DELETED) {
+    /* No deleted flag (dimension.deleted: null): a deleted key is one
+     * without a current version; each closed version of it is read, and
+     * the engine keeps the last end.  (cur_pred's bare names are c's.) */
+    buf_printf(&sql, " AND NOT (%s) AND NOT EXISTS (SELECT 1 FROM %s AS c WHERE ", t->cur_pred, t->table_q);
+    size_t nse = strlen(t->d->null_safe_eq) - 1;  /* without its "?" */
+    for (size_t i = 0; i < nsel; i++)  /* a deleted scan selects the key */
+      buf_printf(&sql, "c.%s%.*sd.%s AND ", t->cols[map[i] + off].q, (int)nse, t->d->null_safe_eq,
+                 t->cols[map[i] + off].q);
+    buf_printf(&sql, "%s)", t->cur_pred);
+    if (target_cur_params(t, &p[np]))
+      pt[np++] = SQL_VARCHAR;
+  } else if (scd2 && which == SCAN_CURRENT) {
+    buf_printf(&sql, " AND %s", t->cur_pred);
+  }
+  if (scd2 && which != SCAN_HISTORY && target_cur_params(t, &p[np]))
+    pt[np++] = SQL_VARCHAR;
+  /* A table created by this run's transaction is empty and invisible to
+   * another connection; a staged key table lives on the run's own. */
+  odbc_conn *conn = t->c;
+  if (t->d->scan_separately && t->c->in_txn && !t->created && !(flt && flt->stage) && which != SCAN_HISTORY) {
+    if (!t->reader && target_open_conn(t, &t->reader, err) != 0)
+      goto out;
+    conn = t->reader;
+  }
+  if (ostmt_prepare(conn, sql.data, &st, err) != 0 || ostmt_execute(st, p, pt, np, err) != 0)
+    goto out;
+  for (size_t i = 0; i < t->nsrc; i++)
+    row[i].is_null = 1;
+  const dwl_value *r;
+  int f;
+  while ((f = ostmt_fetch(st, &r, err)) == 1) {
+    for (size_t i = 0; i < nsel; i++) {
+      const dwl_column *c = &t->src[map[i]];
+      const char *why = "is not a timestamp";
+      row[map[i]] = r[i];
+      if (r[i].is_null)
+        continue;
+      int bad;
+      if ((ssize_t)map[i] == t->lmd) {
+        /* The same canonical form the source side writes (dates stay dates). */
+        dwl_ts ts;
+        bad = ts_parse(r[i].data, r[i].len, &ts) != 0 || buf_grow(&norm[i], 32) != 0;
+        if (!bad) {
+          norm[i].len = target_ts_text(t, &ts, norm[i].data);
+          row[map[i]].data = norm[i].data;
+          row[map[i]].len = norm[i].len;
+        }
+      } else {
+        bad = norm_stored_col(c, r[i].data, r[i].len, &norm[i], &row[map[i]].data, &row[map[i]].len, &why) != 0;
+      }
+      if (bad) {
+        char q[300];
+        err_set(err, DWL_EXIT_FAILED, "table %s: column %s holds '%s': %s", t->spec->target_table, c->name,
+                err_quote(q, sizeof q, r[i].data, r[i].len, 60), why);
+        goto out;
+      }
+    }
+    dwl_ts vf = {0, 0};
+    int deleted = 0;
+    if (scd2) {
+      const dwl_value *v = &r[nsel];
+      if (v->is_null || ts_parse(v->data, v->len, &vf) != 0) {
+        err_set(err, DWL_EXIT_FAILED, "table %s: a %s version has %s '%.*s', not a timestamp", t->spec->target_table,
+                which == SCAN_DELETED ? "deleted" : "current", which == SCAN_DELETED ? "valid_to" : "valid_from",
+                (int)(v->is_null ? 4 : v->len), v->is_null ? "NULL" : v->data);
+        goto out;
+      }
+      const dwl_value *d = &r[nsel + 1];
+      deleted = !d->is_null && d->len > 0 && !(d->len == 1 && d->data[0] == '0') &&
+                strncasecmp(d->data, "f", 1) != 0;
+    }
+    if (which == SCAN_HISTORY) {
+      /* open: NULL, or the open end */
+      const dwl_value *v = &r[nsel + 2];
+      dwl_ts vt = {0, 0};
+      int open = v->is_null;
+      if (!open && ts_parse(v->data, v->len, &vt) != 0) {
+        err_set(err, DWL_EXIT_FAILED, "table %s: a version has valid_to '%.*s', not a timestamp",
+                t->spec->target_table, (int)v->len, v->data);
+        goto out;
+      }
+      if (!open && t->open_end[0]) {
+        char txt[32];
+        target_ts_text(t, &vt, txt);
+        open = strcmp(txt, t->open_end) == 0;
+      }
+      if (hfn(ud, row, &vf, open ? NULL : &vt, deleted, err) != 0)
+        goto out;
+    } else if (fn(ud, row, scd2 ? &vf : NULL, deleted, err) != 0) {
+      goto out;
+    }
+  }
+  rc = f < 0 ? -1 : 0;
+out:
+  ostmt_free(st);
+  /* Readers must be gone before the commit needs its exclusive lock. */
+  odbc_close(t->reader);
+  t->reader = NULL;
+  free(p);
+  free(pt);
+  buf_free(&sql);
+  for (size_t i = 0; norm && i < nsel; i++)
+    buf_free(&norm[i]);
+  free(norm);
+  free(map);
+  free(row);
+  return rc;
+}
+
+int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
+                dwl_error *err)
+{
+  return scan(t, cols, ncols, all_cols, SCAN_CURRENT, NULL, fn, NULL, ud, err);
+}
+
+int target_scan_deleted(target *t, const size_t *cols, size_t ncols, target_row_fn fn, void *ud, dwl_error *err)
+{
+  if (t->spec->mode != MODE_SCD2)
+    return 0;
+  return scan(t, cols, ncols, 0, SCAN_DELETED, NULL, fn, NULL, ud, err);
+}
+
+static scan_filter filter_of(const target_keys *keys)
+{
+  scan_filter f = {
+    .stage = keys->stage,
+    .stage_cols = keys->stage_cols,
+    .keyrow = keys->keyrow,
+    .key = keys->key,
+    .nkey = keys->nkey,
+  };
+  return f;
+}
+
+int target_scan_keys(target *t, const size_t *cols, size_t ncols, int deleted, const target_keys *keys,
+                     target_row_fn fn, void *ud, dwl_error *err)
+{
+  if (deleted && t->spec->mode != MODE_SCD2)
+    return 0;
+  scan_filter f = filter_of(keys);
+  return scan(t, cols, ncols, 0, deleted ? SCAN_DELETED : SCAN_CURRENT, &f, fn, NULL, ud, err);
+}
+
+int target_scan_history(target *t, const target_keys *keys, target_hist_fn fn, void *ud, dwl_error *err)
+{
+  scan_filter f = filter_of(keys);
+  return scan(t, NULL, 0, 1, SCAN_HISTORY, &f, NULL, fn, ud, err);
+}
+
+/* The catalog's estimate, -1 when it has none (never analyzed), -2 on
+ * error. */
+static long long estimate_rows(target *t, dwl_error *err)
+{
+  if (!t->d->estimate_sql || (t->schema && !t->d->estimate_quoted))
+    return -1;
+  dwl_value p = {t->d->estimate_quoted ? t->table_q : t->table, 0, 0};
+  p.len = strlen(p.data);
+  odbc_stmt *st;
+  if (ostmt_prepare(t->c, t->d->estimate_sql, &st, err) != 0)
+    return -2;
+  const dwl_value *r;
+  long long n = -1;
+  int rc = ostmt_execute(st, &p, NULL, 1, err);
+  if (rc == 0 && (rc = ostmt_fetch(st, &r, err)) == 1 && !r[0].is_null)
+    n = strtoll(r[0].data, NULL, 10);
+  ostmt_free(st);
+  return rc < 0 ? -2 : n;
+}
+
+long long target_count(target *t, dwl_error *err)
+{
+  if (!t->exists)
+    return 0;
+  /* No estimate, or 0 (statistics not gathered yet): count. */
+  long long est = estimate_rows(t, err);
+  if (est > 0 || est == -2)
+    return est == -2 ? -1 : est;
+  return target_rows(t, err);
+}
+
+long long target_rows(target *t, dwl_error *err)
+{
+  if (!t->exists)
+    return 0;
+  char sql[600];
+  snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", t->table_q);
+  odbc_stmt *st;
+  if (ostmt_prepare(t->c, sql, &st, err) != 0)
+    return -1;
+  const dwl_value *r;
+  long long n = -1;
+  if (ostmt_execute(st, NULL, NULL, 0, err) == 0 && ostmt_fetch(st, &r, err) == 1)
+    n = r[0].is_null ? 0 : strtoll(r[0].data, NULL, 10);
+  ostmt_free(st);
+  return n;
+}

@@ -1,0 +1,395 @@
+/* The target table itself: an existing table's columns, their declared
+ * types and limits, and what they can take (target_value_fits); or the
+ * table created with the key index dwload's own lookups need. */
+#include "target.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "log.h"
+#include "norm.h"
+#include "scd.h"
+#include "sqltype.h"
+
+/* The names of the existing table's columns: a malloc'd array of n
+ * malloc'd names; where the dialect's columns_sql lists them, their
+ * declared types go to the layout's columns of those names. */
+static int existing_columns(target *t, char ***out, size_t *n, dwl_error *err)
+{
+  char sql[1024];
+  const char *schema = t->schema ? t->schema : "main";  /* SQLite's name of the file itself */
+  const dwl_value params[2] = {{t->table, strlen(t->table), 0}, {schema, strlen(schema), 0}};
+  size_t np = 0;
+  if (t->d->columns_sql) {
+    snprintf(sql, sizeof sql, "%s", t->d->columns_sql);
+    np = 2;
+  } else {
+    snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE 1 = 0", t->table_q);
+  }
+  odbc_stmt *st;
+  if (ostmt_prepare(t->c, sql, &st, err) != 0)
+    return -1;
+  if (ostmt_execute(st, params, NULL, np, err) != 0) {
+    ostmt_free(st);
+    return -1;
+  }
+  *n = 0;
+  *out = NULL;
+  int rc = 0;
+  if (t->d->columns_sql) {
+    const dwl_value *row;
+    int f;
+    while ((f = ostmt_fetch(st, &row, err)) == 1) {
+      char **nv = realloc(*out, (*n + 1) * sizeof *nv);
+      if (!nv || !(nv[*n] = strndup(row[0].data ? row[0].data : "", row[0].len))) {
+        if (nv)
+          *out = nv;
+        rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+        break;
+      }
+      *out = nv;
+      (*n)++;
+      for (size_t c = 0; row[1].data && !row[1].is_null && c < t->ncols; c++)
+        if (strcasecmp(t->cols[c].name, nv[*n - 1]) == 0 && !t->cols[c].have_type)
+          t->cols[c].have_type = strndup(row[1].data, row[1].len);
+    }
+    if (f < 0)
+      rc = -1;
+  } else {
+    SQLSMALLINT nc = 0;
+    SQLNumResultCols(st->h, &nc);
+    *out = calloc(nc ? (size_t)nc : 1, sizeof **out);
+    if (!*out)
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+    for (SQLSMALLINT i = 0; rc == 0 && i < nc; i++) {
+      char name[256] = "";
+      SQLSMALLINT ty, dig, nul;
+      SQLULEN sz;
+      ostmt_describe(st, (size_t)i, name, sizeof name, &ty, &sz, &dig, &nul);
+      (*out)[(*n)++] = strdup(name);
+      /* The kind of value the column takes; its limits come from the
+       * catalog (column_limits): drivers describe an unconstrained
+       * numeric with a precision of their own (psqlODBC: 28,6). */
+      dwl_column have;
+      sqltype_column(ty, sz, dig, nul, &have);
+      have.precision = have.scale = 0;
+      for (size_t c = 0; c < t->ncols; c++)
+        if (t->cols[c].role == TC_SRC && strcasecmp(t->cols[c].name, name) == 0) {
+          t->cols[c].have = have;
+          t->cols[c].have_known = 1;
+        }
+    }
+  }
+  ostmt_free(st);
+  return rc;
+}
+
+/* SQLite's affinity of a declared type (its rules, in their order): only
+ * TEXT and BLOB affinity keep a decimal's text as given. */
+static int sqlite_keeps_text(const char *type)
+{
+  if (strcasestr(type, "INT"))
+    return 0;
+  if (strcasestr(type, "CHAR") || strcasestr(type, "CLOB") || strcasestr(type, "TEXT"))
+    return 1;
+  return strcasestr(type, "BLOB") || !type[0];
+}
+
+int target_value_fits(const target *t, size_t src, const char *v, size_t len, const char **why, char *what,
+                      size_t n)
+{
+  const tcol *c = &t->cols[src + (t->ix[TC_SK] >= 0 ? 1 : 0)];
+  if (t->d->text_no_nul && memchr(v, '\0', len)) {
+    snprintf(what, n, "holds a NUL byte, which %s text cannot hold", t->d->dbms_prefix);
+    *why = what;
+    return 1;
+  }
+  if (c->have_check) {
+    dwl_buf scratch;
+    const char *o, *w = NULL;
+    size_t ol, chars = 0;
+    buf_init(&scratch, 0);
+    int bad = 0;
+    if (c->have.type == DWL_TYPE_TEXT) {
+      for (size_t i = 0; i < len; i++)
+        chars += ((unsigned char)v[i] & 0xC0) != 0x80;
+      bad = chars > (size_t)c->have.precision;
+      w = "is too long";
+    } else {
+      /* the number with no trailing zeros, then within the column's (p,s) */
+      bad = norm_value(c->have.type, v, len, &scratch, &o, &ol, &w) != 0 ||
+            (c->have.type == DWL_TYPE_NUMERIC && c->have.precision > 0 &&
+             norm_numeric_fits(o, ol, c->have.precision, c->have.scale, &w) != 0);
+      if (!bad && c->have.type == DWL_TYPE_INTEGER) {
+        long long x = strtoll(o, NULL, 10);  /* canonical and within 64 bits */
+        bad = (c->have_min_set && x < c->have_min) || (c->have_max_set && x > c->have_max);
+        w = "is out of range";
+      }
+    }
+    buf_free(&scratch);
+    if (bad) {
+      char ty[64];
+      if (c->have.type == DWL_TYPE_NUMERIC && c->have.precision > 0)
+        snprintf(ty, sizeof ty, "numeric(%d,%d)", c->have.precision, c->have.scale);
+      else if (c->have.type == DWL_TYPE_TEXT)
+        snprintf(ty, sizeof ty, "varchar(%d)", c->have.precision);
+      else if (c->have.type == DWL_TYPE_INTEGER && (c->have_min_set || c->have_max_set))
+        snprintf(ty, sizeof ty, "an integer from %lld to %lld", c->have_min, c->have_max);
+      else
+        snprintf(ty, sizeof ty, "%s",
+                 c->have.type == DWL_TYPE_INTEGER ? "integer" : c->have.type == DWL_TYPE_REAL ? "real" : "numeric");
+      snprintf(what, n, "%s: column %s of table %s is %s", w, c->name, t->spec->target_table, ty);
+      *why = what;
+      return 1;
+    }
+  }
+  if (c->real_digits && norm_sig_digits(v, len) > (size_t)c->real_digits) {
+    *why = "has more significant digits than the column keeps";
+    snprintf(what, n,
+             "table %s declares column %s %s, which SQLite keeps as a REAL of %d significant digits: the value "
+             "would be rounded; give the column TEXT affinity (a table dwload creates declares it "
+             "DECIMAL_TEXT(p,s)), or keep such values out",
+             t->spec->target_table, c->name, c->have_type, c->real_digits);
+    return -1;
+  }
+  /* A table dwload made (or one whose column is that type): numeric_any. */
+  int any = !c->have_known || (c->have.precision == t->d->numeric_any_precision &&
+                               c->have.scale == t->d->numeric_any_scale);
+  if (c->decl.type == DWL_TYPE_NUMERIC && c->decl.precision <= 0 && t->d->numeric_any_precision && any &&
+      norm_numeric_fits(v, len, t->d->numeric_any_precision, t->d->numeric_any_scale, why) != 0) {
+    snprintf(what, n,
+             "a numeric without a precision is DECIMAL(%d,%d) on %s, which would round the value; declare the "
+             "column's precision and scale in source.types",
+             t->d->numeric_any_precision, t->d->numeric_any_scale, t->d->dbms_prefix);
+    return -1;
+  }
+  return 0;
+}
+
+/* The declared limits of the existing table's columns (numeric(p,s),
+ * varchar(n)) from the dialect's catalog query, into cols[].have; best
+ * effort: without them, only the kind of value is checked. */
+static void column_limits(target *t)
+{
+  odbc_stmt *st;
+  dwl_error e2;
+  err_init(&e2);
+  const dwl_value p[2] = {{t->schema, t->schema ? strlen(t->schema) : 0, !t->schema}, {t->table, strlen(t->table), 0}};
+  if (!t->d->column_limits_sql || ostmt_prepare(t->c, t->d->column_limits_sql, &st, &e2) != 0)
+    return;
+  const dwl_value *r;
+  if (ostmt_execute(st, p, NULL, 2, &e2) == 0)
+    while (ostmt_fetch(st, &r, &e2) == 1) {
+      for (size_t c = 0; !r[0].is_null && c < t->ncols; c++) {
+        tcol *tc = &t->cols[c];
+        if (!tc->have_known || strlen(tc->name) != r[0].len || strncasecmp(tc->name, r[0].data, r[0].len) != 0)
+          continue;
+        long v1 = r[1].is_null ? 0 : strtol(r[1].data, NULL, 10), v2 = r[2].is_null ? 0 : strtol(r[2].data, NULL, 10);
+        long v3 = r[3].is_null ? 0 : strtol(r[3].data, NULL, 10);
+        if (tc->have.type == DWL_TYPE_NUMERIC && v1 > 0 && v1 <= 65 && v2 >= 0 && v2 <= v1) {
+          tc->have.precision = (int)v1;
+          tc->have.scale = (int)v2;
+        } else if (tc->have.type == DWL_TYPE_TEXT && v3 > 0 && v3 < 65535) {
+          tc->have.precision = (int)v3;
+        } else if (tc->have.type == DWL_TYPE_INTEGER) {
+          tc->have_min_set = !r[4].is_null;
+          tc->have_min = tc->have_min_set ? strtoll(r[4].data, NULL, 10) : 0;
+          tc->have_max_set = !r[5].is_null;
+          tc->have_max = tc->have_max_set ? strtoll(r[5].data, NULL, 10) : 0;
+        }
+      }
+    }
+  ostmt_free(st);
+}
+
+/* Whether the source's values need checking against the existing
+ * column: it may take less than the source holds (text that is not a
+ * number for a number column, more digits than its numeric(p,s), more
+ * characters than its varchar(n)).  Checked per row (target_value_fits),
+ * so the row is named, not left to the server's error about a whole
+ * batch, or to its rounding. */
+static int needs_check(const target *t, const tcol *tc)
+{
+  const dwl_column *d = &tc->decl, *h = &tc->have;
+  if (!tc->have_known || tc->role != TC_SRC || (ssize_t)tc->src == t->lmd)
+    return 0;
+  if (h->type == DWL_TYPE_INTEGER)
+    return d->type == DWL_TYPE_TEXT || (d->type == DWL_TYPE_INTEGER && (tc->have_min_set || tc->have_max_set));
+  if (h->type == DWL_TYPE_REAL)
+    return d->type == DWL_TYPE_TEXT;
+  if (h->type == DWL_TYPE_TEXT)
+    return h->precision > 0 && d->type == DWL_TYPE_TEXT && (d->precision <= 0 || d->precision > h->precision);
+  if (h->type != DWL_TYPE_NUMERIC)
+    return 0;
+  if (d->type == DWL_TYPE_TEXT)
+    return 1;
+  /* a numeric(p,s) of the source that fits the column needs no check, nor
+   * one without precision in the dialect's own numeric_any */
+  if (d->type == DWL_TYPE_NUMERIC && d->precision > 0 && h->precision > 0)
+    return d->scale > h->scale || d->precision - d->scale > h->precision - h->scale;
+  if (d->type == DWL_TYPE_NUMERIC && d->precision <= 0 && h->precision == t->d->numeric_any_precision &&
+      h->scale == t->d->numeric_any_scale)
+    return 0;
+  return h->precision > 0;
+}
+
+/* Existing table: every column of the layout must be there. */
+static int check_columns(target *t, dwl_error *err)
+{
+  char **have = NULL;
+  size_t n = 0;
+  if (existing_columns(t, &have, &n, err) != 0) {
+    for (size_t i = 0; i < n; i++)
+      free(have[i]);
+    free(have);
+    return -1;
+  }
+  column_limits(t);
+  int rc = 0;
+  for (size_t c = 0; c < t->ncols && rc == 0; c++) {
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++)
+      found = have[i] && strcasecmp(have[i], t->cols[c].name) == 0;
+    tcol *tc = &t->cols[c];
+    if (found && t->d->real_digits && tc->role == TC_SRC && tc->decl.type == DWL_TYPE_NUMERIC && tc->have_type &&
+        !sqlite_keeps_text(tc->have_type))
+      tc->real_digits = t->d->real_digits;
+    tc->have_check = found && needs_check(t, tc);
+    if (!found)
+      rc = err_set(err, DWL_EXIT_FAILED,
+                   "table %s exists but has no column '%s'; add it, or point target.table at a new table and "
+                   "dwload creates it",
+                   t->spec->target_table, t->cols[c].name);
+  }
+  for (size_t i = 0; i < n; i++)
+    free(have[i]);
+  free(have);
+  return rc;
+}
+
+/* DDL that would commit the run's transaction (MariaDB) runs on a
+ * connection of its own; the lock stays held on the run's. */
+static int exec_ddl(target *t, const char *sql, dwl_error *err)
+{
+  if (t->d->transactional_ddl || !t->c->in_txn)
+    return odbc_exec(t->c, sql, NULL, NULL, 0, err);
+  odbc_conn *ddl;
+  if (target_open_conn(t, &ddl, err) != 0)
+    return -1;
+  int rc = odbc_exec(ddl, sql, NULL, NULL, 0, err);
+  odbc_close(ddl);
+  return rc;
+}
+
+/* The key index's name and columns, "name (a, b) WHERE ..."-style, for
+ * CREATE INDEX or inside CREATE TABLE; empty when the table needs none. */
+static int key_index(target *t, dwl_buf *idx, dwl_error *err)
+{
+  /* The business key among current versions is dwload's own lookup. */
+  const dwl_spec *s = t->spec;
+  if (s->key.n == 0 || (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT))
+    return 0;
+  dwl_buf iname;
+  buf_init(&iname, 0);
+  /* SQLite names the schema on the index, not on its table
+   * (CREATE INDEX "main"."t_dwl_key" ON "t"); PostgreSQL puts an index in
+   * its table's schema, MariaDB's is inside CREATE TABLE. */
+  int schema_on_index = t->schema && t->d->index_schema_on_name;
+  if ((schema_on_index && (dialect_quote(t->d, t->schema, &iname, "target.table", err) != 0 ||
+                           buf_addc(&iname, '.') != 0)) ||
+      dialect_quote_derived(t->d, t->table, "_dwl_key", &iname, err) != 0) {
+    buf_free(&iname);
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  buf_printf(idx, "%s ", iname.data);
+  buf_free(&iname);
+  if (schema_on_index) {
+    buf_adds(idx, "ON ");
+    if (dialect_quote(t->d, t->table, idx, "target.table", err) != 0)
+      return -1;
+    buf_addc(idx, ' ');
+  } else if (t->d->transactional_ddl) {
+    buf_printf(idx, "ON %s ", t->table_q);
+  }
+  buf_addc(idx, '(');
+  for (size_t i = 0; i < s->key.n; i++) {
+    ssize_t ci = scd_col_index(t->src, t->nsrc, s->key.v[i]);
+    if (ci < 0)
+      return err_set(err, DWL_EXIT_USAGE, "%s: load.key: column '%s' is not in the source", s->path, s->key.v[i]);
+    const tcol *kc = &t->cols[(size_t)ci + (t->ix[TC_SK] >= 0 ? 1 : 0)];
+    buf_printf(idx, "%s%s", i ? ", " : "", kc->q);
+    if (t->d->index_text_prefix && kc->decl.type == DWL_TYPE_TEXT && kc->decl.precision <= 0)
+      buf_printf(idx, "(%d)", t->d->index_text_prefix);
+  }
+  /* Current versions only: a partial index where the warehouse has them,
+   * else the current flag as the last index column. */
+  if (s->mode == MODE_SCD2 && s->current && t->d->partial_index)
+    buf_printf(idx, ") WHERE %s", t->cur_pred);
+  else if (s->mode == MODE_SCD2 && s->current)
+    buf_printf(idx, ", %s)", t->cols[t->ix[TC_CURRENT]].q);
+  else
+    buf_adds(idx, ")");
+  /* A failed index text is empty: without this the table would be made
+   * without its key index, and every run would scan it. */
+  return buf_failed(idx) ? err_set(err, DWL_EXIT_FAILED, "out of memory") : 0;
+}
+
+/* The table and its key index.  Where DDL commits by itself (MariaDB),
+ * the index is declared inside CREATE TABLE: a run killed between two
+ * statements would leave the table without it, and every later run would
+ * find the table and read it by full scans. */
+static int create_table(target *t, dwl_error *err)
+{
+  dwl_buf sql, idx;
+  buf_init(&sql, 0);
+  buf_init(&idx, 0);
+  int rc = key_index(t, &idx, err);
+  buf_printf(&sql, "CREATE TABLE %s (", t->table_q);
+  for (size_t i = 0; rc == 0 && i < t->ncols; i++) {
+    const tcol *c = &t->cols[i];
+    char ty[128];
+    const char *type;
+    if (c->role == TC_SK)
+      type = c->decl.type == DWL_TYPE_INTEGER ? t->d->sk_int_type : t->d->sk_hash_type;
+    else if (c->role == TC_CURRENT || c->role == TC_DELETED)
+      type = t->d->flag_type;
+    else
+      type = t->d->type_sql(&c->decl, ty, sizeof ty);
+    buf_printf(&sql, "%s%s %s%s%s", i ? ", " : "", c->q, type, c->role == TC_SK ? " PRIMARY KEY" : "",
+               c->role == TC_CURRENT || c->role == TC_DELETED ? " NOT NULL" : "");
+  }
+  if (rc == 0 && idx.len && !t->d->transactional_ddl)
+    buf_printf(&sql, ", INDEX %s", idx.data);
+  buf_adds(&sql, ")");
+  if (rc == 0)
+    rc = exec_ddl(t, sql.data, err);
+  if (rc == 0 && idx.len && t->d->transactional_ddl) {
+    buf_reset(&sql);
+    buf_printf(&sql, "CREATE INDEX %s", idx.data);
+    rc = exec_ddl(t, sql.data, err);
+  }
+  buf_free(&sql);
+  buf_free(&idx);
+  return rc;
+}
+
+int target_prepare_table(target *t, int create, dwl_error *err)
+{
+  int ex = odbc_table_exists(t->c, t->schema, t->table, err);
+  if (ex < 0)
+    return -1;
+  t->exists = ex;
+  if (ex)
+    return check_columns(t, err);
+  if (!create)
+    return 0;
+  if (create_table(t, err) != 0)
+    return -1;
+  log_msg(LOG_INFO, "created table %s", t->spec->target_table);
+  t->created = 1;
+  t->exists = 1;
+  return 0;
+}
