@@ -59,6 +59,7 @@ for s in TERM:143 INT:130 HUP:129; do
   FIFO="$WORK/$lc.fifo"
   mkfifo "$FIFO"
   exec 3<>"$FIFO"
+  : >"$WORK/r.err"  # not the last run's log: wait_log must see this run's
   FEED="$FIFO" $DFLT "$DWLOAD" run "$J" >"$WORK/r.out" 2>"$WORK/r.err" 3>&- &
   PID=$!
   { echo "id,name,lmd"; gen_rows 1 10 "2024-01-01 00:00:00"; } >&3
@@ -82,6 +83,7 @@ done
 day_job sig_nohup d_nohup
 mkfifo "$WORK/nohup.fifo"
 exec 3<>"$WORK/nohup.fifo"
+: >"$WORK/r.err"  # not the last run's log: wait_log must see this run's
 FEED="$WORK/nohup.fifo" nohup "$DWLOAD" run "$J" >"$WORK/r.out" 2>"$WORK/r.err" 3>&- &
 PID=$!
 cat "$WORK/day2.csv" >&3
@@ -176,6 +178,7 @@ if is_warehouse postgresql mariadb; then
     wait_until 300 eval '[ "$(sql "$_pq")" -gt 0 ]'
   }
   poll "$HELD" || fail "statement: the other session holds the table's lock"
+  : >"$WORK/r.err"  # not the last run's log: wait_log must see this run's
   FEED="$WORK/day2.csv" $DFLT "$DWLOAD" run "$J" >"$WORK/r.out" 2>"$WORK/r.err" &
   PID=$!
   if poll "$WAITING"; then
