@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* ---- late rows: history repair ---------------------------------------------
  *
  * A key whose rows start before its stored history ends waited in

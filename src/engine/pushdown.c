@@ -1,5 +1,6 @@
 /* The pushdown engine: the memory engine's semantics (scd.c) as set-based
- * SQL over a staged delta, per dialect.
+ * SQL over a staged delta, per dialect.  This file runs the statements and
+ * orders the steps; pushdown_impl.h lists the files that hold them.
  *
  * Each source row past the checkpoint is staged with what only the client
  * can compute cheaply and identically: its source order and line, its lmd
@@ -16,7 +17,8 @@
  *   b  the remaining rows joined with the key's current version: whether
  *      it is live or a tombstone, its valid_from, and NULL-safe equality of
  *      the type 2 and type 1 columns with it (late rows fail here);
- *   d  the walk of scd.c as window functions: the state before each row
+ *   d  the walk of scd_walk.c as window functions, its CASE expressions
+ *      generated from the version rules (versions.h): the state before each row
  *      (none, live, tombstone) follows from its predecessor alone, so a row
  *      starts a version when the key is not live or its type 2 values
  *      differ from its predecessor's; a delete counts when the key is live;

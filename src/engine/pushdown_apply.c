@@ -212,6 +212,7 @@ int scd2_counts(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   return 0;
 }
 
+/* ---- upsert ---------------------------------------------------------------------- */
 
 int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {

@@ -138,8 +138,9 @@ int check_gone(pushdown *p, dwl_buf *b, dwl_error *err)
  * close (the stored current one, or the key's previous event in the
  * delta, but for an expire-style delete, which leaves no version): their
  * valid_to would fall before that start.  The memory engine replaces the
- * version or moves the deletion (dwload-job(5), close); pushdown refuses
- * them, writing nothing. */
+ * version or moves the deletion (dwload-job(5), close; versions.h: the
+ * rules' VW_REPLACE and VW_MOVE); pushdown refuses them, writing nothing.
+ * A delete that leaves no version (VS_NONE) leaves nothing to close. */
 int check_within_step(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   size_t nk = p->e->cols.nkey;
@@ -157,7 +158,7 @@ int check_within_step(pushdown *p, dwl_buf *b, dwl_error *err)
   buf_printf(&rest,
              " AS dwl_pedel FROM dwl_pd_e e) q WHERE (q.dwl_pet IS NOT NULL AND q.dwl_t - q.dwl_pet < %" PRId64
              "%s)",
-             gap, is_tomb(p) ? "" : " AND q.dwl_pedel = 0");
+             gap, ver_next(VS_LIVE, VE_DELETE, is_tomb(p)) == VS_NONE ? " AND q.dwl_pedel = 0" : "");
   if (p->t->exists)
     buf_adds(&rest, " OR (q.dwl_span = 1 AND q.dwl_ck <> 0 AND q.dwl_vt < q.dwl_cvf)");
   buf_adds(&rest, " ORDER BY q.dwl_t, q.dwl_seq");

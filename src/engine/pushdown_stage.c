@@ -281,7 +281,7 @@ static void rule_case(dwl_buf *b, int (*pick)(int action), const char *as)
       buf_addc(b, '(');
       for (int ev = 0, k = 0; ev < VE_N; ev++)
         if (sel[ev])
-          buf_printf(b, "%s%s", k++ ? " OR " : "", event_sql[ev]);
+          buf_printf(b, "%s(%s)", k++ ? " OR " : "", event_sql[ev]);
       buf_addc(b, ')');
     }
     buf_addc(b, ')');

@@ -95,7 +95,6 @@ static int walk_delete(walk *w, const rs_row *r, int next, dwl_error *err)
   return 0;
 }
 
-
 /* A row that starts a version (VA_START): it closes the head, if any. */
 static int walk_start(walk *w, const rs_row *r, int state, const ver_rule *rule, dwl_error *err)
 {
@@ -142,7 +141,6 @@ static int walk_type1(walk *w, const rs_row *r, dwl_error *err)
   w->counts->updated++;
   return 0;
 }
-
 
 /* The key's state before a row, in the terms of the version rules. */
 static int head_state(const walk *w)
