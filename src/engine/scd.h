@@ -21,6 +21,7 @@
 #include "rowset.h"
 #include "spec.h"
 #include "ts.h"
+#include "versions.h"  /* scd_close_at, the close rule */
 
 /* Column index sets into the source row. */
 typedef struct scd_cols {
@@ -179,9 +180,5 @@ int scd_is_delete(const scd_engine *e, const dwl_value *row);
 
 /* "(id='A1', region=NULL)": the key of `row` (source layout), for messages. */
 void scd_describe_key(const scd_engine *e, const dwl_value *row, char *out, size_t n);
-
-/* valid_to for a version that ends when the next one starts at `next`,
- * following dimension.close. */
-dwl_ts scd_close_at(const dwl_spec *spec, dwl_ts next);
 
 #endif

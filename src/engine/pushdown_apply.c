@@ -1,0 +1,376 @@
+/* Pushdown's changes, applied from the temporary tables (pushdown_stage.c)
+ * through the writer: type 1 overwrites, the closing of current versions,
+ * the new versions and the counts (scd2); the upsert's last row per key;
+ * deletes by absence and the keys that come back. */
+#include "pushdown_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Type 1 overwrites: of current versions (the last row before the key's
+ * first event), or of every version (the key's last row). */
+int apply_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_unchanged, dwl_error *err)
+{
+  const target *t = p->t;
+  const scd_cols *c = &p->e->cols;
+  *t1_unchanged = 0;
+  if (c->nt1 == 0 || !t->exists)
+    return 0;
+  int all = p->spec->type1_scope == T1_ALL;
+  const char *ord = all ? "d.dwl_del, d.dwl_t DESC, d.dwl_seq DESC" : "d.dwl_t DESC, d.dwl_seq DESC";
+  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_t1 AS SELECT q.* FROM (SELECT ");
+  keys(p, b, "d");
+  buf_adds(b, ", d.dwl_cvf, d.dwl_oe");
+  for (size_t i = 0; i < c->nt1; i++) {
+    buf_printf(b, ", FIRST_VALUE(d.%s)", p->q[c->t1[i]]);
+    over(p, b, "d", NULL, ord);
+    buf_printf(b, " AS %s", p->q[c->t1[i]]);
+  }
+  buf_adds(b, ", ROW_NUMBER()");
+  over(p, b, "d", NULL, ord);
+  buf_adds(b, " AS dwl_r, SUM(CASE WHEN d.dwl_span = 0 AND d.dwl_ck = 1 THEN d.dwl_t1chg ELSE 0 END) OVER "
+              "(PARTITION BY ");
+  keys(p, b, "d");
+  buf_adds(b, ") AS dwl_n");
+  if (all) {
+    buf_adds(b, ", FIRST_VALUE(d.dwl_ceq1)");
+    over(p, b, "d", NULL, ord);
+    buf_adds(b, " AS dwl_q, MIN(d.dwl_del) OVER (PARTITION BY ");
+    keys(p, b, "d");
+    buf_adds(b, ") AS dwl_nd FROM dwl_pd_d d WHERE d.dwl_ck <> 0) q WHERE q.dwl_r = 1 AND q.dwl_nd = 0 AND "
+                "q.dwl_q = 0");
+  } else {
+    buf_adds(b, " FROM dwl_pd_d d WHERE d.dwl_span = 0 AND d.dwl_ck = 1) q WHERE q.dwl_r = 1 AND q.dwl_n > 0");
+  }
+  if (exec(p, b, NULL, NULL, 0, err) != 0)
+    return -1;
+  long long n = count_of(p, b, "dwl_pd_t1", err);
+  if (n < 0)
+    return -1;
+  if (n == 0)
+    return 0;
+  if (all) {
+    /* scd.c: one update per key; the rows that changed only type 1 values
+     * before it count as unchanged but one */
+    long long withrows = count_of(p, b, "dwl_pd_t1 WHERE dwl_n > 0", err);
+    if (withrows < 0)
+      return -1;
+    counts->updated += n;
+    *t1_unchanged = withrows;
+  }
+  if (analyze(p, "dwl_pd_t1", err) != 0)
+    return -1;
+  dwl_buf on;
+  buf_init(&on, 0);
+  keyeq(p, &on, "d", "s");
+  if (!all) {
+    buf_printf(&on, " AND d.%s = s.dwl_cvf AND ", tq(p, TC_VALID_FROM));
+    curpred(p, &on, "d", "s");
+  }
+  int rc = on.data ? update_cols(p, b, "dwl_pd_t1", c->t1, c->nt1, on.data, err)
+                   : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  buf_free(&on);
+  return rc;
+}
+
+/* Closing current versions: those of keys whose first event is in the
+ * delta (a change, a revival or a delete). */
+int apply_expires(pushdown *p, dwl_buf *b, dwl_error *err)
+{
+  const target *t = p->t;
+  if (!t->exists)
+    return 0;
+  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_x AS SELECT ");
+  keys(p, b, "e");
+  buf_printf(b, ", e.dwl_cvf, e.dwl_oe, e.dwl_vt, CASE WHEN e.dwl_ck = 2 THEN 1 %s ELSE 0 END AS dwl_xdel "
+                "FROM dwl_pd_e e WHERE e.dwl_span = 1 AND e.dwl_ck <> 0",
+             is_tomb(p) ? "" : "WHEN e.dwl_del = 1 THEN 1");
+  if (exec(p, b, NULL, NULL, 0, err) != 0)
+    return -1;
+  long long n = count_of(p, b, "dwl_pd_x", err);
+  if (n <= 0)
+    return (int)n;
+  if (analyze(p, "dwl_pd_x", err) != 0)
+    return -1;
+  const char *tc[3];
+  const char *ex[3];
+  char cur[128], del[128];
+  size_t ns = 0;
+  tc[ns] = tq(p, TC_VALID_TO);
+  ex[ns++] = "s.dwl_vt";
+  if (t->ix[TC_CURRENT] >= 0) {
+    snprintf(cur, sizeof cur, "%s", t->d->false_lit);
+    tc[ns] = tq(p, TC_CURRENT);
+    ex[ns++] = cur;
+  }
+  if (t->ix[TC_DELETED] >= 0) {
+    snprintf(del, sizeof del, "CASE WHEN s.dwl_xdel = 1 THEN %s ELSE %s END", t->d->true_lit, t->d->false_lit);
+    tc[ns] = tq(p, TC_DELETED);
+    ex[ns++] = del;
+  }
+  dwl_buf on;
+  buf_init(&on, 0);
+  keyeq(p, &on, "d", "s");
+  buf_printf(&on, " AND d.%s = s.dwl_cvf AND ", tq(p, TC_VALID_FROM));
+  curpred(p, &on, "d", "s");
+  int rc = on.data ? update_from(p, b, "dwl_pd_x", tc, ex, ns, on.data, err)
+                   : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  buf_free(&on);
+  return rc;
+}
+
+/* Reads the greatest sequence surrogate key. */
+static int max_sk(pushdown *p, dwl_buf *b, long long *out, dwl_error *err)
+{
+  char v[1][512];
+  int isnull[1];
+  *out = 0;
+  if (!p->t->exists)
+    return 0;
+  buf_printf(b, "SELECT MAX(%s) FROM %s", tq(p, TC_SK), p->t->table_q);
+  int rc = first_row(p, b, v, isnull, 1, err);
+  if (rc == 1 && !isnull[0])
+    *out = strtoll(v[0], NULL, 10);
+  return rc < 0 ? -1 : 0;
+}
+
+/* New versions: every event but an expire-style delete. */
+int insert_versions(pushdown *p, dwl_buf *b, dwl_error *err)
+{
+  const target *t = p->t;
+  const scd_cols *c = &p->e->cols;
+  long long base = 0;
+  int seq = t->ix[TC_SK] >= 0 && p->spec->sk_strategy == SK_SEQUENCE;
+  if (seq && max_sk(p, b, &base, err) != 0)
+    return -1;
+  char basetxt[24];
+  snprintf(basetxt, sizeof basetxt, "%lld", base);
+  dwl_value param = {.data = basetxt, .len = strlen(basetxt), .is_null = 0};
+  SQLSMALLINT ptype = t->d->param_type(DWL_TYPE_INTEGER);
+  buf_printf(b, "INSERT INTO %s (", t->table_q);
+  for (size_t i = 0; i < t->ncols; i++)
+    buf_printf(b, "%s%s", i ? ", " : "", t->cols[i].q);
+  buf_adds(b, ") SELECT ");
+  for (size_t i = 0; i < t->ncols; i++) {
+    const tcol *tc = &t->cols[i];
+    if (i)
+      buf_adds(b, ", ");
+    switch (tc->role) {
+    case TC_SK:
+      if (seq)
+        buf_adds(b, "? + ROW_NUMBER() OVER (ORDER BY e.dwl_kseq, e.dwl_t, e.dwl_seq)");
+      else
+        buf_adds(b, "CASE WHEN e.dwl_del = 1 THEN e.dwl_skt ELSE e.dwl_sk END");
+      break;
+    case TC_VALID_FROM: buf_adds(b, "e.dwl_vf"); break;
+    case TC_VALID_TO: buf_adds(b, "COALESCE(e.dwl_nvt, e.dwl_oe)"); break;
+    case TC_CURRENT:
+      buf_printf(b, "CASE WHEN e.dwl_nvt IS NULL THEN %s ELSE %s END", t->d->true_lit, t->d->false_lit);
+      break;
+    case TC_DELETED:
+      buf_printf(b, "CASE WHEN e.dwl_del = 1 %s THEN %s ELSE %s END",
+                 is_tomb(p) ? "" : "OR (e.dwl_nvt IS NOT NULL AND e.dwl_ndel = 1)", t->d->true_lit,
+                 t->d->false_lit);
+      break;
+    default: {
+      size_t j = 0;
+      while (j < c->nt1 && c->t1[j] != tc->src)
+        j++;
+      if (j < c->nt1)
+        buf_printf(b, "e.dwl_l%zu", j);
+      else
+        buf_printf(b, "e.%s", tc->q);
+    }
+    }
+  }
+  buf_printf(b, " FROM dwl_pd_e e WHERE e.dwl_ev = 1%s", is_tomb(p) ? "" : " AND e.dwl_del = 0");
+  return apply(p, b, seq ? &param : NULL, seq ? &ptype : NULL, seq ? 1 : 0, err);
+}
+
+int scd2_counts(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
+{
+  char v[5][512];
+  int isnull[5];
+  buf_printf(b,
+             "SELECT COALESCE(SUM(dwl_start), 0), COALESCE(SUM(dwl_evdel), 0), "
+             "COALESCE(SUM(CASE WHEN dwl_ev = 1%s THEN 1 ELSE 0 END), 0), "
+             "COALESCE(SUM(CASE WHEN dwl_span = 1 AND dwl_ev = 1 AND dwl_ck <> 0 AND dwl_del = 0 THEN 1 ELSE 0 END), 0), "
+             "COALESCE(SUM(CASE WHEN dwl_span = 0 AND dwl_ck = 1 THEN dwl_t1chg ELSE 0 END), 0) FROM dwl_pd_d",
+             is_tomb(p) ? "" : " AND dwl_del = 0");
+  if (first_row(p, b, v, isnull, 5, err) < 0)
+    return -1;
+  long long starts = strtoll(v[0], NULL, 10), dels = strtoll(v[1], NULL, 10), t1rows = strtoll(v[4], NULL, 10);
+  counts->inserted += strtoll(v[2], NULL, 10);
+  counts->expired += strtoll(v[3], NULL, 10);
+  counts->deleted += dels;
+  counts->unchanged += p->n - starts - dels;
+  if (p->spec->type1_scope != T1_ALL) {
+    counts->updated += t1rows;
+    counts->unchanged -= t1rows;
+  }
+  return 0;
+}
+
+/* ---- upsert ---------------------------------------------------------------------- */
+
+int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
+{
+  const target *t = p->t;
+  const scd_cols *c = &p->e->cols;
+  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_u AS SELECT q.* FROM (SELECT b.*, ROW_NUMBER()");
+  over(p, b, "b", NULL, "b.dwl_t DESC, b.dwl_seq DESC");
+  buf_adds(b, " AS dwl_r FROM dwl_pd_b b) q WHERE q.dwl_r = 1");
+  if (exec(p, b, NULL, NULL, 0, err) != 0)
+    return -1;
+  char v[3][512];
+  int isnull[3];
+  buf_adds(b, "SELECT COALESCE(SUM(CASE WHEN dwl_del = 1 AND dwl_ck = 1 THEN 1 ELSE 0 END), 0), "
+              "COALESCE(SUM(CASE WHEN dwl_del = 0 AND dwl_ck = 0 THEN 1 ELSE 0 END), 0), "
+              "COALESCE(SUM(CASE WHEN dwl_del = 0 AND dwl_ck = 1 AND dwl_ceq2 = 0 THEN 1 ELSE 0 END), 0) "
+              "FROM dwl_pd_u");
+  if (first_row(p, b, v, isnull, 3, err) < 0)
+    return -1;
+  long long del = strtoll(v[0], NULL, 10), ins = strtoll(v[1], NULL, 10), upd = strtoll(v[2], NULL, 10);
+  counts->deleted += del;
+  counts->inserted += ins;
+  counts->updated += upd;
+  counts->unchanged += p->n - del - ins - upd;
+  if (del + ins + upd == 0)
+    return 0;
+  if (analyze(p, "dwl_pd_u", err) != 0)
+    return -1;
+  dwl_buf on;
+  buf_init(&on, 0);
+  keyeq(p, &on, "d", "s");
+  if (!on.data)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  int rc = 0;
+  if (t->d->has_merge) {
+    /* One MERGE does all three. */
+    buf_printf(b, "MERGE INTO %s AS d USING dwl_pd_u AS s ON (%s) WHEN MATCHED AND s.dwl_del = 1 THEN DELETE",
+               t->table_q, on.data);
+    if (c->nt2) {
+      buf_adds(b, " WHEN MATCHED AND s.dwl_ceq2 = 0 THEN UPDATE SET ");
+      for (size_t i = 0; i < c->nt2; i++)
+        buf_printf(b, "%s%s = s.%s", i ? ", " : "", p->q[c->t2[i]], p->q[c->t2[i]]);
+    }
+    buf_adds(b, " WHEN NOT MATCHED AND s.dwl_del = 0 THEN INSERT ");
+    insert_cols(p, b, " VALUES (", ")");
+    rc = apply(p, b, NULL, NULL, 0, err);
+  } else {
+    if (del) {
+      dwl_buf don;
+      buf_init(&don, 0);
+      buf_printf(&don, "s.dwl_del = 1 AND %s", on.data);
+      buf_taint(b, &don);
+      t->d->delete_matching(b, t->table_q, "dwl_pd_u", don.data);
+      buf_free(&don);
+      rc = apply(p, b, NULL, NULL, 0, err);
+    }
+    if (rc == 0 && upd) {
+      buf_adds(&on, " AND s.dwl_del = 0 AND s.dwl_ceq2 = 0");
+      rc = on.data ? update_cols(p, b, "dwl_pd_u", c->t2, c->nt2, on.data, err)
+                   : err_set(err, DWL_EXIT_FAILED, "out of memory");
+    }
+    if (rc == 0 && ins) {
+      buf_printf(b, "INSERT INTO %s ", t->table_q);
+      insert_cols(p, b, " SELECT ", "");
+      buf_adds(b, " FROM dwl_pd_u AS s WHERE s.dwl_del = 0 AND s.dwl_ck = 0");
+      rc = apply(p, b, NULL, NULL, 0, err);
+    }
+  }
+  buf_free(&on);
+  return rc;
+}
+
+/* upsert, deletes: absent: the table's rows and those of keys the source
+ * no longer has.  The delta's changes touch only keys the source has, so
+ * counting before them counts what apply_absent deletes after them. */
+int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dwl_error *err)
+{
+  const target *t = p->t;
+  *current = *absent = p->nabsent = 0;
+  if (!p->seen || !t->exists)
+    return 0;
+  if (writer_stage_flush(p->seen, err) != 0 || analyze(p, "dwl_pd_seen", err) != 0)
+    return -1;
+  dwl_buf on, b;
+  buf_init(&on, 0);
+  buf_init(&b, 0);
+  keyeq(p, &on, "d", "s");
+  if (on.data)
+    buf_printf(&b, "SELECT COUNT(*), SUM(CASE WHEN NOT EXISTS (SELECT 1 FROM dwl_pd_seen s WHERE %s) THEN 1 ELSE 0 END) "
+               "FROM %s d", on.data, t->table_q);
+  char v[2][512];
+  int isnull[2];
+  int rc = on.data ? first_row(p, &b, v, isnull, 2, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (rc == 1) {
+    *current = strtoll(v[0], NULL, 10);
+    *absent = p->nabsent = isnull[1] ? 0 : strtoll(v[1], NULL, 10);
+  }
+  buf_free(&on);
+  buf_free(&b);
+  return rc < 0 ? -1 : 0;
+}
+
+/* upsert, deletes: absent: the rows of keys the source no longer has
+ * (after the delta's changes, every key the source has is seen). */
+int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
+{
+  const target *t = p->t;
+  if (p->nabsent == 0)
+    return 0;
+  dwl_buf on;
+  buf_init(&on, 0);
+  keyeq(p, &on, "d", "s");
+  if (!on.data)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  counts->deleted += p->nabsent;
+  t->d->delete_unmatched(b, t->table_q, "dwl_pd_seen", on.data, "dwl_one");
+  int rc = apply(p, b, NULL, NULL, 0, err);
+  buf_free(&on);
+  return rc < 0 ? -1 : 0;
+}
+
+/* upsert, deletes: absent: the keys whose rows the checkpoint skipped but
+ * the table no longer has (deleted by absence) come back: the last such
+ * row of each key that has none past the checkpoint, unless a delete row.
+ * They count as inserted and no longer as skipped. */
+int apply_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
+{
+  const target *t = p->t;
+  if (!p->old || p->nold == 0 || !t->exists)
+    return 0;
+  if (writer_stage_flush(p->old, err) != 0 || analyze(p, "dwl_pd_old", err) != 0)
+    return -1;
+  dwl_buf from;
+  buf_init(&from, 0);
+  buf_adds(&from, " FROM (SELECT o.*, ROW_NUMBER()");
+  over(p, &from, "o", NULL, "o.dwl_t DESC, o.dwl_seq DESC");
+  buf_printf(&from, " AS dwl_r FROM dwl_pd_old o) s WHERE s.dwl_r = 1 AND s.dwl_del = 0 AND NOT EXISTS "
+                    "(SELECT 1 FROM %s d WHERE ", t->table_q);
+  keyeq(p, &from, "d", "s");
+  buf_adds(&from, ")");
+  if (p->n > 0) {
+    buf_adds(&from, " AND NOT EXISTS (SELECT 1 FROM dwl_pd_src a WHERE ");
+    keyeq(p, &from, "a", "s");
+    buf_adds(&from, ")");
+  }
+  if (!from.data)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  char v[1][512];
+  int isnull[1];
+  buf_printf(b, "SELECT COUNT(*)%s", from.data);
+  int rc = first_row(p, b, v, isnull, 1, err);
+  long long n = rc == 1 ? strtoll(v[0], NULL, 10) : 0;
+  if (rc >= 0 && n > 0) {
+    counts->inserted += n;
+    counts->revived += n;
+    buf_printf(b, "INSERT INTO %s ", t->table_q);
+    insert_cols(p, b, " SELECT ", from.data);
+    rc = apply(p, b, NULL, NULL, 0, err);
+  }
+  buf_free(&from);
+  return rc < 0 ? -1 : 0;
+}

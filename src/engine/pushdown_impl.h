@@ -1,0 +1,117 @@
+/* What pushdown's files share and nothing else uses: the pushdown
+ * itself, the staged columns' names and the steps each file provides.
+ * Private to src/engine/pushdown*.c; hidden from the executable's dynamic
+ * symbols (dwload exports its own for plugins): these names are not part of
+ * any interface.
+ *
+ *   pushdown.c        orchestration: running statements, the order of steps
+ *   pushdown_sql.c    SQL fragments
+ *   pushdown_stage.c  the staging tables and the temporary tables a, b, d, e
+ *   pushdown_check.c  conflicts and what pushdown refuses
+ *   pushdown_apply.c  the changes applied, their counts */
+#ifndef DWL_PUSHDOWN_IMPL_H
+#define DWL_PUSHDOWN_IMPL_H
+
+#include "pushdown.h"
+
+#include "buf.h"
+#include "scd.h"
+#include "target.h"
+#include "versions.h"
+#include "writer.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Staged columns after the source's, in this order. */
+enum {
+  X_SEQ, X_ORIGIN, X_T, X_DEL, X_FP2, X_FP1, X_FPA, X_VF, X_VT, X_OE, X_SK, X_SKT, NX
+};
+extern const char *const xname[NX];
+
+struct pushdown {
+  target *t;
+  writer *w;
+  const scd_engine *e;
+  const dwl_spec *spec;
+  writer_stage *st;
+  writer_stage *seen;    /* upsert, deletes: absent: every source key */
+  writer_stage *old;     /* upsert, deletes: absent: the rows not past the checkpoint */
+  long long nold;
+  long long nabsent;     /* the table's keys not in seen (pushdown_count_absent) */
+  dwl_value *keyrow;     /* one staged key */
+  size_t ncols;          /* source columns */
+  const char **q;        /* quoted target name of each source column */
+  dwl_value *row;        /* one staged row */
+  long long n;           /* rows staged */
+  int nullkeys;          /* a staged key has a NULL part: joins must be NULL-safe */
+  char num[3][24];
+  char fp[3][33];
+  char vf[32], vt[32], sk[65], skt[65];
+};
+
+/* Its key messages fetch the key's values into fixed arrays. */
+#define PD_MAX_KEY SPEC_PUSHDOWN_MAX_KEY
+
+#define ON(p) ((p)->e->origin_name ? (p)->e->origin_name : "source")
+
+/* ---- pushdown.c: statements ------------------------------------------------ */
+
+/* Runs a statement that only builds temporary tables or reads; these run
+ * in plan mode too. */
+int exec(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALLINT *types, size_t n,
+         dwl_error *err);
+/* Runs a statement that changes the dimension, through the writer (plan
+ * mode prints it). */
+int apply(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALLINT *types, size_t n,
+          dwl_error *err);
+/* Fresh statistics for a temporary table, where the dialect has them. */
+int analyze(pushdown *p, const char *table, dwl_error *err);
+/* The first row of a query into `out` (n text values, copied), 1 when
+ * there is one, 0 when none, -1 on error. */
+int first_row(pushdown *p, dwl_buf *b, char out[][512], int *isnull, size_t n, dwl_error *err);
+long long count_of(pushdown *p, dwl_buf *b, const char *table, dwl_error *err);
+
+/* ---- pushdown_sql.c: SQL fragments ------------------------------------------ */
+
+int is_tomb(const pushdown *p);
+const char *tq(const pushdown *p, int role);
+void keys(const pushdown *p, dwl_buf *b, const char *a);
+void keyeq(const pushdown *p, dwl_buf *b, const char *a, const char *c2);
+void alleq(const pushdown *p, dwl_buf *b, const char *a, const char *c2, const size_t *idx, size_t n);
+void curpred(const pushdown *p, dwl_buf *b, const char *d, const char *a);
+void over(const pushdown *p, dwl_buf *b, const char *a, const char *extra, const char *order);
+void staged_cols(const pushdown *p, dwl_buf *b, const char *a);
+int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols,
+                const char *const *exprs, size_t n, const char *on, dwl_error *err);
+int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const char *on,
+                dwl_error *err);
+void insert_cols(const pushdown *p, dwl_buf *b, const char *mid, const char *end);
+
+/* ---- pushdown_stage.c: the temporary tables (open, free and staging are
+ * pushdown.h's) -------------------------------------------------------------- */
+
+int build_a(pushdown *p, dwl_buf *b, dwl_error *err);
+int build_b(pushdown *p, dwl_buf *b, dwl_error *err);
+int build_d(pushdown *p, dwl_buf *b, dwl_error *err);
+int build_e(pushdown *p, dwl_buf *b, dwl_error *err);
+
+/* ---- pushdown_check.c: 0, or the run fails naming the first offending row -- */
+
+int check_conflicts(pushdown *p, dwl_buf *b, dwl_error *err);
+int check_late(pushdown *p, dwl_buf *b, dwl_error *err);
+int check_gone(pushdown *p, dwl_buf *b, dwl_error *err);
+int check_within_step(pushdown *p, dwl_buf *b, dwl_error *err);
+
+/* ---- pushdown_apply.c: the changes ------------------------------------------ */
+
+int apply_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_unchanged, dwl_error *err);
+int apply_expires(pushdown *p, dwl_buf *b, dwl_error *err);
+int insert_versions(pushdown *p, dwl_buf *b, dwl_error *err);
+int scd2_counts(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
+int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
+int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
+int apply_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,142 @@
+/* Pushdown's SQL fragments: key lists and equalities (NULL-safe where a
+ * staged key has a NULL part), the current-version predicate, window
+ * clauses, the staged column list, and updates of the dimension from a
+ * stage in the dialect's syntax.  Text only: nothing here runs. */
+#include "pushdown_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int is_tomb(const pushdown *p)
+{
+  return p->spec->delete_style == DELSTYLE_TOMBSTONE;
+}
+
+const char *tq(const pushdown *p, int role)
+{
+  return p->t->cols[p->t->ix[role]].q;
+}
+
+/* "a.k1, a.k2" */
+void keys(const pushdown *p, dwl_buf *b, const char *a)
+{
+  for (size_t i = 0; i < p->e->cols.nkey; i++)
+    buf_printf(b, "%s%s.%s", i ? ", " : "", a, p->q[p->e->cols.key[i]]);
+}
+
+/* a.c = b.c NULL-safely: the dialect's operator without its parameter. */
+static void nseq(const pushdown *p, dwl_buf *b, const char *a, const char *c2, const char *col)
+{
+  const char *op = p->t->d->null_safe_eq;
+  size_t oplen = strlen(op) - 1; /* drop the '?' */
+  buf_printf(b, "%s.%s%.*s%s.%s", a, col, (int)oplen, op, c2, col);
+}
+
+/* Key equality; plain where no staged key has a NULL part, so joins can
+ * use the key index (a NULL-safe comparison cannot be hashed). */
+void keyeq(const pushdown *p, dwl_buf *b, const char *a, const char *c2)
+{
+  for (size_t i = 0; i < p->e->cols.nkey; i++) {
+    const char *col = p->q[p->e->cols.key[i]];
+    if (i)
+      buf_adds(b, " AND ");
+    if (p->nullkeys)
+      nseq(p, b, a, c2, col);
+    else
+      buf_printf(b, "%s.%s = %s.%s", a, col, c2, col);
+  }
+}
+
+/* 1 when every column of idx[] is NULL-safely equal in a and c2, else 0. */
+void alleq(const pushdown *p, dwl_buf *b, const char *a, const char *c2, const size_t *idx, size_t n)
+{
+  buf_adds(b, "CASE WHEN ");
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      buf_adds(b, " AND ");
+    nseq(p, b, a, c2, p->q[idx[i]]);
+  }
+  buf_adds(b, n ? " THEN 1 ELSE 0 END" : "1 = 1 THEN 1 ELSE 0 END");
+}
+
+/* The current version of d; a holds the staged open end. */
+void curpred(const pushdown *p, dwl_buf *b, const char *d, const char *a)
+{
+  const target *t = p->t;
+  if (t->ix[TC_CURRENT] >= 0)
+    buf_printf(b, "%s.%s = %s", d, tq(p, TC_CURRENT), t->d->true_lit);
+  else if (t->open_end[0])
+    buf_printf(b, "%s.%s = %s.dwl_oe", d, tq(p, TC_VALID_TO), a);
+  else
+    buf_printf(b, "%s.%s IS NULL", d, tq(p, TC_VALID_TO));
+}
+
+/* "OVER (PARTITION BY a.keys[, extra] ORDER BY a.dwl_t, a.dwl_seq)"; desc
+ * orders from the last row. */
+void over(const pushdown *p, dwl_buf *b, const char *a, const char *extra, const char *order)
+{
+  buf_adds(b, " OVER (PARTITION BY ");
+  keys(p, b, a);
+  if (extra)
+    buf_printf(b, ", %s.%s", a, extra);
+  buf_printf(b, " ORDER BY %s)", order);
+}
+
+/* Every staged column, prefixed. */
+void staged_cols(const pushdown *p, dwl_buf *b, const char *a)
+{
+  for (size_t i = 0; i < p->ncols; i++)
+    buf_printf(b, "%s%s.%s", i ? ", " : "", a, p->q[i]);
+  for (int x = 0; x < NX; x++)
+    buf_printf(b, ", %s.%s", a, xname[x]);
+}
+
+/* An update of the dimension from a stage, in the dialect's syntax.
+ * set[] pairs target columns with expressions over s; `on` matches d and s. */
+int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols,
+                       const char *const *exprs, size_t n, const char *on, dwl_error *err)
+{
+  const dialect *d = p->t->d;
+  d->update_begin(b, p->t->table_q, stage, on);
+  for (size_t i = 0; i < n; i++)
+    buf_printf(b, "%s%s%s = %s", i ? ", " : "", d->set_prefix, tcols[i], exprs[i]);
+  d->update_end(b, stage, on);
+  return apply(p, b, NULL, NULL, 0, err);
+}
+
+/* update_from setting the source columns idx[] from the stage's columns
+ * of the same names. */
+int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const char *on,
+                       dwl_error *err)
+{
+  const char **tc = calloc(n ? n : 1, sizeof *tc);
+  char **ex = calloc(n ? n : 1, sizeof *ex);
+  int rc = tc && ex ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    tc[i] = p->q[idx[i]];
+    dwl_buf e1;
+    buf_init(&e1, 0);
+    buf_printf(&e1, "s.%s", tc[i]);
+    if (!(ex[i] = buf_steal(&e1)))
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  if (rc == 0)
+    rc = update_from(p, b, stage, tc, (const char *const *)ex, n, on, err);
+  for (size_t i = 0; ex && i < n; i++)
+    free(ex[i]);
+  free(ex);
+  free(tc);
+  return rc;
+}
+
+/* "(a, b)<mid>s.a, s.b<end>": an upsert's insert of the staged columns. */
+void insert_cols(const pushdown *p, dwl_buf *b, const char *mid, const char *end)
+{
+  buf_addc(b, '(');
+  for (size_t i = 0; i < p->ncols; i++)
+    buf_printf(b, "%s%s", i ? ", " : "", p->q[i]);
+  buf_printf(b, ")%s", mid);
+  for (size_t i = 0; i < p->ncols; i++)
+    buf_printf(b, "%ss.%s", i ? ", " : "", p->q[i]);
+  buf_adds(b, end);
+}

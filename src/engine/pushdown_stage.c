@@ -1,0 +1,385 @@
+/* Pushdown's stages: the staging tables (the delta with what only the
+ * client computes, every source key and the rows not past the checkpoint
+ * for deletes: absent) and the temporary tables a, b, d and e computed from
+ * them in the warehouse.  The walk (d) is generated from the version rules
+ * (versions.h), the table the memory engine walks by. */
+#include "pushdown_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fingerprint.h"
+
+const char *const xname[NX] = {"dwl_seq", "dwl_origin", "dwl_t",  "dwl_del", "dwl_fp2", "dwl_fp1",
+                               "dwl_fpa", "dwl_vf",     "dwl_vt", "dwl_oe",  "dwl_sk",  "dwl_skt"};
+
+int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl_error *err)
+{
+  *out = NULL;
+  pushdown *p = calloc(1, sizeof *p);
+  if (!p)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  p->t = t;
+  p->w = w;
+  p->e = e;
+  p->spec = t->spec;
+  p->ncols = t->nsrc;
+  size_t n = p->ncols + NX;
+  p->q = calloc(p->ncols ? p->ncols : 1, sizeof *p->q);
+  p->row = calloc(n, sizeof *p->row);
+  char **names = calloc(n, sizeof *names);
+  dwl_column *decl = calloc(n, sizeof *decl);
+  int rc = p->q && p->row && names && decl ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; rc == 0 && i < t->ncols; i++) {
+    const tcol *c = &t->cols[i];
+    if (c->role != TC_SRC)
+      continue;
+    p->q[c->src] = c->q;
+    names[c->src] = c->q;
+    decl[c->src] = c->decl;
+    /* The staged columns' own names start so: a source column may not. */
+    if (strncasecmp(c->name, "dwl_", 4) == 0) {
+      int line = 0, col = 0;
+      spec_key_pos(p->spec, "load.engine", &line, &col);
+      rc = err_set(err, DWL_EXIT_USAGE,
+                   "%s:%d:%d: load.engine: pushdown stages its own columns named dwl_*, and the source has a "
+                   "column '%s'; rename it or use engine: memory",
+                   p->spec->path, line, col, c->name);
+    }
+  }
+  dwl_column integer = {.type = DWL_TYPE_INTEGER, .nullable = 1};
+  dwl_column text = {.type = DWL_TYPE_TEXT, .nullable = 1};
+  dwl_column when = {.type = t->vdate ? DWL_TYPE_DATE : DWL_TYPE_TIMESTAMP, .nullable = 1};
+  for (int x = 0; rc == 0 && x < NX; x++) {
+    names[p->ncols + (size_t)x] = (char *)xname[x];
+    decl[p->ncols + (size_t)x] = x <= X_DEL ? integer : (x >= X_VF && x <= X_OE) ? when : text;
+  }
+  if (rc == 0)
+    rc = writer_stage_open(w, "dwl_pd_src", names, decl, n, &p->st, err);
+  /* Absence is judged against every source key, past the checkpoint or
+   * not; dwl_one tells a matched key from an unmatched one in a join. */
+  if (rc == 0 && p->spec->deletes == DEL_ABSENT) {
+    const scd_cols *c = &e->cols;
+    char **kn = calloc(c->nkey + 1, sizeof *kn);
+    dwl_column *kd = calloc(c->nkey + 1, sizeof *kd);
+    p->keyrow = calloc(c->nkey + 1, sizeof *p->keyrow);
+    rc = kn && kd && p->keyrow ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+    for (size_t i = 0; rc == 0 && i < c->nkey; i++) {
+      kn[i] = names[c->key[i]];
+      kd[i] = decl[c->key[i]];
+    }
+    if (rc == 0) {
+      kn[c->nkey] = "dwl_one";
+      kd[c->nkey] = integer;
+      rc = writer_stage_open(w, "dwl_pd_seen", kn, kd, c->nkey + 1, &p->seen, err);
+    }
+    free(kn);
+    free(kd);
+    /* The extract says which keys exist: a key the table no longer has
+     * comes back with its row, past the checkpoint or not (apply_revive). */
+    if (rc == 0 && p->spec->mode == MODE_UPSERT)
+      rc = writer_stage_open(w, "dwl_pd_old", names, decl, n, &p->old, err);
+  }
+  free(names);
+  free(decl);
+  if (rc != 0) {
+    pushdown_free(p);
+    return -1;
+  }
+  *out = p;
+  return 0;
+}
+
+void pushdown_free(pushdown *p)
+{
+  if (!p)
+    return;
+  writer_stage_free(p->st);
+  writer_stage_free(p->seen);
+  writer_stage_free(p->old);
+  free(p->keyrow);
+  free(p->q);
+  free(p->row);
+  free(p);
+}
+
+static void set_text(dwl_value *v, const char *s)
+{
+  v->data = s;
+  v->len = s ? strlen(s) : 0;
+  v->is_null = s == NULL;
+}
+
+static void fp_hex(fp128 f, char out[33])
+{
+  snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, f.hi, f.lo);
+}
+
+static int seen_key(pushdown *p, const dwl_value *row, dwl_error *err)
+{
+  const scd_cols *c = &p->e->cols;
+  if (!p->seen)
+    return 0;
+  for (size_t i = 0; i < c->nkey; i++) {
+    p->keyrow[i] = row[c->key[i]];
+    p->nullkeys |= row[c->key[i]].is_null;
+  }
+  set_text(&p->keyrow[c->nkey], "1");
+  return writer_stage_add(p->seen, p->keyrow, err);
+}
+
+/* Fills p->row: the row, then what is staged with it; `seq` numbers it. */
+static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_t origin, const dwl_ts *lmd)
+{
+  const scd_cols *c = &p->e->cols;
+  dwl_value *v = p->row;
+  for (size_t i = 0; i < p->ncols; i++)
+    v[i] = row[i];
+  for (size_t i = 0; i < c->nkey; i++)
+    p->nullkeys |= row[c->key[i]].is_null;
+  dwl_value *x = &v[p->ncols];
+  snprintf(p->num[0], sizeof p->num[0], "%lld", seq);
+  snprintf(p->num[1], sizeof p->num[1], "%" PRIu64, origin);
+  snprintf(p->num[2], sizeof p->num[2], "%" PRId64, lmd ? lmd->us : 0);
+  set_text(&x[X_SEQ], p->num[0]);
+  set_text(&x[X_ORIGIN], p->num[1]);
+  set_text(&x[X_T], p->num[2]);
+  set_text(&x[X_DEL], scd_is_delete(p->e, row) ? "1" : "0");
+  fp_hex(fp_tuple(row, c->t2, c->nt2), p->fp[0]);
+  fp_hex(fp_tuple(row, c->t1, c->nt1), p->fp[1]);
+  fp_hex(fp_values(row, p->ncols), p->fp[2]);
+  set_text(&x[X_FP2], p->fp[0]);
+  set_text(&x[X_FP1], p->fp[1]);
+  set_text(&x[X_FPA], p->fp[2]);
+  set_text(&x[X_VF], NULL);
+  set_text(&x[X_VT], NULL);
+  set_text(&x[X_OE], p->t->open_end[0] ? p->t->open_end : NULL);
+  set_text(&x[X_SK], NULL);
+  set_text(&x[X_SKT], NULL);
+  if (lmd && p->spec->mode == MODE_SCD2) {
+    target_ts_text(p->t, lmd, p->vf);
+    dwl_ts vt = scd_close_at(p->spec, *lmd);
+    target_ts_text(p->t, &vt, p->vt);
+    set_text(&x[X_VF], p->vf);
+    set_text(&x[X_VT], p->vt);
+    if (p->t->ix[TC_SK] >= 0 && p->spec->sk_strategy == SK_HASH) {
+      /* The memory engine's hash (writer.c): key values and valid_from,
+       * with a marker for tombstones. */
+      char extra[48];
+      int len = snprintf(extra, sizeof extra, "%s", p->vf);
+      fp_sha256_hex(row, c->key, c->nkey, extra, (size_t)len, p->sk);
+      len = snprintf(extra, sizeof extra, "%s|tombstone", p->vf);
+      fp_sha256_hex(row, c->key, c->nkey, extra, (size_t)len, p->skt);
+      set_text(&x[X_SK], p->sk);
+      set_text(&x[X_SKT], p->skt);
+    }
+  }
+}
+
+int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
+{
+  staged_row(p, row, p->n++, origin, lmd);
+  if (seen_key(p, row, err) != 0)
+    return -1;
+  return writer_stage_add(p->st, p->row, err);
+}
+
+int pushdown_seen_key(pushdown *p, const dwl_value *row, dwl_error *err)
+{
+  return seen_key(p, row, err);
+}
+
+int pushdown_seen(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
+{
+  if (seen_key(p, row, err) != 0)
+    return -1;
+  if (!p->old)
+    return 0;
+  staged_row(p, row, p->nold++, origin, lmd);
+  return writer_stage_add(p->old, p->row, err);
+}
+
+/* a: staged rows with their predecessor. */
+int build_a(pushdown *p, dwl_buf *b, dwl_error *err)
+{
+  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_a AS SELECT ");
+  staged_cols(p, b, "s");
+  const char *lagcol[3][2] = {{"dwl_t", "dwl_pt"}, {"dwl_fpa", "dwl_pfpa"}, {"dwl_origin", "dwl_porigin"}};
+  for (int i = 0; i < 3; i++) {
+    buf_printf(b, ", LAG(s.%s)", lagcol[i][0]);
+    over(p, b, "s", NULL, "s.dwl_t, s.dwl_seq");
+    buf_printf(b, " AS %s", lagcol[i][1]);
+  }
+  buf_adds(b, " FROM dwl_pd_src s");
+  return exec(p, b, NULL, NULL, 0, err);
+}
+
+/* b: duplicates dropped, the current version joined. */
+int build_b(pushdown *p, dwl_buf *b, dwl_error *err)
+{
+  const target *t = p->t;
+  const scd_cols *c = &p->e->cols;
+  int scd2 = p->spec->mode == MODE_SCD2;
+  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_b AS SELECT ");
+  staged_cols(p, b, "a");
+  if (!t->exists) {
+    /* plan before the first run: no dimension yet */
+    buf_adds(b, ", 0 AS dwl_ck, a.dwl_vf AS dwl_cvf, 0 AS dwl_ceq2, 0 AS dwl_ceq1 FROM dwl_pd_a a");
+  } else {
+    buf_adds(b, ", CASE WHEN d.dwl_m IS NULL THEN 0 ");
+    if (scd2 && t->ix[TC_DELETED] >= 0)
+      buf_printf(b, "WHEN d.%s = %s THEN 2 ", tq(p, TC_DELETED), t->d->true_lit);
+    buf_adds(b, "ELSE 1 END AS dwl_ck, ");
+    if (scd2)
+      buf_printf(b, "d.%s AS dwl_cvf, ", tq(p, TC_VALID_FROM));
+    else
+      buf_adds(b, "a.dwl_vf AS dwl_cvf, ");
+    alleq(p, b, "d", "a", c->t2, c->nt2);
+    buf_adds(b, " AS dwl_ceq2, ");
+    alleq(p, b, "d", "a", c->t1, c->nt1);
+    buf_printf(b, " AS dwl_ceq1 FROM dwl_pd_a a LEFT JOIN (SELECT 1 AS dwl_m, x.* FROM %s x) d ON ", t->table_q);
+    keyeq(p, b, "d", "a");
+    if (scd2) {
+      buf_adds(b, " AND ");
+      curpred(p, b, "d", "a");
+    }
+  }
+  buf_adds(b, " WHERE a.dwl_pt IS NULL OR a.dwl_pt <> a.dwl_t");
+  return exec(p, b, NULL, NULL, 0, err);
+}
+
+/* The walk's rules as SQL: "CASE WHEN <every (state, event) of the version
+ * rules whose action `pick` takes> THEN 1 ELSE 0 END AS <as>", over the
+ * row's state before it (x.dwl_sb holds an enum ver_state) and its event
+ * (x.dwl_del, and x.dwl_chg2 / x.dwl_chg1 against its predecessor or the
+ * current version). */
+static void rule_case(dwl_buf *b, int (*pick)(int action), const char *as)
+{
+  static const char *const event_sql[VE_N] = {
+    [VE_SAME] = "x.dwl_del = 0 AND x.dwl_chg2 = 0 AND x.dwl_chg1 = 0",
+    [VE_TYPE1] = "x.dwl_del = 0 AND x.dwl_chg2 = 0 AND x.dwl_chg1 = 1",
+    [VE_CHANGE] = "x.dwl_del = 0 AND x.dwl_chg2 = 1",
+    [VE_DELETE] = "x.dwl_del = 1",
+  };
+  int any = 0;
+  buf_adds(b, "CASE WHEN ");
+  for (int st = 0; st < VS_N; st++) {
+    int sel[VE_N], n = 0;
+    for (int ev = 0; ev < VE_N; ev++)
+      n += sel[ev] = pick(ver_rule_at(st, ev)->action);
+    if (n == 0)
+      continue;
+    buf_printf(b, "%s(x.dwl_sb = %d AND ", any++ ? " OR " : "", st);
+    if (n == VE_N) {
+      buf_adds(b, "1 = 1");
+    } else if (n == VE_N - 1 && !sel[VE_DELETE]) {
+      buf_adds(b, "x.dwl_del = 0");  /* every row but a delete */
+    } else {
+      buf_addc(b, '(');
+      for (int ev = 0, k = 0; ev < VE_N; ev++)
+        if (sel[ev])
+          buf_printf(b, "%s(%s)", k++ ? " OR " : "", event_sql[ev]);
+      buf_addc(b, ')');
+    }
+    buf_addc(b, ')');
+  }
+  buf_printf(b, "%s THEN 1 ELSE 0 END AS %s", any ? "" : "1 = 0", as);
+}
+
+static int starts(int action)
+{
+  return action == VA_START;
+}
+
+static int deletes(int action)
+{
+  return action == VA_DELETE;
+}
+
+static int overwrites_type1(int action)
+{
+  return action == VA_TYPE1;
+}
+
+/* d: the walk.  sb is the key's state before the row (enum ver_state):
+ * the stored current version's for the key's first row, else what the
+ * rules leave after its predecessor.  Every row but a delete leaves the
+ * key live, and a delete changes only a live key (test_versions pins
+ * both), so the state follows from the predecessor and whether any row
+ * before it was not a delete. */
+int build_d(pushdown *p, dwl_buf *b, dwl_error *err)
+{
+  const char *ord = "b.dwl_t, b.dwl_seq";
+  int tomb = is_tomb(p);
+  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_d AS SELECT y.*, SUM(y.dwl_ev)");
+  over(p, b, "y", NULL, "y.dwl_t, y.dwl_seq ROWS UNBOUNDED PRECEDING");
+  buf_adds(b, " AS dwl_span FROM (SELECT x.*, ");
+  rule_case(b, starts, "dwl_start");
+  buf_adds(b, ", ");
+  rule_case(b, deletes, "dwl_evdel");
+  buf_adds(b, ", ");
+  rule_case(b, overwrites_type1, "dwl_t1chg");
+  buf_adds(b, ", ");
+  rule_case(b, ver_is_event, "dwl_ev");
+  buf_adds(b, " FROM (SELECT w.*, ");
+  buf_printf(b,
+             "CASE WHEN w.dwl_rn = 1 THEN w.dwl_ck WHEN w.dwl_pdel = 0 THEN %d "
+             "WHEN (CASE WHEN w.dwl_nnb > 0 THEN %d ELSE w.dwl_ck END) = %d THEN %d "
+             "ELSE w.dwl_ck END AS dwl_sb, "
+             "CASE WHEN w.dwl_rn = 1 THEN 1 - w.dwl_ceq2 WHEN w.dwl_fp2 <> w.dwl_pfp2 THEN 1 ELSE 0 END AS dwl_chg2, "
+             "CASE WHEN w.dwl_rn = 1 THEN 1 - w.dwl_ceq1 WHEN w.dwl_fp1 <> w.dwl_pfp1 THEN 1 ELSE 0 END AS dwl_chg1 "
+             "FROM (SELECT b.*, ROW_NUMBER()",
+             ver_next(VS_LIVE, VE_SAME, tomb), VS_LIVE, VS_LIVE, ver_next(VS_LIVE, VE_DELETE, tomb));
+  over(p, b, "b", NULL, ord);
+  buf_adds(b, " AS dwl_rn, LAG(b.dwl_del)");
+  over(p, b, "b", NULL, ord);
+  buf_adds(b, " AS dwl_pdel, LAG(b.dwl_fp2)");
+  over(p, b, "b", NULL, ord);
+  buf_adds(b, " AS dwl_pfp2, LAG(b.dwl_fp1)");
+  over(p, b, "b", NULL, ord);
+  buf_adds(b, " AS dwl_pfp1, COALESCE(SUM(1 - b.dwl_del)");
+  over(p, b, "b", NULL, "b.dwl_t, b.dwl_seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING");
+  buf_adds(b, ", 0) AS dwl_nnb, MIN(b.dwl_seq) OVER (PARTITION BY ");
+  keys(p, b, "b");
+  buf_adds(b, ") AS dwl_kseq FROM dwl_pd_b b) w) x) y");
+  return exec(p, b, NULL, NULL, 0, err);
+}
+
+/* The type 1 value a new version carries, for source column `col`. */
+static void t1_value(pushdown *p, dwl_buf *b, const char *col)
+{
+  if (p->spec->type1_scope == T1_ALL) {
+    /* the key's last non-delete row, else the row itself */
+    buf_adds(b, "CASE WHEN MIN(d.dwl_del) OVER (PARTITION BY ");
+    keys(p, b, "d");
+    buf_printf(b, ") = 0 THEN FIRST_VALUE(d.%s)", col);
+    over(p, b, "d", NULL, "d.dwl_del, d.dwl_t DESC, d.dwl_seq DESC");
+    buf_printf(b, " ELSE d.%s END", col);
+  } else {
+    /* the last row of the version's span; a tombstone keeps its own */
+    buf_printf(b, "CASE WHEN d.dwl_del = 1 THEN d.%s ELSE FIRST_VALUE(d.%s)", col, col);
+    over(p, b, "d", "dwl_span", "d.dwl_t DESC, d.dwl_seq DESC");
+    buf_printf(b, " END");
+  }
+}
+
+/* e: the events, the next event, the type 1 values of their versions. */
+int build_e(pushdown *p, dwl_buf *b, dwl_error *err)
+{
+  const scd_cols *c = &p->e->cols;
+  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_e AS SELECT z.*, LEAD(z.dwl_vt)");
+  over(p, b, "z", NULL, "z.dwl_t, z.dwl_seq");
+  buf_adds(b, " AS dwl_nvt, LEAD(z.dwl_del)");
+  over(p, b, "z", NULL, "z.dwl_t, z.dwl_seq");
+  buf_adds(b, " AS dwl_ndel FROM (SELECT d.*");
+  for (size_t i = 0; i < c->nt1; i++) {
+    buf_adds(b, ", ");
+    t1_value(p, b, p->q[c->t1[i]]);
+    buf_printf(b, " AS dwl_l%zu", i);
+  }
+  buf_adds(b, " FROM dwl_pd_d d) z WHERE z.dwl_ev = 1");
+  return exec(p, b, NULL, NULL, 0, err);
+}
