@@ -108,6 +108,7 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
     int line = 0, col = 0;
     spec_key_pos(spec, "target.table", &line, &col);
     err_prefix(err, "%s:%d:%d", spec->path, line, col);
+    err_cause(err, DWL_CAUSE_SPEC);
     buf_free(&q);
     goto fail;
   }
@@ -184,7 +185,7 @@ static int add_col(target *t, colset *cs, const char *name, int role, size_t src
                      "the source has columns '%s' and '%s', whose names differ only in case; dwload matches column "
                      "names without regard to case, so rename one",
                      t->cols[i].name, name);
-    return err_set(err, DWL_EXIT_USAGE,
+    return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                    "%s: dimension column '%s' has the name of a source column; rename it under dimension:",
                    t->spec->path, role == TC_SRC ? t->cols[i].name : name);
   }
@@ -250,7 +251,7 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
   if (scd2 && t->vdate && s->close == CLOSE_SECOND_BEFORE) {
     int line = 0, col = 0;
     spec_key_pos(s, "dimension.close", &line, &col);
-    return err_set(err, DWL_EXIT_USAGE,
+    return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                    "%s:%d:%d: dimension.close: second_before needs timestamps, but the lmd column '%s' is a date",
                    s->path, line, col, src[t->lmd].name);
   }
@@ -291,7 +292,7 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
         int line = 0, col = 0;
         spec_key_pos(s, "dimension.open_end", &line, &col);
         buf_free(&p);
-        return err_set(err, DWL_EXIT_USAGE,
+        return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                        "%s:%d:%d: dimension.open_end: '%s' has a time of day, but the lmd column '%s' is a date",
                        s->path, line, col, s->open_end, src[t->lmd].name);
       }
@@ -629,7 +630,7 @@ static int key_index(target *t, dwl_buf *idx, dwl_error *err)
   for (size_t i = 0; i < s->key.n; i++) {
     ssize_t ci = scd_col_index(t->src, t->nsrc, s->key.v[i]);
     if (ci < 0)
-      return err_set(err, DWL_EXIT_USAGE, "%s: load.key: column '%s' is not in the source", s->path, s->key.v[i]);
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s: load.key: column '%s' is not in the source", s->path, s->key.v[i]);
     const tcol *kc = &t->cols[(size_t)ci + (t->ix[TC_SK] >= 0 ? 1 : 0)];
     buf_printf(idx, "%s%s", i ? ", " : "", kc->q);
     if (t->d->index_text_prefix && kc->decl.type == DWL_TYPE_TEXT && kc->decl.precision <= 0)
