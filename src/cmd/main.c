@@ -274,6 +274,7 @@ static int cmd_main(const command *cmd, int argc, char **argv)
   err_init(&err);
   dwl_spec *spec = spec_load(argv[optind], &err);
   if (!spec) {
+    err_cause(&err, DWL_CAUSE_SPEC);  /* the job file: unreadable, or wrong where perr says */
     log_error(&err);
     if (is_run || is_plan)
       return summary_for_failure(NULL, NULL, err.code);
