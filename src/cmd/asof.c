@@ -51,7 +51,7 @@ int asof_job(const dwl_spec *spec, const char *at_text, FILE *out, dwl_error *er
   if (ts_parse(at_text, strlen(at_text), &at) != 0)
     return err_set(err, DWL_EXIT_USAGE, "--at '%s' is not an ISO 8601 date or timestamp", at_text);
   if (spec->mode != MODE_SCD2)
-    return err_set(err, DWL_EXIT_USAGE, "%s: asof needs a job in mode scd2 (this one is not)", spec->path);
+    return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s: asof needs a job in mode scd2 (this one is not)", spec->path);
   target *t;
   if (target_connect(spec, &t, err) != 0)
     return -1;
@@ -64,7 +64,7 @@ int asof_job(const dwl_spec *spec, const char *at_text, FILE *out, dwl_error *er
   int ex = odbc_table_exists(t->c, t->schema, t->table, err);
   if (ex <= 0) {
     if (ex == 0)
-      err_set(err, DWL_EXIT_FAILED, "table %s does not exist yet; run the job first", spec->target_table);
+      err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_NO_TABLE, "table %s does not exist yet; run the job first", spec->target_table);
     goto out;
   }
   buf_printf(&sql, "SELECT * FROM %s ORDER BY ", t->table_q);

@@ -157,7 +157,7 @@ int interrupt_check(dwl_error *err)
 {
   if (!got || atomic_load(&acked))
     return 0;
-  return err_set(err, DWL_EXIT_SIGNAL + got, "interrupted by %s", signame(got));
+  return err_setc(err, DWL_EXIT_SIGNAL + got, DWL_CAUSE_INTERRUPTED, "interrupted by %s", signame(got));
 }
 
 void interrupt_ack(void)
@@ -184,7 +184,7 @@ void interrupt_shutdown(void)
 void interrupt_err(dwl_error *err)
 {
   err_init(err);
-  err_set(err, DWL_EXIT_SIGNAL + got, "interrupted by %s", signame(got));
+  err_setc(err, DWL_EXIT_SIGNAL + got, DWL_CAUSE_INTERRUPTED, "interrupted by %s", signame(got));
 }
 
 int interrupt_stmt_begin(SQLHSTMT h, dwl_error *err)

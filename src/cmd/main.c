@@ -351,6 +351,7 @@ static int cmd_job(const command *cmd, int argc, char **argv)
   a.spec_path = argv[optind];
   dwl_spec *spec = spec_load(argv[optind], &err);
   if (!spec) {
+    err_cause(&err, DWL_CAUSE_SPEC);  /* the job file: unreadable, or wrong where perr says */
     log_error(&err);
     return cmd->job(cmd, &a, NULL, &err);
   }

@@ -26,7 +26,7 @@ int guard_absence(const dwl_spec *spec, const run_opts *o, long long current, lo
   }
   if (read == 0 && !allow_empty(spec, o)) {
     sum->guard = "empty_extract";
-    return err_set(err, DWL_EXIT_FAILED,
+    return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_GUARD,
                    "job %s: the source delivered no rows, and deletes: absent would delete every current key of "
                    "%s (%lld); an empty extract is taken for a failed source and deletes nothing.  If the source "
                    "really is empty now, run once with --allow-empty --max-deletes all (or set load.allow_empty: "
@@ -41,7 +41,7 @@ int guard_absence(const dwl_spec *spec, const run_opts *o, long long current, lo
     char lim[40];
     spec_format_limit(l, lim, sizeof lim);
     sum->guard = "max_deletes";
-    return err_set(err, DWL_EXIT_FAILED,
+    return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_GUARD,
                    "job %s: deletes: absent would delete %lld of the %lld current keys of %s (%.1f%%), more than "
                    "%s: %s allows (%lld); nothing is deleted.  If the source really dropped them, run once with "
                    "--max-deletes %lld (or all), or raise load.max_deletes",
@@ -56,7 +56,7 @@ int guard_replace(const dwl_spec *spec, const run_opts *o, long long rows, run_s
   if (rows == 0 || allow_empty(spec, o))
     return 0;
   sum->guard = "empty_extract";
-  return err_set(err, DWL_EXIT_FAILED,
+  return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_GUARD,
                  "job %s: the source delivered no rows to load, and mode replace would empty %s (%lld row%s); "
                  "an empty extract is taken for a failed source.  If the source really is empty now, run once with "
                  "--allow-empty (or set load.allow_empty: true)",

@@ -44,7 +44,7 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
     if (strncasecmp(c->name, "dwl_", 4) == 0) {
       int line = 0, col = 0;
       spec_key_pos(p->spec, "load.engine", &line, &col);
-      rc = err_set(err, DWL_EXIT_USAGE,
+      rc = err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                    "%s:%d:%d: load.engine: pushdown stages its own columns named dwl_*, and the source has a "
                    "column '%s'; rename it or use engine: memory",
                    p->spec->path, line, col, c->name);

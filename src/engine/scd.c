@@ -36,7 +36,7 @@ static int unknown_column(const scd_engine *e, const char *key, const char *name
   buf_init(&have, 4096);
   for (size_t i = 0; i < e->ncols; i++)
     buf_printf(&have, "%s%s", i ? ", " : "", e->srccols[i].name);
-  err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: %s: column '%s' is not in the source (its columns: %s)", e->spec->path,
+  err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: %s: column '%s' is not in the source (its columns: %s)", e->spec->path,
           line, col, key, name, have.data ? have.data : "too many to list");
   buf_free(&have);
   return -1;

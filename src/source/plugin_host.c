@@ -135,7 +135,7 @@ static char *find_plugin(const char *name, dwl_error *err)
       buf_printf(&searched, "%s%s", searched.len ? ", " : "", *d);
   }
   if (!found)
-    err_set(err, DWL_EXIT_USAGE, "plugin '%s' not found (searched: %s; set DWLOAD_PLUGIN_PATH or --plugin-path)",
+    err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_PLUGIN_NOT_FOUND, "plugin '%s' not found (searched: %s; set DWLOAD_PLUGIN_PATH or --plugin-path)",
             name, searched.data ? searched.data : "nothing");
   buf_free(&searched);
   plugin_free_dirs(dirs);
@@ -327,7 +327,7 @@ int plugin_load(const char *name, plugin_lib **out, dwl_error *err)
   /* POSIX allows converting dlsym's result to a function pointer this way. */
   *(void **)&entry = dlsym(dl, DWL_PLUGIN_ENTRY_SYMBOL);
   if (!entry) {
-    err_set(err, DWL_EXIT_FAILED, "%s is not a dwload plugin: it has no %s() entry function", path,
+    err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_NOT_PLUGIN, "%s is not a dwload plugin: it has no %s() entry function", path,
             DWL_PLUGIN_ENTRY_SYMBOL);
     goto fail;
   }
@@ -436,25 +436,25 @@ static int check_opt(const source_config *cfg, const spec_opt *o, opt_val *v, dw
   case DWL_OPT_INT:
   case DWL_OPT_BOOL:
     if (o->kind != SPEC_OPT_SCALAR)
-      return err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: source.%s: expected a scalar, found %s", file, o->vline,
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: expected a scalar, found %s", file, o->vline,
                      o->vcol, o->name, kind_name(o->kind));
     if (d->type == DWL_OPT_INT && parse_int(o->scalar, &v->ival) != 0)
-      return err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: source.%s: '%s' is not an integer", file, o->vline, o->vcol,
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: '%s' is not an integer", file, o->vline, o->vcol,
                      o->name, o->scalar);
     if (d->type == DWL_OPT_BOOL && parse_bool(o->scalar, &v->bval) != 0)
-      return err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: source.%s: '%s' is not a boolean (true or false)", file,
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: '%s' is not a boolean (true or false)", file,
                      o->vline, o->vcol, o->name, o->scalar);
     if (d->type == DWL_OPT_PATH && resolve_path(cfg->base_dir, o->scalar, &v->resolved) != 0)
       return err_set(err, DWL_EXIT_FAILED, "out of memory");
     return 0;
   case DWL_OPT_LIST:
     if (o->kind == SPEC_OPT_MAP)
-      return err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: source.%s: expected a list, found a mapping", file, o->vline,
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: expected a list, found a mapping", file, o->vline,
                      o->vcol, o->name);
     return 0;
   case DWL_OPT_MAP:
     if (o->kind != SPEC_OPT_MAP)
-      return err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: source.%s: expected a mapping, found %s", file, o->vline,
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: expected a mapping, found %s", file, o->vline,
                      o->vcol, o->name, kind_name(o->kind));
     return 0;
   default:
@@ -505,14 +505,14 @@ static int validate_opts(const source_config *cfg, dwl_ctx *ctx, dwl_error *err)
         names[j] = decl[j].name;
       const char *near = spec_suggest(o->name, names);
       if (near) {
-        err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: unknown option '%s' for plugin %s; did you mean '%s'?", file, o->line,
+        err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_PLUGIN_OPTION, "%s:%d:%d: unknown option '%s' for plugin %s; did you mean '%s'?", file, o->line,
                 o->col, o->name, cfg->plugin, near);
       } else {
         dwl_buf all;
         buf_init(&all, 1024);
         for (size_t j = 0; j < ndecl; j++)
           buf_printf(&all, "%s%s", j ? ", " : "", names[j]);
-        err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: unknown option '%s' for plugin %s (its options: plugin, %s)", file,
+        err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_PLUGIN_OPTION, "%s:%d:%d: unknown option '%s' for plugin %s (its options: plugin, %s)", file,
                 o->line, o->col, o->name, cfg->plugin, all.data ? all.data : "");
         buf_free(&all);
       }
@@ -528,7 +528,7 @@ static int validate_opts(const source_config *cfg, dwl_ctx *ctx, dwl_error *err)
     if (v->given)
       continue;
     if (decl[j].required)
-      return err_set(err, DWL_EXIT_USAGE, "%s: source: plugin %s needs option '%s' (%s)", file, cfg->plugin,
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s: source: plugin %s needs option '%s' (%s)", file, cfg->plugin,
                      decl[j].name, decl[j].help ? decl[j].help : "required");
     if (default_opt(cfg, v, err) != 0)
       return -1;

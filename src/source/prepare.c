@@ -40,8 +40,8 @@ int prep_init(prep *p, const dwl_spec *spec, const dwl_source *src, dwl_error *e
     if (p->lmd < 0) {
       int line = 0, col = 0;
       spec_key_pos(spec, "load.lmd", &line, &col);
-      return err_set(err, DWL_EXIT_USAGE, "%s:%d:%d: load.lmd: column '%s' is not in the source", spec->path, line,
-                     col, spec->lmd);
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: load.lmd: column '%s' is not in the source",
+                      spec->path, line, col, spec->lmd);
     }
   }
   p->row = calloc(p->ncols, sizeof *p->row);

@@ -33,7 +33,7 @@ int perr(pctx *c, int line, int col, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return err_set(c->err, DWL_EXIT_USAGE, "%s:%d:%d: %s", c->path, line, col, msg);
+  return err_setc(c->err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: %s", c->path, line, col, msg);
 }
 
 int oom(pctx *c)

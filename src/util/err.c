@@ -7,6 +7,7 @@
 void err_init(dwl_error *e)
 {
   e->code = 0;
+  e->cause = DWL_CAUSE_NONE;
   e->msg[0] = '\0';
   e->sqlstate[0] = '\0';
   e->native = 0;
@@ -27,6 +28,26 @@ int err_set(dwl_error *e, int code, const char *fmt, ...)
   va_start(ap, fmt);
   err_vset(e, code, fmt, ap);
   va_end(ap);
+  return -1;
+}
+
+int err_setc(dwl_error *e, int code, int cause, const char *fmt, ...)
+{
+  /* An error already recorded keeps its cause with its message. */
+  if (e->code != 0)
+    return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  err_vset(e, code, fmt, ap);
+  va_end(ap);
+  e->cause = cause;
+  return -1;
+}
+
+int err_cause(dwl_error *e, int cause)
+{
+  if (e->code != 0 && e->cause == DWL_CAUSE_NONE)
+    e->cause = cause;
   return -1;
 }
 

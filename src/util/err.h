@@ -1,6 +1,8 @@
 /* Error reporting inside the host: the first error message wins and travels
  * up unchanged, so the root cause reaches the user; each error carries the
- * exit code it maps to (see dwload(1), EXIT STATUS). */
+ * exit code it maps to (see dwload(1), EXIT STATUS) and, where advice
+ * follows from it, a cause: hint.c chooses the hint from the code, the
+ * cause and the SQLSTATE, never from the message's words. */
 #ifndef DWL_ERR_H
 #define DWL_ERR_H
 
@@ -18,8 +20,24 @@ enum dwl_exit {
   DWL_EXIT_SIGNAL = 128 /* + N: interrupted by signal N (rolled back) */
 };
 
+/* What failed, for the errors that advice follows from (hint.c), where
+ * the exit code alone does not tell: exit 1 and 2 have many causes, while
+ * 3 (locked), 5 (commit unknown) and 128+N (a signal) name theirs. */
+enum dwl_cause {
+  DWL_CAUSE_NONE = 0,
+  DWL_CAUSE_SPEC,             /* the job file is wrong at a position (file:line:col) or key it names */
+  DWL_CAUSE_CONNECT,          /* a warehouse connection could not be opened */
+  DWL_CAUSE_PLUGIN_NOT_FOUND, /* no plugin of that name on the search path */
+  DWL_CAUSE_NOT_PLUGIN,       /* a file that loads but has no plugin entry function */
+  DWL_CAUSE_PLUGIN_OPTION,    /* an option the plugin does not declare */
+  DWL_CAUSE_GUARD,            /* a deletes: absent guard refused the run (empty extract, load.max_deletes) */
+  DWL_CAUSE_INTERRUPTED,      /* a signal stopped the run */
+  DWL_CAUSE_NO_TABLE          /* the target table does not exist yet (asof) */
+};
+
 typedef struct dwl_error {
   int code;        /* 0 while no error is recorded, else an enum dwl_exit */
+  int cause;       /* an enum dwl_cause; the first error's, as its message */
   char msg[2048];
   /* A warehouse error: the driver's SQLSTATE and native code ("" and 0
    * otherwise), so a caller can tell a lock wait timeout from others. */
@@ -32,6 +50,13 @@ void err_init(dwl_error *e);
 int err_set(dwl_error *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int err_vset(dwl_error *e, int code, const char *fmt, va_list ap);
+/* err_set with a cause (enum dwl_cause). */
+int err_setc(dwl_error *e, int code, int cause, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Gives the recorded error a cause unless it has one: for an error that a
+ * callee recorded without one (an ODBC failure, a prefixed check), called
+ * right after that callee failed.  Returns -1. */
+int err_cause(dwl_error *e, int cause);
 /* Prefixes the recorded message with context ("loading plugin x: ..."). */
 void err_prefix(dwl_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int err_isset(const dwl_error *e);

@@ -1,5 +1,5 @@
 /* What to do next after an error: a one-line hint for the common
- * failures, from the error's exit code and message. */
+ * failures, from the error's exit code, cause and SQLSTATE. */
 #ifndef DWL_HINT_H
 #define DWL_HINT_H
 

@@ -81,6 +81,7 @@ int odbc_connect(const char *connstr, odbc_conn **out, dwl_error *err)
     char what[1200];
     snprintf(what, sizeof what, "cannot connect to %s", c->redacted);
     odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_DBC, c->dbc, what);
+    err_cause(err, DWL_CAUSE_CONNECT);
     odbc_close(c);
     return -1;
   }

@@ -105,6 +105,7 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
     int line = 0, col = 0;
     spec_key_pos(spec, "target.table", &line, &col);
     err_prefix(err, "%s:%d:%d", spec->path, line, col);
+    err_cause(err, DWL_CAUSE_SPEC);
     buf_free(&q);
     goto fail;
   }

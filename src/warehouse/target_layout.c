@@ -60,7 +60,7 @@ static int add_col(target *t, colset *cs, const char *name, int role, size_t src
                      "the source has columns '%s' and '%s', whose names differ only in case; dwload matches column "
                      "names without regard to case, so rename one",
                      t->cols[i].name, name);
-    return err_set(err, DWL_EXIT_USAGE,
+    return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                    "%s: dimension column '%s' has the name of a source column; rename it under dimension:",
                    t->spec->path, role == TC_SRC ? t->cols[i].name : name);
   }
@@ -126,7 +126,7 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
   if (scd2 && t->vdate && s->close == CLOSE_SECOND_BEFORE) {
     int line = 0, col = 0;
     spec_key_pos(s, "dimension.close", &line, &col);
-    return err_set(err, DWL_EXIT_USAGE,
+    return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                    "%s:%d:%d: dimension.close: second_before needs timestamps, but the lmd column '%s' is a date",
                    s->path, line, col, src[t->lmd].name);
   }
@@ -167,7 +167,7 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
         int line = 0, col = 0;
         spec_key_pos(s, "dimension.open_end", &line, &col);
         buf_free(&p);
-        return err_set(err, DWL_EXIT_USAGE,
+        return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                        "%s:%d:%d: dimension.open_end: '%s' has a time of day, but the lmd column '%s' is a date",
                        s->path, line, col, s->open_end, src[t->lmd].name);
       }

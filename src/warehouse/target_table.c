@@ -318,7 +318,8 @@ static int key_index(target *t, dwl_buf *idx, dwl_error *err)
   for (size_t i = 0; i < s->key.n; i++) {
     ssize_t ci = scd_col_index(t->src, t->nsrc, s->key.v[i]);
     if (ci < 0)
-      return err_set(err, DWL_EXIT_USAGE, "%s: load.key: column '%s' is not in the source", s->path, s->key.v[i]);
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s: load.key: column '%s' is not in the source", s->path,
+                      s->key.v[i]);
     const tcol *kc = &t->cols[(size_t)ci + (t->ix[TC_SK] >= 0 ? 1 : 0)];
     buf_printf(idx, "%s%s", i ? ", " : "", kc->q);
     if (t->d->index_text_prefix && kc->decl.type == DWL_TYPE_TEXT && kc->decl.precision <= 0)

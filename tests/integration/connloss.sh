@@ -13,11 +13,6 @@
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 skip_unless_warehouse "postgresql mariadb" "the server ends a session: PostgreSQL and MariaDB only"
 
-# gen_rows FROM TO LMD: CSV rows id,name,lmd
-gen_rows() {
-  awk -v a="$1" -v b="$2" -v lmd="$3" 'BEGIN { for (i = a; i <= b; i++) printf "%d,row %d,%s\n", i, i, lmd }'
-}
-
 # loss_job JOB TABLE: an scd2 job reading ${FEED}
 loss_job() {
   mkjob "$1" "\${FEED}" "$2" <<'EOF'

@@ -99,11 +99,11 @@ EOF
 # and a kill leaves it there, empty; dwload-job(5), TABLE LAYOUT).  The
 # warehouse's own client, raw and fast: compared only within one warehouse.
 dump() {
-  if [ "$(wh_has_table "$1")" = 0 ] || [ "$(sql "SELECT count(*) FROM $1")" = 0 ]; then
+  if [ "$(table_exists "$1")" = 0 ] || [ "$(sql "SELECT count(*) FROM $1")" = 0 ]; then
     echo none
     return 0
   fi
-  _q="SELECT * FROM $1 ORDER BY $(_wh_order_all "$(wh_columns "$1" | wc -l)")"
+  _q="SELECT * FROM $1 ORDER BY $(every_column "$1")"
   case $WAREHOUSE in
     sqlite) sqlite3 -batch -noheader "$WH" "$_q" ;;
     postgresql) _wh_psql "$WH" -A -t -c "$_q" ;;

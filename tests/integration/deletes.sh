@@ -15,16 +15,6 @@ timed_run() {
   T1=$(now)
 }
 
-# between TS MSG: T0 <= TS <= T1, TS to the second (a warehouse may print
-# fractions)
-between() {
-  if awk -v t0="$T0" -v ts="$(printf '%.19s' "$1")" -v t1="$T1" 'BEGIN { exit !(t0 <= ts && ts <= t1) }'; then
-    pass "$2"
-  else
-    fail "$2" "$1 not in [$T0, $T1]"
-  fi
-}
-
 # plus1s TS: the time one second after TS
 plus1s() {
   python3 -c '
@@ -64,7 +54,7 @@ is "$(sqln 'select dim_id, id, name, valid_from, is_current, is_deleted from d_a
 2|2|Bob|2024-01-01 00:00:00|1|0
 3|3|Cy|2024-01-01 00:00:00|0|1" "absent: only the missing key's version is closed and flagged deleted"
 vt3=$(sql "select valid_to from d_abs where id = '3'")
-between "$vt3" "absent: valid_to of the deleted version is the run's time"
+ok_in_run "$vt3" "absent: valid_to of the deleted version is the run's time"
 dw state "$j"
 like "$OUT" "counts:      read 2, skipped 2, inserted 0, expired 0, updated 0, deleted 1, unchanged 0, rejected 0" \
   "absent: the job state keeps the deletion count"
@@ -124,7 +114,7 @@ is "$(sqln "select dim_id, name, is_current, is_deleted, valid_to is null from d
 3|Bob|1|1|1" "tombstone: the closed version keeps deleted=0; the tombstone is current, deleted, open"
 tvt=$(sql "select valid_to from d_tomb where dim_id = 2")
 tvf=$(sql "select valid_from from d_tomb where dim_id = 3")
-between "$tvt" "tombstone: the old version closes at the run's time"
+ok_in_run "$tvt" "tombstone: the old version closes at the run's time"
 is "$tvf" "$tvt" "tombstone: the tombstone starts where the old version ends"
 before=$(tdump d_tomb dim_id)
 run_ok "$j" "tombstone: rerun"

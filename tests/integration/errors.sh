@@ -235,36 +235,37 @@ else
   fail "the connection holds a password (${#SECRET} characters) to look for" "WH_CONN has no PWD/Password attribute, or the password is too short to look for"
 fi
 P=$(simple_job pw pw "$SPINE/good.csv" "$PW_CONN")
-no_secret() {
+# no_password MSG: the last command printed no password of the connection
+no_password() {
   unlike "$OUT$ERR" "$SECRET" "$1: the password is not shown"
 }
 dw run "$P"
 is "$RC" 0 "password: run exits 0$PW_NOTE"
-no_secret "run"
+no_password "run"
 like "$ERR" "$PW_KEY=***" "run: the connection is shown redacted"
 dw --log-level debug run "$P"
-no_secret "run --log-level debug"
+no_password "run --log-level debug"
 dw check "$P"
-no_secret "check"
+no_password "check"
 like "$OUT" "$PW_KEY=***" "check: the connection is shown redacted"
 dw state "$P"
-no_secret "state"
+no_password "state"
 like "$OUT" "$PW_KEY=***" "state: the connection is shown redacted"
 dw plan --sql "$P"
-no_secret "plan --sql"
+no_password "plan --sql"
 P=$(simple_job pw pw "$SPINE/ragged.csv" "$PW_CONN")
 dw run "$P"
 is "$RC" 1 "password: failing run exits 1"
-no_secret "failing run"
+no_password "failing run"
 dw state "$P"
-no_secret "state after a failure"
+no_password "state after a failure"
 P=$(simple_job pwbad pw "$SPINE/good.csv" "$PW_BAD_CONN")
 dw run "$P"
 is "$RC" 1 "password: unreachable database exits 1"
-no_secret "run that cannot connect"
+no_password "run that cannot connect"
 like "$ERR" "$PW_KEY=***" "run that cannot connect: the connection is shown redacted"
 dw check "$P"
-no_secret "check that cannot connect"
+no_password "check that cannot connect"
 # Attribute names are case-insensitive, and a braced value may hold ';'
 # (only SQLite, which ignores the password, lets the test choose one).
 if is_warehouse sqlite; then
@@ -275,7 +276,7 @@ else
 fi
 dw run "$P"
 is "$RC" 0 "password: lower-case pwd with a braced value: run exits 0"
-no_secret "run with pwd={...}"
+no_password "run with pwd={...}"
 like "$ERR" "pwd=***" "run with pwd={...}: shown redacted"
 if is_warehouse sqlite; then
   unlike "$OUT$ERR" "x}" "run with pwd={...;...}: no part of the braced value shown"
@@ -283,12 +284,12 @@ fi
 P=$(simple_job pwdsn pw "$SPINE/good.csv" "DSN=dwl_no_such_dsn;PWD=$SECRET")
 dw run "$P"
 is "$RC" 1 "password: unknown DSN exits 1"
-no_secret "run with an unknown DSN"
+no_password "run with an unknown DSN"
 # A spec error in the connection string must not echo it either.
 P=$(simple_job pwspec pw "$SPINE/good.csv" "${PW_CONN%;};\${BROKEN")
 dw run "$P"
 is "$RC" 2 "password: malformed \${ in the connection exits 2"
-no_secret "run with a malformed variable reference in the connection"
+no_password "run with a malformed variable reference in the connection"
 
 # ---- the warehouse refuses a row ------------------------------------------------
 # A table of the user's with a CHECK constraint; one row of a 25000-row

@@ -46,8 +46,8 @@ reqs() {
   grep -F -- "$1" "$REQS" 2>/dev/null
 }
 
-# no_secret MSG: the last run printed neither token
-no_secret() {
+# no_token MSG: the last run printed neither token
+no_token() {
   case "$OUT$ERR" in
     *"$API_TOKEN"* | *"$API_KEY"*) fail "$1: a secret was printed" "$OUT" "$ERR" ;;
     *) pass "$1: no secret printed" ;;
@@ -90,7 +90,7 @@ j=$(hjob customers d_customers scd2 "  url: $BASE/auth/next/customers
 EOF
 )
 run_ok "$j" "scd2 day 1"
-no_secret "scd2 day 1"
+no_token "scd2 day 1"
 is "$(counts)" "read=3 skipped=0 inserted=3 expired=0 updated=0 deleted=0 unchanged=0" "scd2 day 1: counts"
 is "$(reqs /auth/next/customers)" "GET /auth/next/customers 200 token=ok
 GET /auth/next/customers?page=2 200 token=ok" \
@@ -107,7 +107,7 @@ cat >"$API/customers.json" <<'EOF'
 EOF
 : >"$REQS"
 run_ok "$j" "scd2 day 2"
-no_secret "scd2 day 2"
+no_token "scd2 day 2"
 is "$(counts)" "read=2 skipped=0 inserted=2 expired=1 updated=0 deleted=0 unchanged=0" \
   "scd2 day 2: only the rows past the checkpoint came (since_param)"
 is "$(reqs /auth/next/customers)" "GET /auth/next/customers?since=2024-01-03+10%3a00%3a00 200 token=ok" \
@@ -141,7 +141,7 @@ EOF
 dw run "$j2"
 is "$RC" 1 "wrong token: exit 1"
 like "$ERR" "page 1 ($BASE/auth/next/customers): HTTP status 401" "wrong token: the status, page and URL"
-no_secret "wrong token"
+no_token "wrong token"
 like "$ERR" 'HTTP status 401; the response begins: {"error": "bad token"}' "wrong token: what the server said"
 is "$(kept)" "$before" "wrong token: the warehouse is unchanged"
 
@@ -174,7 +174,7 @@ is "$(reqs /next/crm | cut -d' ' -f2)" "/next/crm?updated_since=2024-03-03T08%3a
 is "$(sqln 'select id, city, valid_to, is_current from customer_api_dim where id = 7 order by valid_from')" \
 "7|Arlington|2024-04-01 08:00:00|0
 7|New York|<null>|1" "example, second run: Grace's move made a new version"
-no_secret "example"
+no_token "example"
 unset CRM_URL CRM_TOKEN
 
 # ---- (2) every pagination style, 5 records in pages of 2 -----------------------
@@ -275,7 +275,7 @@ bad page_cap "/big/300000" "  max_page_bytes: 100000" \
 bad not_array "/cursor/five" "" "page 1 ($BASE/cursor/five): the records path 'data' is not in the response"
 bad later_page "/failpage/3/next/five?api_key=\${API_KEY}" "  max_retries: 1" \
   "page 3 ($BASE/failpage/3/next/five?api_key=***&page=3): HTTP status 500, after 1 retry"
-no_secret "later page"
+no_token "later page"
 bad server_error "/flaky/500/9/next/five" "  max_retries: 0" "page 1 ($BASE/flaky/500/9/next/five): HTTP status 500"
 unlike "$(sql "SELECT last_error FROM dwload_state")" "$API_KEY" "the errors recorded in dwload_state hold no secret"
 : >"$REQS"
@@ -298,12 +298,12 @@ is "$(reqs /away/five | cut -d' ' -f3)" "301" "redirect to another host without 
 bad echo "/echo?access_token=\${API_KEY}" "  headers:
     X-Api-Token: \${API_TOKEN}" \
   "page 1 ($BASE/echo?access_token=***): HTTP status 400; the response begins: {\"error\": \"bad request\", \"url\": \"/echo?access_token=***\", \"token\": \"***\"}"
-no_secret "a response that repeats the secrets"
+no_token "a response that repeats the secrets"
 j=$(hjob userinfo p_next replace "  url: http://u:\${API_KEY}@127.0.0.1:$PORT/html
   records: data" </dev/null)
 dw run "$j"
 like "$ERR" "page 1 (http://***@127.0.0.1:$PORT/html)" "userinfo: redacted in the message"
-no_secret "userinfo"
+no_token "userinfo"
 
 j=$(hjob stuck p_next replace "  url: $BASE/next/five
   records: data
@@ -324,7 +324,7 @@ like "$ERR" "options next and page_param are two pagination styles; give one" "t
 j=$(hjob ftp p_next replace "  url: ftp://127.0.0.1:$PORT/x?token=\${API_KEY}" </dev/null)
 dw run "$j"
 like "$ERR" "option url: ftp://127.0.0.1:$PORT/x?token=*** is not an http or https URL" "not http: the message, redacted"
-no_secret "not http"
+no_token "not http"
 is "$(cat "$REQS")" "" "bad options: no request was sent"
 
 # ---- TLS ---------------------------------------------------------------------

@@ -192,7 +192,7 @@ load:
 EOF
 )
 run_ok "$J" "scd2 on a 60-character table name (its index name would be 68)"
-is "$(wh_has_table "$L60")" 1 "the table has its whole name"
+is "$(table_exists "$L60")" 1 "the table has its whole name"
 
 # ---- names the warehouse cannot hold: refused before anything is written --
 refused() {

@@ -23,7 +23,8 @@
 #   sqln Q [DB]     the same with NULL as <null>
 #   tdump T [ORDER] the rows of table T, by ORDER (default: every column)
 #   wh_dump         a fingerprint of every table's columns and rows
-#   wh_tables, wh_columns T, wh_has_table T
+#   wh_tables, wh_columns T, table_exists T
+#   nulls_first COL..., every_column T   ORDER BY lists, NULLs first
 #   is_warehouse W..., skip_unless_warehouse W REASON, skip_tests N REASON
 #
 # Output is the same on every warehouse for the same data: psql's t and f
@@ -430,23 +431,27 @@ wh_columns() {
   esac
 }
 
-# wh_has_table TABLE: prints 1 when the warehouse has the table, else 0
-wh_has_table() {
+# table_exists TABLE: prints 1 when the warehouse has the table, else 0
+table_exists() {
   if wh_tables | grep -qxF "$1"; then echo 1; else echo 0; fi
 }
 
-# _wh_order_all N: an ORDER BY list of N columns, NULLs first as SQLite and
-# MariaDB sort them
-_wh_order_all() {
-  _n=$1
-  _i=1
-  _o=""
-  while [ "$_i" -le "$_n" ]; do
-    _o="$_o${_o:+, }$_i"
-    [ "$WAREHOUSE" != postgresql ] || _o="$_o NULLS FIRST"
-    _i=$((_i + 1))
+# nulls_first COL...: an ORDER BY list of the columns (names or positions),
+# NULLs first on every warehouse: SQLite and MariaDB sort them so, and
+# PostgreSQL, which puts them last, is told to; "1" for no column
+nulls_first() {
+  _nf=""
+  for _nfc in "$@"; do
+    _nf="$_nf${_nf:+, }$_nfc"
+    [ "$WAREHOUSE" != postgresql ] || _nf="$_nf NULLS FIRST"
   done
-  echo "${_o:-1}"
+  echo "${_nf:-1}"
+}
+
+# every_column TABLE: an ORDER BY list of every column of TABLE, by
+# position, NULLs first
+every_column() {
+  nulls_first $(wh_columns "$1" | awk '{ print NR }')
 }
 
 # httpd_start DIR [CERT KEY]: tests/httpd.py serving DIR in the background
@@ -477,7 +482,7 @@ _wh_quote() {
 # tdump TABLE [ORDER_BY]: the table's rows (NULL as <null>), ordered by
 # ORDER_BY or else by every column: to show a table is unchanged
 tdump() {
-  sqln "SELECT * FROM $(_wh_quote "$1") ORDER BY ${2:-$(_wh_order_all "$(wh_columns "$1" | wc -l)")}"
+  sqln "SELECT * FROM $(_wh_quote "$1") ORDER BY ${2:-$(every_column "$1")}"
 }
 
 # job NAME: writes stdin to $WORK/NAME.yaml and prints the path.
@@ -505,7 +510,7 @@ wh_dump() {
     _cols=$(wh_columns "$_t")
     echo "table $_t"
     echo "columns $(printf '%s\n' "$_cols" | tr '\n' ',')"
-    tdump "$_t" "$(_wh_order_all "$(printf '%s\n' "$_cols" | wc -l)")"
+    tdump "$_t" "$(nulls_first $(printf '%s\n' "$_cols" | awk '{ print NR }'))"
   done | md5sum | cut -d' ' -f1
 }
 
@@ -525,12 +530,20 @@ print(" ".join("%s=%s" % (k, d.get(k)) for k in
       ("read", "skipped", "inserted", "expired", "updated", "deleted", "unchanged")))'
 }
 
-# nf COL...: an ORDER BY list of the columns, NULLs first on every warehouse
-# (PostgreSQL puts them last)
-nf() {
-  o=""
-  for c in "$@"; do o="$o${o:+, }CASE WHEN $c IS NULL THEN 0 ELSE 1 END, $c"; done
-  printf '%s' "$o"
+# gen_rows FROM TO LMD: CSV rows id,name,lmd, ids FROM to TO
+gen_rows() {
+  awk -v a="$1" -v b="$2" -v lmd="$3" 'BEGIN { for (i = a; i <= b; i++) printf "%d,row %d,%s\n", i, i, lmd }'
+}
+
+# ok_in_run TS MSG: passes when T0 <= TS <= T1 (the clock a test read just
+# before and after a run), TS to the second (a warehouse may print
+# fractions)
+ok_in_run() {
+  if awk -v t0="$T0" -v ts="$(printf '%.19s' "$1")" -v t1="$T1" 'BEGIN { exit !(t0 <= ts && ts <= t1) }'; then
+    pass "$2"
+  else
+    fail "$2" "$1 not in [$T0, $T1]"
+  fi
 }
 
 # no_table TABLE MSG: a failed first run left no table; MariaDB, which
@@ -548,11 +561,6 @@ no_table() {
 # TEXT writes in double quotes are in backquotes on MariaDB
 sqltext() {
   if is_warehouse mariadb; then printf '%s' "$1" | tr '"' '`'; else printf '%s' "$1"; fi
-}
-
-# table_exists TABLE: 1 if the warehouse has the table, else 0
-table_exists() {
-  wh_has_table "$1"
 }
 
 # conn_job NAME CONNECTION TABLE CSV [LOAD-LINES]: an scd2 job of CSV (its

@@ -7,11 +7,6 @@
 # blocks reading rows until the test writes the rest and closes the FIFO.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
-# gen_rows FROM TO LMD: CSV rows id,name,lmd
-gen_rows() {
-  awk -v a="$1" -v b="$2" -v lmd="$3" 'BEGIN { for (i = a; i <= b; i++) printf "%d,row %d,%s\n", i, i, lmd }'
-}
-
 # lock_job JOB TABLE: an append job whose CSV is ${FEED}, by default small.csv
 lock_job() {
   job "$1" <<EOF

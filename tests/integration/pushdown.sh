@@ -304,7 +304,7 @@ like "$ERR" "key (id='2') has two different source rows with the same lmd 2024-0
   "conflict: the key, the lmd and both source lines"
 # (MariaDB keeps the table a failed first run created, empty)
 rows=0
-if [ "$(wh_has_table d_bad)" = 1 ]; then rows=$(sql "SELECT COUNT(*) FROM d_bad"); fi
+if [ "$(table_exists d_bad)" = 1 ]; then rows=$(sql "SELECT COUNT(*) FROM d_bad"); fi
 is "$rows" 0 "conflict: nothing written"
 file bad.csv >/dev/null <<'EOF'
 id,v,lmd
@@ -385,7 +385,7 @@ EOF
   like "$ERR" "refuse3.yaml:12:3: load.engine: pushdown " "refused: ${r%%|*}: the engine key's position"
   like "$ERR" "${r#*|}" "refused: ${r%%|*}: why"
 done
-is "$(wh_has_table d_refuse)" 0 "refused: no table created"
+is "$(table_exists d_refuse)" 0 "refused: no table created"
 
 # ---- plan --------------------------------------------------------------------
 file hist.csv >/dev/null <<'EOF'

@@ -163,9 +163,9 @@ printf '[{"id": 1, "name": "Ann", "lmd": "2024-01-01 10:00:00"}]\n' >"$API/peopl
 httpd_start "$API"
 HTTPD_PID=$STARTED_PID
 BASE="http://127.0.0.1:$(cat "$API/port")"
-# hjob NAME PATH TOKEN: an scd2 job reading BASE/PATH with TOKEN in a header
+# token_job NAME PATH TOKEN: an scd2 job reading BASE/PATH with TOKEN in a header
 # and in the URL's query
-hjob() {
+token_job() {
   cat >"$WORK/$1.yaml" <<EOF
 version: 1
 job: $1
@@ -189,10 +189,10 @@ load:
 EOF
   echo "$WORK/$1.yaml"
 }
-probe 0 "http_json with the token in a header" run "$(hjob http_ok auth/next/people "$SECRET")"
-probe 1 "http_json with a wrong token (401)" run "$(hjob http_401 auth/next/people "$WRONG")"
-probe 1 "http_json: an error page that repeats the token" run "$(hjob http_echo echo "$SECRET")"
-probe 1 "http_json: a timeout" run "$(hjob http_slow slow/5/next/people "$SECRET")"
+probe 0 "http_json with the token in a header" run "$(token_job http_ok auth/next/people "$SECRET")"
+probe 1 "http_json with a wrong token (401)" run "$(token_job http_401 auth/next/people "$WRONG")"
+probe 1 "http_json: an error page that repeats the token" run "$(token_job http_echo echo "$SECRET")"
+probe 1 "http_json: a timeout" run "$(token_job http_slow slow/5/next/people "$SECRET")"
 is "$(sql 'SELECT count(*) FROM http_ok')" 1 "the run with the right token loaded its row"
 kill "$HTTPD_PID" 2>/dev/null
 wait "$HTTPD_PID" 2>/dev/null

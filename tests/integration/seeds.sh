@@ -42,11 +42,6 @@ coltype() {
   fi | tr 'A-Z' 'a-z'
 }
 
-# between TS T0 T1: T0 <= TS <= T1, TS to the second
-between() {
-  awk -v t0="$2" -v ts="$(printf '%.19s' "$1")" -v t1="$3" 'BEGIN { exit !(t0 <= ts && ts <= t1) }'
-}
-
 ok_rc() {
   is "$RC" 0 "$1: exit 0"
   if [ "$RC" != 0 ]; then echo "# stderr: $ERR"; fi
@@ -209,11 +204,7 @@ NY|NY001|New York|200|2024-01-01 00:00:00|<null>|1
 TX|TX001|Texas|300|2024-02-01 00:00:00|<null>|1" "seed 002: BY versioned, TX inserted, CA and NY untouched"
 he=$(sqlq "select \"ExpiryDate\", is_current from silver_scd2_table where state = 'HE'")
 is "${he#*|}" 0 "seed 002: the missing HE row soft-deleted (is_current false)"
-if between "${he%|*}" "$T0" "$T1"; then
-  pass "seed 002: its ExpiryDate is the run's time"
-else
-  fail "seed 002: its ExpiryDate is the run's time" "${he%|*} not in [$T0, $T1]"
-fi
+ok_in_run "${he%|*}" "seed 002: its ExpiryDate is the run's time"
 # The surrogate: sha256 of the merge key and valid_from (dwload's
 # documented encoding), not the seed's sha2(concat_ws('|', ..., value)).
 is "$(sql 'select count(*), count(distinct surrogate_key), sum(case when length(surrogate_key) = 64 then 1 else 0 end)
@@ -270,7 +261,7 @@ SS_COLS="ss_sold_date_sk ss_sold_time_sk ss_item_sk ss_customer_sk ss_cdemo_sk s
 SS_DEC="ss_wholesale_cost ss_list_price ss_sales_price ss_ext_discount_amt ss_ext_sales_price ss_ext_wholesale_cost ss_ext_list_price ss_ext_tax ss_coupon_amt ss_net_paid ss_net_paid_inc_tax ss_net_profit"
 SS_SEL=$(printf '%s, ' $SS_COLS $SS_DEC)
 SS_SEL=${SS_SEL%, }
-SS_ORDER=$(nf ss_sold_date_sk ss_item_sk ss_customer_sk)
+SS_ORDER=$(nulls_first ss_sold_date_sk ss_item_sk ss_customer_sk)
 if is_warehouse sqlite; then DEC2=1; else DEC2=0; fi
 ss_table() {
   sqln "select $SS_SEL from $1 order by $SS_ORDER" |

@@ -188,9 +188,6 @@ EOF
 fi
 
 # ---- two jobs writing one table -------------------------------------------------
-gen_rows() {
-  awk -v a="$1" -v b="$2" -v lmd="$3" 'BEGIN { for (i = a; i <= b; i++) printf "%d,row %d,%s\n", i, i, lmd }'
-}
 # held_by JOB: JOB's run holds its locks (state row marked, and the table's
 # row of dwload_lock, or on SQLite the write lock, refused to a probe)
 held_by() {

@@ -13,10 +13,6 @@ if [ ! -f "$HOOK" ]; then
   exit 1
 fi
 
-# gen_rows FROM TO LMD: CSV rows id,name,lmd
-gen_rows() {
-  awk -v a="$1" -v b="$2" -v lmd="$3" 'BEGIN { for (i = a; i <= b; i++) printf "%d,row %d,%s\n", i, i, lmd }'
-}
 { echo "id,name,lmd"; gen_rows 1 50 "2024-01-01 00:00:00"; } >"$WORK/day1.csv"
 { echo "id,name,lmd"; gen_rows 1 50 "2024-01-01 00:00:00"; gen_rows 51 80 "2024-01-02 00:00:00"; } \
   >"$WORK/day2.csv"

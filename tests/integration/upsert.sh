@@ -25,8 +25,8 @@ dec() {
 }
 
 SELECT='select ss_item_sk, ss_ticket_number, ss_sold_date_sk, ss_customer_sk, ss_quantity, ss_sales_price, ss_net_profit from'
-ORDER="order by $(nf ss_ticket_number ss_item_sk ss_sold_date_sk)"
-KEYORDER="$(nf ss_ticket_number ss_item_sk ss_sold_date_sk)"
+ORDER="order by $(nulls_first ss_ticket_number ss_item_sk ss_sold_date_sk)"
+KEYORDER="$(nulls_first ss_ticket_number ss_item_sk ss_sold_date_sk)"
 
 # Rows of seed 004 (ticket 82355 with the all-NULL row for item 12183,
 # ticket 1) plus two made up to put NULLs next to non-NULLs in the key:

@@ -1,5 +1,5 @@
 /* Unit tests for src/util/log.c (text and JSON lines, levels, hints, bytes
- * that are not UTF-8) and src/util/hint.c (which failures get which hint).
+ * that are not UTF-8); which failures get which hint is test_hint.c's.
  * Log lines are read back from stderr, redirected to a temporary file. */
 #include <jansson.h>
 #include <stdio.h>
@@ -9,7 +9,6 @@
 
 #include "check_main.h"
 #include "err.h"
-#include "hint.h"
 #include "log.h"
 
 static char captured[8192];
@@ -121,14 +120,6 @@ START_TEST(test_parse_level)
 }
 END_TEST
 
-static const char *hint_of(int code, const char *msg)
-{
-  static dwl_error e;
-  err_init(&e);
-  err_set(&e, code, "%s", msg);
-  return hint_for(&e);
-}
-
 static void emit_hidden(void)
 {
   log_msg(LOG_ERROR, "driver said: a\rb\033[2J\nDETAIL:\tx");
@@ -161,32 +152,6 @@ START_TEST(test_quote_invisible_bytes)
 }
 END_TEST
 
-START_TEST(test_hints)
-{
-  const char *h;
-  h = hint_of(DWL_EXIT_LOCKED, "job 'x' is locked: another run holds it");
-  ck_assert_ptr_nonnull(strstr(h, "worth a retry"));
-  h = hint_of(1, "cannot connect to Driver=Nope: [unixODBC][Driver Manager]Can't open lib 'Nope' : file not found "
-                 "[01000 0]");
-  ck_assert_ptr_nonnull(strstr(h, "odbcinst -q -d"));
-  h = hint_of(1, "cannot connect to DSN=dw: [unixODBC][Driver Manager]Data source name not found [IM002 0]");
-  ck_assert_ptr_nonnull(strstr(h, "odbcinst -q -s"));
-  h = hint_of(1, "cannot connect to Driver=MariaDB Unicode;...: Access denied for user 'u'@'h' [28000 1045]");
-  ck_assert_ptr_nonnull(strstr(h, "refused the user or password"));
-  h = hint_of(1, "cannot connect to Driver=PostgreSQL Unicode;...: Connection refused [08001 101]");
-  ck_assert_ptr_nonnull(strstr(h, "server is up"));
-  h = hint_of(2, "plugin 'nope' not found (searched: /a, /b; set DWLOAD_PLUGIN_PATH or --plugin-path)");
-  ck_assert_ptr_nonnull(strstr(h, "dwload plugins"));
-  h = hint_of(2, "job.yaml:4:3: unknown option 'pth' for plugin csv; did you mean 'path'?");
-  ck_assert_ptr_nonnull(strstr(h, "options"));
-  h = hint_of(2, "job.yaml:8:3: unknown key 'tabel' in target; did you mean 'table'?");
-  ck_assert_ptr_nonnull(strstr(h, "dwload-job(5)"));
-  /* Messages that say enough, or that no rule knows: no hint. */
-  ck_assert_ptr_null(hint_of(1, "table dim does not exist yet; run the job first"));
-  ck_assert_ptr_null(hint_of(1, "feed.csv:12: column 'lmd': 'x' is not an ISO 8601 timestamp"));
-}
-END_TEST
-
 static Suite *make_suite(void)
 {
   Suite *s = suite_create("log");
@@ -194,7 +159,6 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_text_lines);
   tcase_add_test(tc, test_json_lines);
   tcase_add_test(tc, test_parse_level);
-  tcase_add_test(tc, test_hints);
   tcase_add_test(tc, test_quote_invisible_bytes);
   tcase_add_test(tc, test_text_shows_hidden_bytes);
   suite_add_tcase(s, tc);
