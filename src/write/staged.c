@@ -367,8 +367,8 @@ long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *
 
 /* ---- stages of the caller's own (pushdown) ----------------------------------- */
 
+/* A stage of its own: sent even in plan mode, applied by its caller. */
 struct writer_stage {
-  writer *w;
   stage s;
 };
 
@@ -383,7 +383,6 @@ int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_
     free(types);
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
-  ws->w = w;
   stage *s = &ws->s;
   snprintf(s->name, sizeof s->name, "%s", name);
   s->cols = calloc(ncols ? ncols : 1, sizeof *s->cols);
