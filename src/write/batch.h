@@ -38,7 +38,7 @@ typedef struct batch_opts {
 /* Opens a batch of inserts into table_q (quoted, possibly schema-qualified)
  * of columns cols (quoted names) bound as types; table_q, cols and types
  * are copied.  o may be NULL (defaults: all zero).  The connection must
- * outlive the batch.  Nothing is sent until the first batch fills. */
+ * outlive the batch.  No row is sent before a batch fills or is flushed. */
 int batch_open(odbc_conn *c, const dialect *d, const char *table_q, char *const *cols, const SQLSMALLINT *types,
                size_t n, const batch_opts *o, batch **out, dwl_error *err);
 /* Queues one row of n values (copied); sends a batch when it is full. */
