@@ -1,8 +1,9 @@
 /* Target writer: turns rows and the change engine's operations into SQL
  * with bound parameters.  Inserts are batched as multi-row INSERT ...
- * VALUES statements; expires, type 1 updates and removals are prepared
- * once and executed per key.  In plan mode nothing is executed; with
- * --sql each statement is printed with its parameters instead. */
+ * VALUES statements (batch.h); expires, type 1 updates and removals are
+ * staged and applied per kind where the dialect stages writes, else
+ * prepared once and executed per key.  In plan mode nothing is executed;
+ * with --sql each statement is printed with its parameters instead. */
 #ifndef DWL_WRITER_H
 #define DWL_WRITER_H
 

@@ -1,0 +1,444 @@
+/* Staged operations (writer_impl.h, writer.h): where the dialect stages
+ * writes (stages_writes), expires, type 1 overwrites, upsert updates and
+ * removals go into temporary tables through the bulk inserts and are
+ * applied by one UPDATE ... FROM / UPDATE ... JOIN or DELETE per kind at
+ * the end, never one round trip per row; the history repair's drops and
+ * reshapes are staged on every dialect.  Also the keys a keyed lookup
+ * reads through (writer_stage_keys) and the stages of the caller's own
+ * that pushdown fills (writer_stage_*). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "keymap.h"
+#include "writer_impl.h"
+
+/* ---- staged operations (PostgreSQL, MariaDB) ------------------------------ */
+
+/* Quoted name of a stage column: source columns keep their names; the
+ * bookkeeping values get names of their own. */
+static char *stage_col_name(const writer *w, long what, dwl_error *err)
+{
+  static const char *const names[] = {"dwl_valid_from", "dwl_valid_to", "dwl_deleted", "dwl_old_valid_from",
+                                      "dwl_old_deleted", "dwl_current", "dwl_sk"};
+  const char *name = what < 0 ? names[-what - 1] : w->t->cols[tcol_of(w, (size_t)what)].name;
+  dwl_buf q;
+  buf_init(&q, 0);
+  if (dialect_quote(w->t->d, name, &q, "stage column", err) != 0) {
+    buf_free(&q);
+    return NULL;
+  }
+  return buf_steal(&q);
+}
+
+/* Stage columns: the key, then `extra` (source indexes or SC_* values). */
+int stage_init(writer *w, int kind, const char *name, const long *extra, size_t nextra, dwl_error *err)
+{
+  stage *s = &w->stages[kind];
+  const target *t = w->t;
+  size_t n = w->cols->nkey + nextra;
+  snprintf(s->name, sizeof s->name, "%s", name);
+  s->cols = calloc(n, sizeof *s->cols);
+  s->decl = calloc(n, sizeof *s->decl);
+  SQLSMALLINT *types = calloc(n, sizeof *types);
+  if (!s->cols || !s->decl || !types) {
+    free(types);
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  s->ncols = n;
+  for (size_t i = 0; i < n; i++) {
+    long what = i < w->cols->nkey ? (long)w->cols->key[i] : extra[i - w->cols->nkey];
+    size_t tc = what < 0 ? (size_t)t->ix[stage_role(what)] : tcol_of(w, (size_t)what);
+    s->cols[i] = stage_col_name(w, what, err);
+    if (!s->cols[i]) {
+      free(types);
+      return -1;
+    }
+    s->decl[i] = t->cols[tc].decl;
+    if (t->cols[tc].role == TC_CURRENT || t->cols[tc].role == TC_DELETED)
+      s->decl[i].type = DWL_TYPE_BOOLEAN;
+    types[i] = col_ptype(w, tc);
+  }
+  batch_opts o = writer_batch_opts(w, kind != STAGE_KEYS);
+  int rc = batch_open(w->t->c, w->t->d, s->name, s->cols, types, n, &o, &s->b, err);
+  free(types);
+  return rc;
+}
+
+/* "d.k1 = s.k1 AND d.k2 = s.k2" (keys with a NULL never reach a stage). */
+static void join_keys(const writer *w, const stage *s, dwl_buf *b)
+{
+  for (size_t i = 0; i < w->cols->nkey; i++)
+    buf_printf(b, "%sd.%s = s.%s", i ? " AND " : "", w->t->cols[tcol_of(w, w->cols->key[i])].q, s->cols[i]);
+}
+
+/* The statement applying a stage: SET pairs are (target column, stage
+ * column); with_vf adds the version's valid_from to the join. */
+static char *apply_sql(const writer *w, int kind, const char *const *tset, const char *const *sset, size_t nset,
+                       const char *extra_set, int with_vf)
+{
+  const target *t = w->t;
+  const dialect *d = t->d;
+  const stage *s = &w->stages[kind];
+  dwl_buf on, b;
+  buf_init(&on, 0);
+  buf_init(&b, 0);
+  join_keys(w, s, &on);
+  /* Operations on a current version repeat the current predicate: it is
+   * what lets the key index (partial, on current versions) serve the join. */
+  if (kind != SLOT_REMOVE && with_vf) {
+    buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey]);
+    if (t->ix[TC_CURRENT] >= 0)
+      buf_printf(&on, " AND d.%s = %s", t->cols[t->ix[TC_CURRENT]].q, d->true_lit);
+  }
+  buf_taint(&b, &on);  /* no statement around a join condition that failed */
+  if (kind == SLOT_REMOVE) {
+    d->delete_matching(&b, t->table_q, s->name, on.data);
+  } else {
+    d->update_begin(&b, t->table_q, s->name, on.data);
+    for (size_t i = 0; i < nset; i++)
+      buf_printf(&b, "%s%s%s = s.%s", i ? ", " : "", d->set_prefix, tset[i], sset[i]);
+    if (extra_set)
+      buf_printf(&b, ", %s%s", d->set_prefix, extra_set);
+    d->update_end(&b, s->name, on.data);
+  }
+  buf_free(&on);
+  return buf_steal(&b);
+}
+
+/* SET pairs for source columns idx[], whose stage columns start at `off`. */
+static char *apply_set(const writer *w, int kind, const size_t *idx, size_t n, size_t off, const char *extra,
+                       int with_vf)
+{
+  const char **tset = calloc(n ? n : 1, sizeof *tset), **sset = calloc(n ? n : 1, sizeof *sset);
+  char *sql = NULL;
+  if (tset && sset) {
+    for (size_t i = 0; i < n; i++) {
+      tset[i] = w->t->cols[tcol_of(w, idx[i])].q;
+      sset[i] = w->stages[kind].cols[off + i];
+    }
+    sql = apply_sql(w, kind, tset, sset, n, extra, with_vf);
+  }
+  free(tset);
+  free(sset);
+  return sql;
+}
+
+/* Staged drop and reshape: key, valid_from [, deleted] of the stored
+ * version, then (reshape) what it becomes; applied by one DELETE or UPDATE
+ * joined on those.  Staged on SQLite too (UPDATE ... FROM, SQLite 3.33):
+ * the key index covers current versions only, so a statement per closed
+ * version would scan the table each time. */
+int history_stages(writer *w, dwl_error *err)
+{
+  const target *t = w->t;
+  size_t nk = w->cols->nkey;
+  int del = t->ix[TC_DELETED] >= 0;
+  long *extra = calloc(t->ncols + 6, sizeof *extra);
+  if (!extra)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  int rc = 0;
+  for (int slot = SLOT_DROP; rc == 0 && slot <= SLOT_RESHAPE; slot++) {
+    size_t ne = 0;
+    extra[ne++] = slot == SLOT_DROP ? SC_VF : SC_OLDVF;
+    if (del)
+      extra[ne++] = slot == SLOT_DROP ? SC_DEL : SC_OLDDEL;
+    size_t nset = slot == SLOT_RESHAPE ? reshape_set(w, extra + ne) : 0;
+    rc = stage_init(w, slot, slot == SLOT_DROP ? "dwl_stage_drop" : "dwl_stage_reshape", extra, ne + nset, err);
+    if (rc != 0)
+      break;
+    const stage *s = &w->stages[slot];
+    dwl_buf on, b;
+    buf_init(&on, 0);
+    buf_init(&b, 0);
+    join_keys(w, s, &on);
+    buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[nk]);
+    if (del)
+      buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_DELETED]].q, s->cols[nk + 1]);
+    buf_taint(&b, &on);  /* no statement around a join condition that failed */
+    if (slot == SLOT_DROP) {
+      t->d->delete_matching(&b, t->table_q, s->name, on.data);
+    } else {
+      t->d->update_begin(&b, t->table_q, s->name, on.data);
+      for (size_t i = 0; i < nset; i++)
+        buf_printf(&b, "%s%s%s = s.%s", i ? ", " : "", t->d->set_prefix, t->cols[what_tcol(w, extra[ne + i])].q,
+                   s->cols[nk + ne + i]);
+      t->d->update_end(&b, s->name, on.data);
+    }
+    buf_free(&on);
+    w->stages[slot].apply_sql = buf_steal(&b);
+  }
+  free(extra);
+  return rc;
+}
+
+int build_stages(writer *w, dwl_error *err)
+{
+  const target *t = w->t;
+  const scd_cols *c = w->cols;
+  size_t nk = c->nkey;
+  long *extra = calloc(t->ncols + 4, sizeof *extra);
+  if (!extra)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  int rc = 0;
+  size_t ne;
+  if (t->spec->mode == MODE_SCD2) {
+    /* expire: key, valid_from, valid_to [, deleted] */
+    ne = 0;
+    extra[ne++] = SC_VF;
+    extra[ne++] = SC_VT;
+    if (t->ix[TC_DELETED] >= 0)
+      extra[ne++] = SC_DEL;
+    rc = stage_init(w, SLOT_EXPIRE, "dwl_stage_expire", extra, ne, err);
+    if (rc == 0) {
+      stage *s = &w->stages[SLOT_EXPIRE];
+      const char *tset[2] = {t->cols[t->ix[TC_VALID_TO]].q, NULL};
+      const char *sset[2] = {s->cols[nk + 1], NULL};
+      size_t nset = 1;
+      if (t->ix[TC_DELETED] >= 0) {
+        tset[nset] = t->cols[t->ix[TC_DELETED]].q;
+        sset[nset++] = s->cols[nk + 2];
+      }
+      char cur[300] = "";
+      if (t->ix[TC_CURRENT] >= 0)
+        snprintf(cur, sizeof cur, "%s = %s", t->cols[t->ix[TC_CURRENT]].q, t->d->false_lit);
+      s->apply_sql = apply_sql(w, SLOT_EXPIRE, tset, sset, nset, cur[0] ? cur : NULL, 1);
+    }
+    /* type 1, current version: key, valid_from, t1...; every version: key, t1... */
+    if (rc == 0 && c->nt1) {
+      ne = 0;
+      extra[ne++] = SC_VF;
+      for (size_t i = 0; i < c->nt1; i++)
+        extra[ne++] = (long)c->t1[i];
+      rc = stage_init(w, SLOT_T1_CUR, "dwl_stage_type1", extra, ne, err);
+      if (rc == 0)
+        w->stages[SLOT_T1_CUR].apply_sql = apply_set(w, SLOT_T1_CUR, c->t1, c->nt1, nk + 1, NULL, 1);
+      if (rc == 0)
+        rc = stage_init(w, SLOT_T1_ALL, "dwl_stage_type1_all", extra + 1, ne - 1, err);
+      if (rc == 0)
+        w->stages[SLOT_T1_ALL].apply_sql = apply_set(w, SLOT_T1_ALL, c->t1, c->nt1, nk, NULL, 0);
+    }
+    if (rc == 0)
+      rc = history_stages(w, err);
+  } else {
+    ne = 0;
+    for (size_t i = 0; i < c->nt2; i++)
+      extra[ne++] = (long)c->t2[i];
+    rc = stage_init(w, SLOT_UPDATE, "dwl_stage_update", extra, ne, err);
+    if (rc == 0)
+      w->stages[SLOT_UPDATE].apply_sql = apply_set(w, SLOT_UPDATE, c->t2, c->nt2, nk, NULL, 0);
+  }
+  if (rc == 0)
+    rc = stage_init(w, SLOT_REMOVE, "dwl_stage_remove", extra, 0, err);
+  if (rc == 0)
+    rc = stage_init(w, STAGE_KEYS, "dwl_stage_keys", extra, 0, err);
+  if (rc == 0)
+    w->stages[SLOT_REMOVE].apply_sql = apply_sql(w, SLOT_REMOVE, NULL, NULL, 0, NULL, 0);
+  free(extra);
+  for (int k = 0; rc == 0 && k < NSLOTS; k++)
+    if (w->stages[k].ncols && !w->stages[k].apply_sql)
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  return rc;
+}
+
+static int stage_create(writer *w, stage *s, dwl_error *err)
+{
+  dwl_buf b;
+  buf_init(&b, 0);
+  buf_printf(&b, "CREATE TEMPORARY TABLE %s (", s->name);
+  for (size_t i = 0; i < s->ncols; i++) {
+    char ty[128];
+    const char *type = s->decl[i].type == DWL_TYPE_BOOLEAN ? w->t->d->flag_type
+                                                            : w->t->d->type_sql(&s->decl[i], ty, sizeof ty);
+    buf_printf(&b, "%s%s %s", i ? ", " : "", s->cols[i], type);
+  }
+  buf_addc(&b, ')');
+  int rc = b.data ? run_sql(w, NULL, b.data, NULL, NULL, 0, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  buf_free(&b);
+  return rc;
+}
+
+/* Queues one staged operation; the temporary table is made on first use. */
+int stage_add(writer *w, int kind, const dwl_value *vals, dwl_error *err)
+{
+  stage *s = &w->stages[kind];
+  if (!s->used) {
+    if (stage_create(w, s, err) != 0)
+      return -1;
+    s->used = 1;
+  }
+  return batch_add(s->b, vals, err);
+}
+
+/* Equality joins find keys through the index; a NULL key part needs a
+ * NULL-safe per-key statement instead. */
+int staged_key(const writer *w, const dwl_value *keyrow)
+{
+  for (size_t i = 0; i < w->cols->nkey; i++)
+    if (keyrow[w->cols->key[i]].is_null)
+      return 0;
+  return 1;
+}
+
+int staged(const writer *w, const dwl_value *keyrow)
+{
+  return w->t->d->stages_writes && staged_key(w, keyrow);
+}
+
+/* Applies what is staged.  Staged operations name the version they change
+ * by key and valid_from, so they commute with inserts of later versions and
+ * can wait for the end; see sink_insert for the one exception. */
+int stages_apply(writer *w, dwl_error *err)
+{
+  /* Type 1 overwrites of a current version come before its expire: they
+   * find it by the current predicate, and the engine emits them first. */
+  static const int order[NSLOTS] = {SLOT_T1_CUR, SLOT_EXPIRE, SLOT_T1_ALL, SLOT_UPDATE,
+                                     SLOT_REMOVE, SLOT_DROP, SLOT_RESHAPE};
+  _Static_assert(NSLOTS == 7, "every slot has its place in the order");
+  for (int i = 0; i < NSLOTS; i++) {
+    int k = order[i];
+    stage *s = &w->stages[k];
+    if (!s->used || (batch_pending(s->b) == 0 && batch_sent(s->b) == s->applied))
+      continue;
+    if (batch_flush(s->b, err) != 0)
+      return -1;
+    /* Fresh statistics let the planner probe the key index per staged row
+     * instead of hashing the whole table. */
+    if (w->t->d->analyze_sql) {
+      char sql[96];
+      snprintf(sql, sizeof sql, "%s %s", w->t->d->analyze_sql, s->name);
+      if (run_sql(w, NULL, sql, NULL, NULL, 0, err) != 0)
+        return -1;
+    }
+    if (run_sql(w, NULL, s->apply_sql, NULL, NULL, 0, err) != 0)
+      return -1;
+    /* Emptied, so the next application only carries what came since. */
+    char sql[80];
+    snprintf(sql, sizeof sql, "DELETE FROM %s", s->name);
+    if (run_sql(w, NULL, sql, NULL, NULL, 0, err) != 0)
+      return -1;
+    s->applied = batch_sent(s->b);
+  }
+  return 0;
+}
+
+long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *const **cols, dwl_error *err)
+{
+  stage *s = &w->stages[STAGE_KEYS];
+  keymap seen;
+  if (keymap_init(&seen, rows->n) != 0)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  long n = 0;
+  int rc = 0;
+  /* Staged even in plan mode: the lookup reads through it, and a temporary
+   * table is no write to the warehouse. */
+  int plan = w->plan;
+  w->plan = 0;
+  if (s->used && batch_sent(s->b) > s->applied) {
+    /* a second lookup in the run (the history of keys with late rows) */
+    char sql[80];
+    snprintf(sql, sizeof sql, "DELETE FROM %s", s->name);
+    rc = run_sql(w, NULL, sql, NULL, NULL, 0, err);
+    s->applied = batch_sent(s->b);
+  }
+  for (size_t i = 0; rc == 0 && i < rows->n; i++) {
+    const rs_row *r = &rows->rows[i];
+    if (!staged_key(w, r->vals))
+      continue;
+    int created;
+    if (!keymap_put(&seen, r->key, &created)) {
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+      break;
+    }
+    if (!created)
+      continue;
+    key_params(w, r->vals, w->row);
+    rc = stage_add(w, STAGE_KEYS, w->row, err);
+    n++;
+  }
+  if (rc == 0 && s->used)
+    rc = batch_flush(s->b, err);
+  w->plan = plan;
+  keymap_free(&seen);
+  *table = s->name;
+  *cols = s->cols;
+  return rc == 0 ? n : -1;
+}
+
+/* ---- stages of the caller's own (pushdown) ----------------------------------- */
+
+/* A stage of its own: sent even in plan mode, applied by its caller. */
+struct writer_stage {
+  stage s;
+};
+
+int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_column *decl, size_t ncols,
+                      writer_stage **out, dwl_error *err)
+{
+  *out = NULL;
+  writer_stage *ws = calloc(1, sizeof *ws);
+  SQLSMALLINT *types = calloc(ncols ? ncols : 1, sizeof *types);
+  if (!ws || !types) {
+    free(ws);
+    free(types);
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  stage *s = &ws->s;
+  snprintf(s->name, sizeof s->name, "%s", name);
+  s->cols = calloc(ncols ? ncols : 1, sizeof *s->cols);
+  s->decl = calloc(ncols ? ncols : 1, sizeof *s->decl);
+  int rc = s->cols && s->decl ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; rc == 0 && i < ncols; i++) {
+    s->ncols++;
+    s->decl[i] = decl[i];
+    types[i] = w->t->d->param_type(decl[i].type);
+    if (!(s->cols[i] = strdup(cols[i])))
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  /* Sent even in plan mode: pushdown reads through it. */
+  batch_opts o = writer_batch_opts(w, 0);
+  if (rc == 0)
+    rc = batch_open(w->t->c, w->t->d, s->name, s->cols, types, ncols, &o, &s->b, err);
+  free(types);
+  int plan = w->plan;
+  w->plan = 0;
+  if (rc == 0)
+    rc = stage_create(w, s, err);
+  w->plan = plan;
+  s->used = rc == 0;
+  if (rc != 0) {
+    writer_stage_free(ws);
+    return -1;
+  }
+  *out = ws;
+  return 0;
+}
+
+int writer_stage_add(writer_stage *ws, const dwl_value *row, dwl_error *err)
+{
+  return batch_add(ws->s.b, row, err);
+}
+
+int writer_stage_flush(writer_stage *ws, dwl_error *err)
+{
+  return batch_flush(ws->s.b, err);
+}
+
+void writer_stage_free(writer_stage *ws)
+{
+  if (!ws)
+    return;
+  stage_free(&ws->s);
+  free(ws);
+}
+
+void stage_free(stage *s)
+{
+  batch_free(s->b);
+  for (size_t i = 0; s->cols && i < s->ncols; i++)
+    free(s->cols[i]);
+  free(s->cols);
+  free(s->decl);
+  free(s->apply_sql);
+}
+
