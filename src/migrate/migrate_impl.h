@@ -3,8 +3,7 @@
  * progress, and the functions each file offers the others:
  *   catalog.c  the source's tables, columns and key; the target's DDL
  *   cursor.c   reading a side in key chunks, packed or not
- *   insert.c   sending rows to the target (the writer's batches, or the
- *              dialect's row array)
+ *   insert.c   sending rows to the target (write/batch.c, whole rows)
  *   copy.c     the progress table, fresh or resumed start, the copy loop
  *   verify.c   row count and checksum of the target, in parallel ranges
  *   migrate.c  the per-table job, the workers, the summary */
@@ -19,7 +18,6 @@
 #include "err.h"
 #include "migrate.h"
 #include "target.h"
-#include "writer.h"
 
 /* One table's outcome. */
 typedef struct mig_table {
@@ -71,13 +69,9 @@ typedef struct tjob {
   dwl_buf *norm;         /* scratch per column */
   dwl_value *row;
   dwl_value *packed;     /* one row's fields of a packed chunk */
-  writer *w;
-  int arrays;            /* rows go as one array parameter (the dialect's row_array_*) */
-  dwl_buf js;            /* the array literal being built */
-  size_t nrows_pend;
-  dwl_buf jsend;         /* the one being sent (ostmt_execute_async) */
-  dwl_value jsparam;     /* the parameter pointing at it */
-  odbc_stmt *rows_insert;  /* the dialect's row_array_insert */
+  struct batch *ins;     /* the target's inserts (insert.c, write/batch.c) */
+  dwl_value *row_out;    /* a row in the target's column order */
+  char what[300];        /* "inserting into T", the batch's error prefix */
   long long n;           /* rows of the current pass */
   uint64_t sum;          /* checksum of the current pass */
   dwl_buf hb;            /* bytes of the row being hashed */

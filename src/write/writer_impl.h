@@ -59,6 +59,10 @@ struct writer {
   fp128 t1_key;            /* its key */
 };
 
+/* The functions the writer's files share: hidden, so that a plugin
+ * (dwload links with -export-dynamic) never binds to run_sql or staged. */
+#pragma GCC visibility push(hidden)
+
 /* writer.c: the parameter type of table column tc; the table column of
  * source column src. */
 SQLSMALLINT col_ptype(const writer *w, size_t tc);
@@ -89,5 +93,7 @@ int stages_apply(writer *w, dwl_error *err);
 
 /* sink.c: the key's values of a source row into p; returns how many. */
 size_t key_params(const writer *w, const dwl_value *row, dwl_value *p);
+
+#pragma GCC visibility pop
 
 #endif
