@@ -1,11 +1,12 @@
 /* The pushdown engine (load.engine: pushdown): the delta is staged into a
  * temporary table of the warehouse and the changes are computed there with
  * set-based SQL (window functions over the staged rows joined with the
- * dimension's current versions), then applied with MERGE (PostgreSQL),
- * UPDATE ... JOIN (MariaDB) or UPDATE ... FROM (SQLite) and INSERT ...
- * SELECT.  Nothing of the dimension is held in memory.  Its results are the
- * memory engine's (scd.c); what it cannot compute the same way is refused
- * when the spec is checked (pushdown_refusal in spec.c). */
+ * dimension's current versions), then applied with the dialect's
+ * statements (a MERGE where the dialect has one; its UPDATE from a stage,
+ * DELETE by join) and INSERT ... SELECT.  Nothing of the dimension is held
+ * in memory.  Its results are the memory engine's (scd.c): both follow the
+ * version rules of versions.c, and what it cannot compute the same way is
+ * refused when the spec is checked (engine_pushdown_refusal, rules.c). */
 #ifndef DWL_PUSHDOWN_H
 #define DWL_PUSHDOWN_H
 

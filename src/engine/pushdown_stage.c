@@ -166,7 +166,7 @@ static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_
     set_text(&x[X_VF], p->vf);
     set_text(&x[X_VT], p->vt);
     if (p->t->ix[TC_SK] >= 0 && p->spec->sk_strategy == SK_HASH) {
-      /* The memory engine's hash (writer.c): key values and valid_from,
+      /* The memory engine's hash (write/sink.c): key values and valid_from,
        * with a marker for tombstones. */
       char extra[48];
       int len = snprintf(extra, sizeof extra, "%s", p->vf);
