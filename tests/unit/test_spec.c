@@ -1,8 +1,9 @@
-/* Unit tests for the job spec parser (src/spec/spec.c): parsing, defaults,
- * ${VAR} expansion, error messages with FILE:LINE:COL, cross-field rules. */
+/* Unit tests for the job spec parser (src/spec/spec.c): reading a job file
+ * (parsing, defaults, ${VAR} expansion, YAML and type errors with
+ * FILE:LINE:COL, unknown keys and their suggestions, plugin options, key
+ * positions).  The rules across keys are in test_spec_rules.c. */
 #include "check_main.h"
 
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,102 +13,8 @@
 #include "err.h"
 #include "expand.h"
 #include "spec.h"
+#include "spec_fixture.h"
 #include "suggest.h"
-
-static char g_dir[PATH_MAX];
-static char g_path[PATH_MAX + 16];
-
-static void setup(void)
-{
-  const char *t = getenv("TMPDIR");
-  char cwd[PATH_MAX / 2];
-  if (!t || !*t)
-    t = "/tmp";
-  /* spec->dir is absolute, so the fixture folder must be too for the
-   * comparisons below, even with a relative $TMPDIR. */
-  if (t[0] == '/')
-    snprintf(g_dir, sizeof g_dir, "%s/dwl_spec_XXXXXX", t);
-  else {
-    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
-    snprintf(g_dir, sizeof g_dir, "%s/%s/dwl_spec_XXXXXX", cwd, t);
-  }
-  ck_assert_ptr_nonnull(mkdtemp(g_dir));
-  snprintf(g_path, sizeof g_path, "%s/job.yaml", g_dir);
-}
-
-static void teardown(void)
-{
-  DIR *d = opendir(g_dir);
-  if (d) {
-    struct dirent *e;
-    char p[PATH_MAX + 256];
-    while ((e = readdir(d)) != NULL) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-        continue;
-      snprintf(p, sizeof p, "%s/%s", g_dir, e->d_name);
-      unlink(p);
-    }
-    closedir(d);
-  }
-  rmdir(g_dir);
-}
-
-static void write_text(const char *path, const char *text)
-{
-  FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs(text, f);
-  ck_assert_int_eq(fclose(f), 0);
-}
-
-static dwl_spec *load_text(const char *text, dwl_error *err)
-{
-  write_text(g_path, text);
-  err_init(err);
-  return spec_load(g_path, err);
-}
-
-static dwl_spec *load_ok(const char *text)
-{
-  dwl_error err;
-  dwl_spec *s = load_text(text, &err);
-  ck_assert_msg(s != NULL, "unexpected error: %s", err.msg);
-  ck_assert_int_eq(err.code, 0);
-  return s;
-}
-
-/* Loads `text`, expects failure with exit code 2, message starting with
- * "FILE:LINE:COL: " and containing `needle`. */
-static void expect_error(const char *text, int line, int col, const char *needle)
-{
-  dwl_error err;
-  char prefix[PATH_MAX + 64];
-  dwl_spec *s = load_text(text, &err);
-  if (s)
-    spec_free(s);
-  ck_assert_msg(s == NULL, "spec loaded but should fail with '%s'", needle);
-  ck_assert_int_eq(err.code, DWL_EXIT_USAGE);
-  snprintf(prefix, sizeof prefix, "%s:%d:%d: ", g_path, line, col);
-  ck_assert_msg(strncmp(err.msg, prefix, strlen(prefix)) == 0,
-                "message '%s' does not start with '%s'", err.msg, prefix);
-  ck_assert_msg(strstr(err.msg, needle) != NULL, "message '%s' lacks '%s'", err.msg, needle);
-}
-
-/* Lines 1-7; sections appended after it start at line 8. */
-#define BASE                   \
-  "job: customers\n"           \
-  "source:\n"                  \
-  "  plugin: csv\n"            \
-  "  path: feed.csv\n"         \
-  "target:\n"                  \
-  "  connection: db\n"         \
-  "  table: customer_dim\n"
-
-#define SCD2_LOAD              \
-  "load:\n"                    \
-  "  mode: scd2\n"             \
-  "  lmd: lmd\n"               \
-  "  key: [id]\n"
 
 static const char full_spec[] =
     "version: 1\n"
@@ -500,205 +407,6 @@ START_TEST(test_missing_required)
 }
 END_TEST
 
-START_TEST(test_scd2_requires_key_and_lmd)
-{
-  expect_error(BASE "load:\n  mode: scd2\n  lmd: l\n", 9, 3, "mode scd2 requires key");
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n", 9, 3, "mode scd2 requires lmd");
-  expect_error(BASE "load:\n  mode: upsert\n  key: []\n", 10, 3,
-               "load.key: mode upsert requires at least one key column");
-}
-END_TEST
-
-START_TEST(test_lookup)
-{
-  dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n");
-  ck_assert_int_eq(s->lookup, LOOKUP_AUTO);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: upsert\n  key: [id]\n  lookup: keys\n");
-  ck_assert_int_eq(s->lookup, LOOKUP_KEYS);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  lookup: scan\n  deletes: absent\n");
-  ck_assert_int_eq(s->lookup, LOOKUP_SCAN);
-  spec_free(s);
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  lookup: key\n", 12, 11,
-               "did you mean 'keys'");
-  expect_error(BASE "load:\n  mode: append\n  lookup: scan\n", 10, 3,
-               "load.lookup applies only to modes scd2 and upsert");
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  deletes: absent\n  lookup: keys\n", 13, 3,
-               "needs every current key");
-}
-END_TEST
-
-START_TEST(test_lookback_and_late)
-{
-  dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n");
-  ck_assert_int_eq(s->lookback_us, 0);
-  ck_assert_int_eq(s->late, LATE_REPAIR);
-  spec_free(s);
-  static const struct {
-    const char *text;
-    long long us;
-  } ok[] = {{"90s", 90000000LL},           {"15m", 900000000LL},    {"2h", 7200000000LL},
-            {"1d", 86400000000LL},         {"1h30m", 5400000000LL}, {"0", 0},
-            {"1d2h3m4s", 93784000000LL}, {"366d", 366LL * 86400000000LL}};
-  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-    char yaml[512];
-    snprintf(yaml, sizeof yaml, BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  lookback: %s\n", ok[i].text);
-    s = load_ok(yaml);
-    ck_assert_msg(s->lookback_us == ok[i].us, "%s: %lld", ok[i].text, s->lookback_us);
-    spec_free(s);
-  }
-  static const char *const bad[] = {"2", "h", "2x", "-1h", "1.5h", "30m2h", "1h1h", "367d", "99999999999999s", "2 h"};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    char yaml[512];
-    snprintf(yaml, sizeof yaml, BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  lookback: '%s'\n", bad[i]);
-    expect_error(yaml, 12, 13, "is not a duration of at most 366 days");
-  }
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: ignore\n");
-  ck_assert_int_eq(s->late, LATE_IGNORE);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: reject\n");
-  ck_assert_int_eq(s->late, LATE_REJECT);
-  spec_free(s);
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: repare\n", 12, 9, "did you mean 'repair'");
-  expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: l\n  lookback: 1h\n", 12, 3,
-               "load.lookback applies only to mode scd2 (mode is upsert)");
-  expect_error(BASE "load:\n  mode: append\n  lmd: l\n  late: ignore\n", 11, 3,
-               "load.late applies only to mode scd2 (mode is append)");
-}
-END_TEST
-
-START_TEST(test_engine)
-{
-  dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n");
-  ck_assert_int_eq(s->engine, ENGINE_MEMORY);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n"
-                   "  deletes: {column: op, values: [D]}\n  delete_style: tombstone\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n  deletes: absent\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdwn\n", 12, 11,
-               "did you mean 'pushdown'");
-  /* refusals name the engine key, wherever it is */
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  deletes: absent\n  engine: pushdown\n", 13, 3,
-               "load.engine: pushdown does not support deletes: absent");
-  expect_error(BASE "load:\n  engine: pushdown\n  mode: append\n", 9, 3,
-               "load.engine: pushdown applies only to modes scd2 and upsert");
-  expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n  lookup: keys\n", 11, 3,
-               "so load.lookup does not apply");
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n", 12, 3,
-               "load.lookback (which rereads late rows) needs engine: memory");
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: ignore\n  engine: pushdown\n", 13, 3,
-               "load.late ignore, or reject into a reject file, needs engine: memory");
-}
-END_TEST
-
-START_TEST(test_lmd_format_requires_lmd)
-{
-  expect_error(BASE "load:\n  mode: append\n  lmd_format: yyyy\n", 10, 3,
-               "load.lmd_format requires load.lmd");
-}
-END_TEST
-
-/* load.future_tolerance (default 1d, off) and target.lock_timeout
- * (default 30s, at least 1s): durations as load.lookback writes them. */
-START_TEST(test_future_tolerance_and_lock_timeout)
-{
-  dwl_spec *s = load_ok(BASE "load:\n  mode: append\n  lmd: l\n");
-  ck_assert(s->future_tolerance_us == 86400000000LL);
-  ck_assert(s->lock_timeout_ms == 30000);
-  spec_free(s);
-  s = load_ok(BASE "  lock_timeout: 1m30s\nload:\n  mode: append\n  lmd: l\n  future_tolerance: 30d\n");
-  ck_assert(s->future_tolerance_us == 30LL * 86400000000LL);
-  ck_assert(s->lock_timeout_ms == 90000);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: append\n  lmd: l\n  future_tolerance: off\n");
-  ck_assert(s->future_tolerance_us == -1);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: append\n  lmd: l\n  future_tolerance: 0\n");
-  ck_assert(s->future_tolerance_us == 0);
-  spec_free(s);
-  expect_error(BASE "load:\n  mode: append\n  lmd: l\n  future_tolerance: 'off '\n", 11, 21,
-               "load.future_tolerance: 'off ' is not a duration");
-  expect_error(BASE "load:\n  mode: append\n  lmd: l\n  future_tolerance: 400d\n", 11, 21,
-               "is not a duration of at most 366 days");
-  expect_error(BASE "load:\n  mode: append\n  future_tolerance: 1d\n", 10, 3,
-               "load.future_tolerance requires load.lmd");
-  expect_error(BASE "  lock_timeout: 0\nload:\n  mode: append\n", 8, 17, "target.lock_timeout: expected at least 1s");
-  expect_error(BASE "  lock_timeout: soon\nload:\n  mode: append\n", 8, 17,
-               "target.lock_timeout: 'soon' is not a duration");
-}
-END_TEST
-
-START_TEST(test_scd2_only_keys)
-{
-  expect_error(BASE "load:\n  mode: upsert\n  key: id\n  type1: [name]\n", 11, 3,
-               "load.type1 applies only to mode scd2");
-  expect_error(BASE "load:\n  type2: [name]\n", 9, 3, "load.type2 applies only to mode scd2");
-  expect_error(BASE "load:\n  delete_style: expire\n", 9, 3,
-               "load.delete_style applies only to mode scd2");
-  expect_error(BASE "load:\n  deletes: absent\n", 9, 3,
-               "load.deletes applies only to modes scd2 and upsert");
-  /* none is the default and harmless anywhere */
-  dwl_spec *s = load_ok(BASE "load:\n  deletes: none\n");
-  ck_assert_int_eq(s->deletes, DEL_NONE);
-  spec_free(s);
-}
-END_TEST
-
-START_TEST(test_overlapping_lists)
-{
-  expect_error(BASE SCD2_LOAD "  type2: [addr, id]\n", 12, 3,
-               "load.type2: column 'id' is also in load.key");
-  expect_error(BASE SCD2_LOAD "  type2: [addr]\n  type1: [Addr]\n", 13, 3,
-               "load.type1: column 'Addr' is also in load.type2");
-}
-END_TEST
-
-START_TEST(test_lmd_in_lists)
-{
-  expect_error(BASE SCD2_LOAD "  type2: [addr, lmd]\n", 12, 3,
-               "load.type2: column 'lmd' is the lmd column");
-}
-END_TEST
-
-START_TEST(test_duplicate_bookkeeping)
-{
-  expect_error(BASE SCD2_LOAD "dimension:\n  valid_to: x\n  current: X\n", 14, 3,
-               "dimension.current: column name 'X' is also used by dimension.valid_to");
-  /* clashes with a default name are caught too */
-  expect_error(BASE "dimension:\n  deleted: valid_from\n", 9, 3,
-               "dimension.deleted: column name 'valid_from' is also used by "
-               "dimension.valid_from (its default)");
-  /* null ones do not clash */
-  dwl_spec *s = load_ok(BASE "dimension:\n  current: null\n  deleted: null\n");
-  spec_free(s);
-}
-END_TEST
-
-START_TEST(test_bookkeeping_vs_columns)
-{
-  expect_error(BASE SCD2_LOAD "  type2: [valid_to]\n", 12, 3,
-               "load.type2: column 'valid_to' is also the bookkeeping column dimension.valid_to");
-  expect_error(BASE SCD2_LOAD "dimension:\n  surrogate_key: id\n", 13, 3,
-               "dimension.surrogate_key: 'id' is also a column in load.key");
-  expect_error(BASE SCD2_LOAD "dimension:\n  current: lmd\n", 13, 3,
-               "dimension.current: 'lmd' is also the lmd column");
-}
-END_TEST
-
-START_TEST(test_valid_from_may_be_lmd)
-{
-  dwl_spec *s = load_ok(BASE SCD2_LOAD "dimension:\n  valid_from: lmd\n");
-  ck_assert_str_eq(s->valid_from, "lmd");
-  ck_assert_str_eq(s->lmd, "lmd");
-  spec_free(s);
-}
-END_TEST
-
 START_TEST(test_duplicate_mapping_key)
 {
   expect_error(BASE "load:\n  mode: append\n  lmd: x\n  mode: replace\n", 11, 3,
@@ -706,54 +414,6 @@ START_TEST(test_duplicate_mapping_key)
   expect_error(BASE "job: again\n", 8, 1, "duplicate key 'job' at top level (lines 1 and 8)");
   expect_error("job: j\nsource:\n  plugin: csv\n  path: a\n  path: b\n", 5, 3,
                "duplicate key 'path' in source (lines 4 and 5)");
-}
-END_TEST
-
-START_TEST(test_duplicate_list_name)
-{
-  expect_error(BASE "load:\n  mode: upsert\n  key: [id, region, ID]\n", 10, 21,
-               "load.key: column 'ID' is listed twice");
-}
-END_TEST
-
-START_TEST(test_deletes_forms)
-{
-  dwl_spec *s = load_ok(BASE SCD2_LOAD "  deletes:\n    column: op\n    values: D\n");
-  ck_assert_int_eq(s->deletes, DEL_COLUMN);
-  ck_assert_str_eq(s->delete_column, "op");
-  ck_assert_uint_eq(s->delete_values.n, 1);
-  ck_assert_str_eq(s->delete_values.v[0], "D");
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: upsert\n  key: id\n  deletes: absent\n");
-  ck_assert_int_eq(s->deletes, DEL_ABSENT);
-  spec_free(s);
-  expect_error(BASE SCD2_LOAD "  deletes: {column: op, values: []}\n", 12, 33,
-               "load.deletes.values: expected at least one value");
-  expect_error(BASE SCD2_LOAD "  deletes: {column: op}\n", 12, 12,
-               "load.deletes: missing required key 'values'");
-  expect_error(BASE SCD2_LOAD "  deletes: {colum: op, values: D}\n", 12, 13,
-               "unknown key 'colum' in load.deletes; did you mean 'column'?");
-  expect_error(BASE SCD2_LOAD "  deletes: absnet\n", 12, 12, "did you mean 'absent'?");
-  expect_error(BASE SCD2_LOAD "  deletes: [a]\n", 12, 12,
-               "load.deletes: expected none, absent or a mapping, found a list");
-}
-END_TEST
-
-START_TEST(test_delete_column_not_key)
-{
-  expect_error(BASE SCD2_LOAD "  deletes:\n    column: id\n    values: [D]\n", 13, 5,
-               "load.deletes.column: 'id' is a key column");
-}
-END_TEST
-
-START_TEST(test_open_end)
-{
-  dwl_spec *s = load_ok(BASE "dimension:\n  open_end: \"9999-12-31 23:59:59\"\n");
-  ck_assert_str_eq(s->open_end, "9999-12-31 23:59:59");
-  spec_free(s);
-  expect_error(BASE "dimension:\n  open_end: forever\n", 9, 13,
-               "dimension.open_end: 'forever' is not a timestamp");
-  expect_error(BASE "dimension:\n  open_end: \"9999-02-30\"\n", 9, 13, "is not a timestamp");
 }
 END_TEST
 
@@ -911,16 +571,6 @@ START_TEST(test_missing_file)
 }
 END_TEST
 
-START_TEST(test_dimension_accepted_in_append)
-{
-  dwl_spec *s = load_ok(BASE "dimension:\n  surrogate_key: sk\n  close: second_before\n");
-  ck_assert_int_eq(s->mode, MODE_APPEND);
-  ck_assert_str_eq(s->surrogate_key, "sk");
-  ck_assert_int_eq(s->close, CLOSE_SECOND_BEFORE);
-  spec_free(s);
-}
-END_TEST
-
 static Suite *make_suite(void)
 {
   Suite *su = suite_create("spec");
@@ -951,23 +601,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_wrong_types);
   tcase_add_test(tc, test_bad_enum);
   tcase_add_test(tc, test_missing_required);
-  tcase_add_test(tc, test_scd2_requires_key_and_lmd);
-  tcase_add_test(tc, test_lmd_format_requires_lmd);
-  tcase_add_test(tc, test_future_tolerance_and_lock_timeout);
-  tcase_add_test(tc, test_lookup);
-  tcase_add_test(tc, test_lookback_and_late);
-  tcase_add_test(tc, test_engine);
-  tcase_add_test(tc, test_scd2_only_keys);
-  tcase_add_test(tc, test_overlapping_lists);
-  tcase_add_test(tc, test_lmd_in_lists);
-  tcase_add_test(tc, test_duplicate_bookkeeping);
-  tcase_add_test(tc, test_bookkeeping_vs_columns);
-  tcase_add_test(tc, test_valid_from_may_be_lmd);
   tcase_add_test(tc, test_duplicate_mapping_key);
-  tcase_add_test(tc, test_duplicate_list_name);
-  tcase_add_test(tc, test_deletes_forms);
-  tcase_add_test(tc, test_delete_column_not_key);
-  tcase_add_test(tc, test_open_end);
   tcase_add_test(tc, test_plugin_option_kinds);
   tcase_add_test(tc, test_plugin_option_nesting_rejected);
   tcase_add_test(tc, test_suggest);
@@ -976,7 +610,6 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_job_name);
   tcase_add_test(tc, test_relative_path_dir);
   tcase_add_test(tc, test_missing_file);
-  tcase_add_test(tc, test_dimension_accepted_in_append);
   suite_add_tcase(su, tc);
   return su;
 }
