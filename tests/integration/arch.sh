@@ -8,6 +8,9 @@
 #   through the dialect's dbms_prefix).
 # - every source file stays within 800 lines and opens with a comment
 #   saying what it owns.
+# - so does every test and script: tests/unit's files, tests/integration/*.sh,
+#   tests/*.sh, scripts/* and bench's scripts (not its .md results, which
+#   are data); a script's comment comes first or right after its #! line.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 cd "$TOP_SRCDIR" || exit 1
@@ -39,5 +42,36 @@ for f in $files; do
 done
 is "$(cat "$WORK/long")" "" "every source file has at most 800 lines"
 is "$(cat "$WORK/untold")" "" "every source file opens with a comment saying what it owns"
+
+# opens_told FILE: whether FILE opens with a comment (C's /*, a script's #
+# after an optional #! line, a Python file's docstring).
+opens_told() {
+  case $1 in
+    *.[ch]) head -c 2 "$1" | grep -q '^/\*' ;;
+    *.py) sed -n '1{/^#!/d;}; p; q' "$1" | grep -qE '^(#|""")' ;;
+    *) sed -n '1{/^#!/d;}; p; q' "$1" | grep -q '^#' ;;
+  esac
+}
+printf '#!/bin/sh\nset -u\n# too late\n' >"$WORK/probe_untold.sh"
+printf '#!/bin/sh\n# what it owns\nset -u\n' >"$WORK/probe_told.sh"
+is "$(opens_told "$WORK/probe_untold.sh" && echo untold; opens_told "$WORK/probe_told.sh" && echo told)" "told" \
+  "the check finds a script whose comment comes after code, and takes one after #!"
+
+scripts=$({
+  find tests/unit -maxdepth 1 -name '*.[ch]'
+  find tests/integration tests -maxdepth 1 -name '*.sh'
+  find scripts bench -maxdepth 1 -type f ! -name '*.md'
+} | sort)
+: >"$WORK/long_scripts"
+: >"$WORK/untold_scripts"
+for f in $scripts; do
+  n=$(wc -l <"$f")
+  [ "$n" -le 800 ] || echo "$f: $n lines" >>"$WORK/long_scripts"
+  opens_told "$f" || echo "$f" >>"$WORK/untold_scripts"
+done
+is "$(cat "$WORK/long_scripts")" "" "every test and script has at most 800 lines"
+is "$(cat "$WORK/untold_scripts")" "" "every test and script opens with a comment saying what it owns"
+like "$scripts" "tests/unit/test_csv.c" "the test and script files are found (tests/unit)"
+like "$scripts" "bench/run" "the test and script files are found (bench)"
 
 done_testing
