@@ -97,11 +97,13 @@ static int man_subsection(const char *heading, size_t *a, size_t *b)
       keys = i;
   size_t end = range_end(keys + 1, sh);
   for (size_t i = keys + 1; i < end; i++) {
+    /* ".SS" and a space before the heading: a shorter line ends first. */
+    if (!is_macro(g_man[i], ".SS") || strlen(g_man[i]) < 4)
+      continue;
     const char *h = g_man[i] + 4;
     size_t n = strlen(heading);
     int quoted = h[0] == '"';
-    if (is_macro(g_man[i], ".SS") && strncmp(h + quoted, heading, n) == 0 &&
-        h[quoted + n] == (quoted ? '"' : '\0')) {
+    if (strncmp(h + quoted, heading, n) == 0 && h[quoted + n] == (quoted ? '"' : '\0')) {
       *a = i + 1;
       *b = range_end(i + 1, ss);
       return 1;
