@@ -14,6 +14,8 @@ typedef struct hint_rule {
   int code;             /* exit code the rule applies to; 0: any */
   int cause;            /* enum dwl_cause the rule applies to; 0: any */
   const char *hint;
+  /* Or the hint comes from here (the warehouse layer's connection rows). */
+  const char *(*more)(const dwl_error *err);
 } hint_rule;
 
 static const char spec_hint[] =
@@ -24,31 +26,27 @@ static const char guard_hint[] =
     "check the source first: a retry fails the same way until it delivers the keys; `dwload plan JOB` shows "
     "what a run would delete, with the same overrides";
 
-/* A connection's rows come from the warehouse layer, which knows the
- * drivers (src/warehouse/connect_hint.c): connect_rows marks where they
- * go in the order. */
-static const char connect_rows[] = "";
-
 static const hint_rule rules[] = {
   {DWL_EXIT_UNKNOWN, 0,
    "`dwload state JOB` shows the run id of the last committed run: if it is this run's id, the run "
-   "committed; a retry is safe either way (the data and the checkpoint commit together)"},
+   "committed; a retry is safe either way (the data and the checkpoint commit together)", NULL},
   {0, DWL_CAUSE_INTERRUPTED,
-   "the run was stopped by a signal and rolled back; run the job again to load its rows"},
+   "the run was stopped by a signal and rolled back; run the job again to load its rows", NULL},
   {DWL_EXIT_LOCKED, 0,
-   "exit 3 is worth a retry later; `dwload state JOB` shows the run that holds the lock"},
-  {0, DWL_CAUSE_CONNECT, connect_rows},
+   "exit 3 is worth a retry later; `dwload state JOB` shows the run that holds the lock", NULL},
+  /* a connection's rows: the warehouse layer knows the drivers */
+  {0, DWL_CAUSE_CONNECT, NULL, connect_hint},
   {0, DWL_CAUSE_PLUGIN_NOT_FOUND,
    "`dwload plugins` lists the plugins found and where it looked; add the plugin's directory with "
-   "--plugin-path or DWLOAD_PLUGIN_PATH"},
-  {0, DWL_CAUSE_NOT_PLUGIN, "`dwload plugins` lists the files that load as plugins"},
+   "--plugin-path or DWLOAD_PLUGIN_PATH", NULL},
+  {0, DWL_CAUSE_NOT_PLUGIN, "`dwload plugins` lists the files that load as plugins", NULL},
   /* asof before the first run: the message says what to do */
-  {0, DWL_CAUSE_NO_TABLE, NULL},
+  {0, DWL_CAUSE_NO_TABLE, NULL, NULL},
   /* guard.c's refusals: the source, not the moment, is what failed */
-  {DWL_EXIT_FAILED, DWL_CAUSE_GUARD, guard_hint},
+  {DWL_EXIT_FAILED, DWL_CAUSE_GUARD, guard_hint, NULL},
   {DWL_EXIT_USAGE, DWL_CAUSE_PLUGIN_OPTION,
-   "`dwload plugins` lists every plugin's options, with their types and defaults"},
-  {DWL_EXIT_USAGE, DWL_CAUSE_SPEC, spec_hint},
+   "`dwload plugins` lists every plugin's options, with their types and defaults", NULL},
+  {DWL_EXIT_USAGE, DWL_CAUSE_SPEC, spec_hint, NULL},
 };
 
 const char *hint_for(const dwl_error *err)
@@ -59,7 +57,7 @@ const char *hint_for(const dwl_error *err)
       continue;
     if (r->cause && r->cause != err->cause)
       continue;
-    return r->hint == connect_rows ? connect_hint(err) : r->hint;
+    return r->more ? r->more(err) : r->hint;
   }
   return NULL;
 }

@@ -79,15 +79,12 @@ void dialect_delete_not_exists(dwl_buf *b, const char *table, const char *stage,
   buf_printf(b, "DELETE FROM %s AS d WHERE NOT EXISTS (SELECT 1 FROM %s AS s WHERE %s)", table, stage, on);
 }
 
-const char *dialect_names(void)
+void dialect_names(char *out, size_t n)
 {
-  static char names[200];
-  if (!names[0]) {
-    size_t len = 0;
-    for (size_t i = 0; i < sizeof dialects / sizeof dialects[0]; i++)
-      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", dialects[i]->dbms_prefix);
-  }
-  return names;
+  size_t len = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < sizeof dialects / sizeof dialects[0] && len < n; i++)
+    len += (size_t)snprintf(out + len, n - len, "%s%s", i ? ", " : "", dialects[i]->dbms_prefix);
 }
 
 int dialect_catalog_plain(const char *schema, const char *table, char *out, size_t n)
@@ -102,7 +99,9 @@ const dialect *dialect_for_dbms(const char *dbms, dwl_error *err)
   for (size_t i = 0; i < sizeof dialects / sizeof dialects[0]; i++)
     if (strncasecmp(dbms, dialects[i]->dbms_prefix, strlen(dialects[i]->dbms_prefix)) == 0)
       return dialects[i];
-  err_set(err, DWL_EXIT_FAILED, "unsupported warehouse '%s' (dwload speaks: %s)", dbms, dialect_names());
+  char names[200];
+  dialect_names(names, sizeof names);
+  err_set(err, DWL_EXIT_FAILED, "unsupported warehouse '%s' (dwload speaks: %s)", dbms, names);
   return NULL;
 }
 

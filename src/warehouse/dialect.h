@@ -151,8 +151,10 @@ struct dialect {
   int (*row_array_end)(dwl_buf *b);
 };
 
-/* The warehouses dwload speaks, for messages: "SQLite, PostgreSQL, MariaDB". */
-const char *dialect_names(void);
+/* The warehouses dwload speaks, for messages, into out: "SQLite,
+ * PostgreSQL, MariaDB".  (Into the caller's buffer: migrate's threads
+ * connect at once, so no shared static.) */
+void dialect_names(char *out, size_t n);
 
 /* The built-in dialects, one per file. */
 extern const dialect dialect_sqlite, dialect_pg, dialect_mariadb;
