@@ -74,6 +74,7 @@ typedef struct job_args {
   spec_limit max_deletes;   /* --max-deletes */
   int have_max_deletes, allow_empty;
   check_opts check;         /* check --json, --spec-only */
+  state_opts state;         /* state --reset, --set, --clear-running, --json */
   const char *spec_path;    /* the job file */
 } job_args;
 
@@ -85,6 +86,7 @@ enum {
   OPT_MAX_DELETES = 1 << 3,  /* and --allow-empty */
   OPT_CHECK = 1 << 4,        /* --json and --spec-only */
   OPT_SIGNALS = 1 << 5,      /* a signal rolls the run back and reports */
+  OPT_STATE = 1 << 6,        /* --reset, --set, --clear-running (and --json) */
 };
 
 typedef struct command command;
@@ -143,6 +145,16 @@ static int run_was_empty(const run_summary *s)
 }
 
 static int show_progress = 1;
+
+/* state's options: one change at most. */
+static int state_option(state_opts *s, int c, const char *arg)
+{
+  if (s->action != STATE_SHOW)
+    return usage_error("state takes one of --reset, --set and --clear-running");
+  s->action = c == 'R' ? STATE_DO_RESET : c == 'T' ? STATE_DO_SET : STATE_DO_CLEAR_RUNNING;
+  s->value = arg;
+  return 0;
+}
 
 static int cmd_plugins(const command *cmd, int argc, char **argv)
 {
@@ -251,10 +263,9 @@ static int job_check(const command *cmd, const job_args *a, dwl_spec *spec, dwl_
 static int job_state(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err)
 {
   (void)cmd;
-  (void)a;
   if (!spec)
     return err->code;
-  int rc = state_job(spec, stdout, err);
+  int rc = state_job(spec, &a->state, stdout, err);
   if (rc != 0)
     log_error(err);
   return job_exit(rc, err);
@@ -283,6 +294,9 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     {"allow-empty", no_argument, NULL, 'E'},
     {"json", no_argument, NULL, 'j'},
     {"spec-only", no_argument, NULL, 'S'},
+    {"reset", no_argument, NULL, 'R'},
+    {"set", required_argument, NULL, 'T'},
+    {"clear-running", no_argument, NULL, 'C'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -321,10 +335,22 @@ static int cmd_job(const command *cmd, int argc, char **argv)
       else
         a.have_max_deletes = 1;
       break;
+    case 'R':
+    case 'T':
+    case 'C':
+      if (!(cmd->opts & OPT_STATE))
+        return usage_error("--%s applies only to state", c == 'R' ? "reset" : c == 'T' ? "set" : "clear-running");
+      if (state_option(&a.state, c, optarg) != 0)
+        return DWL_EXIT_USAGE;
+      break;
     case 'j':
     case 'S':
+      if (c == 'j' && (cmd->opts & OPT_STATE)) {
+        a.state.json = 1;
+        break;
+      }
       if (!(cmd->opts & OPT_CHECK))
-        return usage_error("--%s applies only to check", c == 'j' ? "json" : "spec-only");
+        return usage_error("--%s applies only to check%s", c == 'j' ? "json" : "spec-only", c == 'j' ? " and state" : "");
       if (c == 'j')
         a.check.json = 1;
       else
@@ -342,6 +368,8 @@ static int cmd_job(const command *cmd, int argc, char **argv)
                           : usage_error("%s takes one job file", cmd->name);
   if ((cmd->opts & OPT_AT) && !a.at)
     return usage_error("asof needs --at TIMESTAMP");
+  if ((cmd->opts & OPT_STATE) && a.state.json && a.state.action == STATE_SHOW)
+    return usage_error("state --json goes with --reset, --set or --clear-running");
 
   /* A run stopped by a signal rolls back and reports (dwload(1), SIGNALS). */
   if (cmd->opts & OPT_SIGNALS)
@@ -386,9 +414,15 @@ static const command commands[] = {
    "  --json       one JSON document instead of lines; it also names the engine\n"
    "               the job uses and why, and whether pushdown would take it\n"
    "  --spec-only  check the spec alone: no plugin, no connection\n"},
-  {"state", cmd_job, job_state, 0,
-   "Usage: dwload state JOB.yaml\n\n"
-   "Prints the job's stored checkpoint and the counts of its last run.\n"},
+  {"state", cmd_job, job_state, OPT_STATE,
+   "Usage: dwload state [--reset | --set TIMESTAMP | --clear-running] [--json] JOB.yaml\n\n"
+   "Prints the job's stored checkpoint and the counts of its last run.  With an\n"
+   "option, changes the job's state row in one transaction, refused (exit 3)\n"
+   "while a run holds the job's lock, and prints before -> after:\n"
+   "  --reset          forget the checkpoint: the next run reads every row\n"
+   "  --set TIMESTAMP  set the checkpoint (as the job's lmd; never in the future)\n"
+   "  --clear-running  clear the running mark a killed run left behind\n"
+   "  --json           print the change as one JSON line\n"},
   {"asof", cmd_job, job_asof, OPT_AT,
    "Usage: dwload asof JOB.yaml --at TIMESTAMP\n\n"
    "Prints, as CSV on stdout, the dimension as it stood at TIMESTAMP: one row\n"

@@ -1,13 +1,131 @@
 /* dwload state: what the warehouse holds about a job (its checkpoint, its
  * last run's counts and status, the run id of the last commit, a run that
- * holds or held the lock), read without taking the job's lock. */
+ * holds or held the lock), read without taking the job's lock; and the
+ * repairs by hand: --reset, --set VALUE, --clear-running, which change the
+ * row under the job's lock (warehouse/state_edit.c) and say before -> after. */
 #include "state_cmd.h"
 
-#include "state.h"
-#include "target.h"
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
 
-int state_job(const dwl_spec *spec, FILE *out, dwl_error *err)
+#include "state_edit.h"
+#include "target.h"
+#include "ts.h"
+
+/* --set VALUE: a timestamp as the job's lmd is read (ISO 8601, as state
+ * prints it, or load.lmd_format), into the canonical text a run stores.
+ * Not later than load.future_tolerance allows an lmd: such a checkpoint
+ * would make every later run skip every row. */
+static int checkpoint_value(const dwl_spec *spec, const char *v, char out[32], dwl_error *err)
 {
+  if (!spec->lmd)
+    return err_set(err, DWL_EXIT_USAGE, "job '%s' has no load.lmd: it keeps no checkpoint to set", spec->job);
+  dwl_ts ts;
+  size_t n = strlen(v);
+  if (ts_parse(v, n, &ts) != 0 && !(spec->lmd_format && ts_parse_format(v, n, spec->lmd_format, &ts) == 0))
+    return err_set(err, DWL_EXIT_USAGE,
+                   "--set '%s' is not a timestamp: give one as `dwload state` prints it (YYYY-MM-DD[ HH:MM:SS])%s%s",
+                   v, spec->lmd_format ? " or as load.lmd_format says: " : "",
+                   spec->lmd_format ? spec->lmd_format : "");
+  dwl_ts now = ts_now();
+  if (spec->future_tolerance_us >= 0 && ts.us - now.us > spec->future_tolerance_us) {
+    char span[32];
+    ts_format_duration(spec->future_tolerance_us, span);
+    return err_set(err, DWL_EXIT_USAGE,
+                   "--set '%s' is more than %s after now (load.future_tolerance): every later run would skip "
+                   "every row",
+                   v, span);
+  }
+  ts_format(&ts, out);
+  return 0;
+}
+
+static json_t *jtext(const char *s)
+{
+  return s[0] ? json_string(s) : json_null();
+}
+
+static json_t *jrow(const job_state *st)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "checkpoint", jtext(st->checkpoint));
+  json_object_set_new(o, "running_since", jtext(st->running_since));
+  json_object_set_new(o, "running_host", jtext(st->running_host));
+  json_object_set_new(o, "running_pid", st->running_since[0] ? json_integer(st->running_pid) : json_null());
+  return o;
+}
+
+static void running_text(const job_state *st, char *out, size_t n)
+{
+  if (st->running_since[0])
+    snprintf(out, n, "a run started at %s (host %s, pid %lld)", st->running_since,
+             st->running_host[0] ? st->running_host : "?", st->running_pid);
+  else
+    snprintf(out, n, "(none)");
+}
+
+static int print_change(const dwl_spec *spec, const state_opts *o, const job_state *b, const job_state *a,
+                        FILE *out)
+{
+  static const char *const names[] = {"show", "reset", "set", "clear-running"};
+  int running = o->action == STATE_DO_CLEAR_RUNNING;
+  int changed = running ? strcmp(b->running_since, a->running_since) != 0 || b->running_pid != a->running_pid
+                        : b->found != a->found || strcmp(b->checkpoint, a->checkpoint) != 0;
+  if (o->json) {
+    json_t *j = json_object();
+    json_object_set_new(j, "job", json_string(spec->job));
+    json_object_set_new(j, "action", json_string(names[o->action]));
+    json_object_set_new(j, "changed", json_boolean(changed));
+    json_object_set_new(j, "before", b->found ? jrow(b) : json_null());
+    json_object_set_new(j, "after", a->found ? jrow(a) : json_null());
+    char *line = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    if (!line)
+      return -1;
+    fprintf(out, "%s\n", line);
+    free(line);
+    return 0;
+  }
+  fprintf(out, "job:         %s\n", spec->job);
+  if (!a->found) {
+    fprintf(out, "state:       no run yet: nothing to change\n");
+    return 0;
+  }
+  char bt[300], at[300];
+  if (running) {
+    running_text(b, bt, sizeof bt);
+    running_text(a, at, sizeof at);
+  } else {
+    snprintf(bt, sizeof bt, "%s", b->found && b->checkpoint[0] ? b->checkpoint : "(none)");
+    snprintf(at, sizeof at, "%s", a->checkpoint[0] ? a->checkpoint : "(none)");
+  }
+  fprintf(out, "%s %s -> %s%s\n", running ? "running:    " : "checkpoint: ", bt, at, changed ? "" : " (unchanged)");
+  return 0;
+}
+
+static int state_change(const dwl_spec *spec, const state_opts *o, FILE *out, dwl_error *err)
+{
+  char cp[32] = "";
+  if (o->action == STATE_DO_SET && checkpoint_value(spec, o->value, cp, err) != 0)
+    return -1;
+  static const state_action act[] = {0, STATE_RESET, STATE_SET, STATE_CLEAR_RUNNING};
+  target *t;
+  if (target_connect(spec, &t, err) != 0)
+    return -1;
+  job_state before, after;
+  int rc = state_edit(t, spec->job, act[o->action], cp, &before, &after, err);
+  target_free(t);
+  if (rc == 0 && print_change(spec, o, &before, &after, out) != 0)
+    rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  return rc;
+}
+
+int state_job(const dwl_spec *spec, const state_opts *o, FILE *out, dwl_error *err)
+{
+  if (o->action != STATE_SHOW)
+    return state_change(spec, o, out, err);
+
   target *t;
   if (target_connect(spec, &t, err) != 0)
     return -1;

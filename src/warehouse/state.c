@@ -163,6 +163,12 @@ static int locked(target *t, const char *job, dwl_error *err)
                  "job '%s' is locked: another writer holds the warehouse's write lock; try again later", job);
 }
 
+int state_locked(target *t, const char *job, dwl_error *err)
+{
+  err_init(err);
+  return locked(t, job, err);
+}
+
 /* SQLite: a reader's open transaction also makes a writer wait (in
  * rollback-journal mode, for its commit), so a busy database alone does not
  * mean another writer.  BEGIN IMMEDIATE takes only the write lock, waiting

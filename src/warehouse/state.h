@@ -32,6 +32,9 @@ int state_read(target *t, const char *job, job_state *st, dwl_error *err);
 /* Begins the run's transaction holding the job's lock.  Another run
  * holding it: exit code 3 with a message naming the job and since when. */
 int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err);
+/* The job's lock was found taken (a lock conflict): replaces err with
+ * exit 3 and a message naming the holder, as state_lock says it. */
+int state_locked(target *t, const char *job, dwl_error *err);
 /* Inside the transaction: stores the checkpoint and the counts. */
 int state_save(target *t, const run_summary *s, dwl_error *err);
 /* After a rollback: records the failure (autocommit, best effort) with

@@ -105,9 +105,9 @@ dw check --json --spec-only "$J"
 like "$(jfield engine_reason)" "the spec sets load.engine: memory" "an explicit memory engine: its position"
 
 # ---- usage ------------------------------------------------------------------
-dw state --json "$J"
-is "$RC" 2 "--json with state: usage error"
-like "$ERR" "--json applies only to check" "... says so"
+dw asof --json --at 2024-01-01 "$J"
+is "$RC" 2 "--json with asof: usage error"
+like "$ERR" "--json applies only to check and state" "... says so"
 dw plan --spec-only "$J"
 is "$RC" 2 "--spec-only with plan: usage error"
 

@@ -606,6 +606,25 @@ wh_wait_running() {
                                         FROM dwload_state WHERE job = '"'$1'"'")" = 1 ]'
 }
 
+# wh_held JOB: true once a run of JOB holds its lock, observed from outside:
+# the state row names a running run, and the warehouse refuses another
+# writer (SQLite: the database's write lock; elsewhere: the lock on the
+# job's row of dwload_state, which a NOWAIT probe cannot take).
+wh_held() {
+  [ "$(sql "SELECT CASE WHEN running_since IS NOT NULL THEN 1 ELSE 0 END FROM dwload_state
+            WHERE job = '$1'" 2>/dev/null)" = 1 ] || return 1
+  if is_warehouse sqlite; then
+    ! sqlite3 -batch "$WH" "BEGIN IMMEDIATE; ROLLBACK;" >/dev/null 2>&1
+  else
+    [ "$(sql "SELECT job FROM dwload_state WHERE job = '$1' FOR UPDATE NOWAIT" 2>/dev/null)" != "$1" ]
+  fi
+}
+
+# wh_wait_held JOB: polls wh_held for at most ~10 s
+wh_wait_held() {
+  wait_until 100 wh_held "$1"
+}
+
 # mkjob NAME CSV TABLE [SOURCE-LINES]: a csv -> scd2 job; the load: and
 # dimension: sections come on stdin.  Prints the job file's path.
 mkjob() {

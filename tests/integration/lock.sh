@@ -24,31 +24,6 @@ load:
 EOF
 }
 
-# held JOB: true once a run of JOB holds its lock, observed from outside: the
-# state row names a running run, and the warehouse refuses another writer
-# (SQLite: the database's write lock; elsewhere: the lock on the job's row
-# of dwload_state, which a NOWAIT probe cannot take).
-held() {
-  [ "$(sql "SELECT CASE WHEN running_since IS NOT NULL THEN 1 ELSE 0 END FROM dwload_state
-            WHERE job = '$1'" 2>/dev/null)" = 1 ] || return 1
-  if is_warehouse sqlite; then
-    ! sqlite3 -batch "$WH" "BEGIN IMMEDIATE; ROLLBACK;" >/dev/null 2>&1
-  else
-    [ "$(sql "SELECT job FROM dwload_state WHERE job = '$1' FOR UPDATE NOWAIT" 2>/dev/null)" != "$1" ]
-  fi
-}
-
-# wait_held JOB: polls held for at most ~10 s
-wait_held() {
-  i=0
-  while [ $i -lt 100 ]; do
-    held "$1" && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-
 ROWS=20000
 { echo "id,name,lmd"; gen_rows 900001 900003 "2024-06-01 00:00:00"; } >"$WORK/small.csv"
 
@@ -63,7 +38,7 @@ FEED="$FIFO" "$DWLOAD" run "$J" >"$WORK/run1.out" 2>"$WORK/run1.err" 3>&- &
 PID1=$!
 { echo "id,name,lmd"; gen_rows 1 10 "2024-01-01 00:00:00"; } >&3
 
-if wait_held nightly_events; then
+if wh_wait_held nightly_events; then
   pass "first run holds the lock while it reads its source"
 else
   fail "first run holds the lock while it reads its source" "$(cat "$WORK/run1.err")"
@@ -114,7 +89,7 @@ exec 4<>"$FIFO2"
 FEED="$FIFO2" "$DWLOAD" run "$K" >"$WORK/run2.out" 2>"$WORK/run2.err" 4>&- &
 PID2=$!
 { echo "id,name,lmd"; gen_rows 1 10 "2024-02-01 00:00:00"; } >&4
-if wait_held nightly_kill; then
+if wh_wait_held nightly_kill; then
   pass "run to be killed holds the lock"
 else
   fail "run to be killed holds the lock" "$(cat "$WORK/run2.err")"
@@ -124,7 +99,7 @@ wait "$PID2"
 is "$?" 137 "the run was killed by SIGKILL"
 exec 4>&-
 
-if held nightly_kill; then
+if wh_held nightly_kill; then
   fail "the killed run's lock died with it"
 else
   pass "the killed run's lock died with it"
@@ -158,7 +133,7 @@ exec 5<>"$FIFO3"
 FEED="$FIFO3" "$DWLOAD" run "$W1" >"$WORK/run3.out" 2>"$WORK/run3.err" 5>&- &
 PID3=$!
 { echo "id,name,lmd"; gen_rows 1 100 "2024-03-01 00:00:00"; } >&5
-if wait_held nightly_wait; then
+if wh_wait_held nightly_wait; then
   pass "first run holds the lock"
 else
   fail "first run holds the lock" "$(cat "$WORK/run3.err")"
@@ -204,7 +179,7 @@ exec 6<>"$FIFO4"
 BEGIN="BEGIN;"
 case $WAREHOUSE in
   sqlite)
-    # It waits out wait_held's probes, which take the write lock briefly.
+    # It waits out wh_wait_held's probes, which take the write lock briefly.
     sqlite3 -batch -cmd ".timeout 10000" "$WH" <"$FIFO4" >"$WORK/remote.out" 2>&1 6>&- &
     BEGIN="BEGIN IMMEDIATE;" ;;
   postgresql) _wh_psql "$WH" <"$FIFO4" >"$WORK/remote.out" 2>&1 6>&- & ;;
@@ -216,7 +191,7 @@ printf '%s\n' \
      running_pid = 4242 WHERE job = 'nightly_remote';" \
   "$BEGIN" \
   "UPDATE dwload_state SET running_pid = running_pid WHERE job = 'nightly_remote';" >&6
-if wait_held nightly_remote; then
+if wh_wait_held nightly_remote; then
   pass "remote: the other machine's session holds the lock"
 else
   fail "remote: the other machine's session holds the lock" "$(cat "$WORK/remote.out")"
