@@ -25,6 +25,7 @@
 #include "plugin_host.h"
 #include "plugin_list.h"
 #include "progress.h"
+#include "refresh.h"
 #include "run.h"
 #include "spec.h"
 #include "state_cmd.h"
@@ -75,6 +76,8 @@ typedef struct job_args {
   int have_max_deletes, allow_empty;
   check_opts check;         /* check --json, --spec-only */
   state_opts state;         /* state --reset, --set, --clear-running, --json */
+  int full_refresh;         /* run, plan --full-refresh */
+  const char *backfill_from, *backfill_to;
   const char *spec_path;    /* the job file */
 } job_args;
 
@@ -87,6 +90,7 @@ enum {
   OPT_CHECK = 1 << 4,        /* --json and --spec-only */
   OPT_SIGNALS = 1 << 5,      /* a signal rolls the run back and reports */
   OPT_STATE = 1 << 6,        /* --reset, --set, --clear-running (and --json) */
+  OPT_REFRESH = 1 << 7,      /* --full-refresh, --backfill-from, --backfill-to */
 };
 
 typedef struct command command;
@@ -227,10 +231,19 @@ static int job_run(const command *cmd, const job_args *a, dwl_spec *spec, dwl_er
   run_opts o = {.plan = !is_run,
                 .sqlout = a->sql ? stdout : NULL,
                 .max_deletes = a->have_max_deletes ? &a->max_deletes : NULL,
-                .allow_empty = a->allow_empty};
+                .allow_empty = a->allow_empty,
+                .full_refresh = a->full_refresh,
+                .backfill_from = a->backfill_from,
+                .backfill_to = a->backfill_to};
   run_summary sum;
+  dwl_spec copy;
+  const dwl_spec *use;
+  if (refresh_check(spec, &o, &copy, &use, err) != 0) {
+    log_error(err);
+    return summary_for_failure(spec->job, run_mode_name(spec->mode), err->code);
+  }
   progress_begin(show_progress && log_get_level() >= LOG_INFO && log_get_format() == LOG_TEXT);
-  int rc = run_job(spec, &o, &sum, err);
+  int rc = run_job(use, &o, &sum, err);
   interrupt_shutdown();  /* the run is over: a signal now changes nothing */
   progress_end();
   if (rc != 0)
@@ -297,6 +310,9 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     {"reset", no_argument, NULL, 'R'},
     {"set", required_argument, NULL, 'T'},
     {"clear-running", no_argument, NULL, 'C'},
+    {"full-refresh", no_argument, NULL, 'f'},
+    {"backfill-from", required_argument, NULL, 'b'},
+    {"backfill-to", required_argument, NULL, 'B'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -342,6 +358,19 @@ static int cmd_job(const command *cmd, int argc, char **argv)
         return usage_error("--%s applies only to state", c == 'R' ? "reset" : c == 'T' ? "set" : "clear-running");
       if (state_option(&a.state, c, optarg) != 0)
         return DWL_EXIT_USAGE;
+      break;
+    case 'f':
+    case 'b':
+    case 'B':
+      if (!(cmd->opts & OPT_REFRESH))
+        return usage_error("--%s applies only to run and plan",
+                           c == 'f' ? "full-refresh" : c == 'b' ? "backfill-from" : "backfill-to");
+      if (c == 'f')
+        a.full_refresh = 1;
+      else if (c == 'b')
+        a.backfill_from = optarg;
+      else
+        a.backfill_to = optarg;
       break;
     case 'j':
     case 'S':
@@ -390,8 +419,9 @@ static int cmd_job(const command *cmd, int argc, char **argv)
 }
 
 static const command commands[] = {
-  {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS,
-   "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
+  {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH,
+   "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty]\n"
+   "                  [--full-refresh | --backfill-from TS [--backfill-to TS]] JOB.yaml\n\n"
    "Runs the job: reads the rows past the checkpoint, computes the changes and\n"
    "commits them with the new checkpoint in one transaction.  Logs go to stderr;\n"
    "the last line on stdout is a one-line JSON summary.\n"
@@ -401,12 +431,19 @@ static const command commands[] = {
    "                   a percentage of the current keys (50%) or all; overrides\n"
    "                   load.max_deletes\n"
    "  --allow-empty    a source without rows may delete by absence, or empty a\n"
-   "                   replace job's table (as load.allow_empty: true)\n"},
-  {"plan", cmd_job, job_run, OPT_SQL | OPT_MAX_DELETES | OPT_SIGNALS,
-   "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
+   "                   replace job's table (as load.allow_empty: true)\n"
+   "  --full-refresh   append, upsert, replace: ignore the checkpoint, load every\n"
+   "                   source row and replace the table's rows (one transaction);\n"
+   "                   refused for scd2, which would lose its history\n"
+   "  --backfill-from TS  scd2: also replay the rows with lmd from TS (to\n"
+   "                   --backfill-to TS) into the history, whatever the checkpoint\n"},
+  {"plan", cmd_job, job_run, OPT_SQL | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH,
+   "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty]\n"
+   "                   [--full-refresh | --backfill-from TS [--backfill-to TS]] JOB.yaml\n\n"
    "Does everything run does except writing, and prints the same summary.\n"
    "  --sql    also print each statement run would execute, with its parameters\n"
-   "  --max-deletes LIMIT, --allow-empty  as for run\n"},
+   "  --max-deletes LIMIT, --allow-empty, --full-refresh, --backfill-from,\n"
+   "  --backfill-to  as for run\n"},
   {"check", cmd_job, job_check, OPT_CHECK,
    "Usage: dwload check [--json] [--spec-only] JOB.yaml\n\n"
    "Validates the spec, loads the plugin, opens the source, connects to the\n"

@@ -16,6 +16,7 @@
 #include "plugin_host.h"
 #include "prepare.h"
 #include "progress.h"
+#include "refresh.h"
 #include "reject.h"
 #include "pushdown.h"
 #include "scd.h"
@@ -53,6 +54,7 @@ typedef struct run_ctx {
   int locked;
   dwl_ts started;       /* the run's timestamp: deletions by absence */
   int emptied;          /* mode replace: the old rows are deleted */
+  long long refreshed;  /* --full-refresh: rows deleted first; -1 none */
   long long unreadable; /* rejected rows whose key could not be read */
   char first_unreadable[300];
   odbc_conn *failed_conn;  /* the connection whose commit call failed: its
@@ -156,7 +158,7 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
         note_lmd(r, &lmd);
         /* load.lookback rereads a window before the checkpoint: rows
          * already loaded there are no-ops, late ones are caught. */
-        past = !r->have_cp || lmd.us > r->cp.us - r->spec->lookback_us;
+        past = !r->have_cp || lmd.us > r->cp.us - r->spec->lookback_us || refresh_replays(r->o, &lmd);
       }
       if (take(r, r->p.row, origin, r->p.lmd >= 0 ? &lmd : NULL, past, err) != 0)
         return -1;
@@ -258,6 +260,8 @@ static int read_current(run_ctx *r, int keyed, dwl_error *err)
   const scd_cols *c = &r->e.cols;
   /* Only what change detection needs is read. */
   size_t nscan = 0;
+  if (r->o->full_refresh)
+    return 0;  /* the table was emptied first (refresh_begin) */
   size_t *scan = calloc(c->nkey + c->nt2 + c->nt1 + 1, sizeof *scan);
   if (!scan)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -493,7 +497,7 @@ static int open_source(run_ctx *r, dwl_error *err)
   job_state st;
   if (state_read(r->t, spec->job, &st, err) != 0)
     return -1;
-  if (spec->lmd && st.checkpoint[0]) {
+  if (spec->lmd && st.checkpoint[0] && !r->o->full_refresh) {
     if (ts_parse(st.checkpoint, strlen(st.checkpoint), &r->cp) != 0)
       return err_set(err, DWL_EXIT_FAILED, "stored checkpoint '%s' of job %s is not a timestamp", st.checkpoint,
                      spec->job);
@@ -503,7 +507,7 @@ static int open_source(run_ctx *r, dwl_error *err)
   /* A source may push the checkpoint down (read only later rows): not when
    * the run needs every row, to rebuild the table or to judge absence.  A
    * plugin that skips old rows itself must leave the lookback window. */
-  int all_rows = spec->mode == MODE_REPLACE || spec->deletes == DEL_ABSENT;
+  int all_rows = spec->mode == MODE_REPLACE || spec->deletes == DEL_ABSENT || r->o->backfill_from;
   char low[32];
   if (r->have_cp && spec->lookback_us > 0) {
     dwl_ts t = ts_add_us(r->cp, -spec->lookback_us);
@@ -677,7 +681,11 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   if (rc == 0)
     rc = writer_open(r.t, r.have_engine ? &r.e.cols : NULL, o->plan, o->sqlout, &r.w, err);
   if (rc == 0)
+    rc = refresh_begin(spec, o, r.t, r.w, &r.refreshed, sum, err);
+  if (rc == 0)
     rc = r.have_engine ? run_engine(&r, err) : read_source(&r, take_append, err);
+  if (rc == 0)
+    rc = refresh_guard(spec, o, r.refreshed, sum, err);
   if (rc == 0 && spec->mode == MODE_REPLACE && r.t->exists && !r.emptied) {
     long long rows = target_rows(r.t, err);
     rc = rows < 0 ? -1 : guard_replace(spec, o, rows, sum, err);

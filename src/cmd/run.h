@@ -10,12 +10,16 @@
 #include "err.h"
 #include "spec.h"
 #include "summary.h"
+#include "ts.h"
 
 typedef struct run_opts {
   int plan;        /* compute everything, write nothing */
   FILE *sqlout;    /* plan --sql: print statements here */
   const spec_limit *max_deletes;  /* --max-deletes: overrides load.max_deletes; NULL: none */
   int allow_empty; /* --allow-empty: as load.allow_empty: true */
+  int full_refresh; /* --full-refresh: checkpoint ignored, the table's rows replaced (refresh.c) */
+  const char *backfill_from, *backfill_to;  /* --backfill-from/-to: NULL none */
+  dwl_ts bf_from, bf_to;                    /* ... parsed by refresh_check */
 } run_opts;
 
 /* Fills sum in every case (status failed on error). */

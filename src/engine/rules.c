@@ -33,3 +33,11 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
     return "fails the run on a late row: load.late ignore, or reject into a reject file, needs engine: memory";
   return NULL;
 }
+
+const char *engine_pushdown_backfill_refusal(const dwl_spec *s)
+{
+  /* A backfill replays rows older than the stored history: late rows. */
+  if (s->engine == ENGINE_PUSHDOWN)
+    return "does not repair history, and a backfill replays rows into it (late rows); run it with engine: memory";
+  return NULL;
+}

@@ -9,4 +9,8 @@
  * "pushdown " in the spec error), or NULL when pushdown can. */
 const char *engine_pushdown_refusal(const dwl_spec *s);
 
+/* Why load.engine: pushdown cannot run a backfill (run --backfill-from)
+ * of job `s` (the text follows "pushdown "), or NULL when it can. */
+const char *engine_pushdown_backfill_refusal(const dwl_spec *s);
+
 #endif
