@@ -239,6 +239,7 @@ static int job_run(const command *cmd, const job_args *a, dwl_spec *spec, dwl_er
   dwl_spec copy;
   const dwl_spec *use;
   if (refresh_check(spec, &o, &copy, &use, err) != 0) {
+    interrupt_shutdown();  /* no run: the signal thread ends here */
     log_error(err);
     return summary_for_failure(spec->job, run_mode_name(spec->mode), err->code);
   }
