@@ -14,10 +14,10 @@ command -v bash >/dev/null 2>&1 || {
 }
 SCRIPT="$TOP_SRCDIR/conf/bash-completion/dwload"
 
-# complete PROG WORD...: the completions of the last WORD (the one under
+# completions PROG WORD...: the completions of the last WORD (the one under
 # the cursor; "" for a new word), one a line, run in the folder $WORK/jobs
 mkdir "$WORK/jobs"
-complete() {
+completions() {
   (cd "$WORK/jobs" && bash -c '. "$1" || exit 9
     shift
     COMP_WORDS=("$@")
@@ -27,7 +27,7 @@ complete() {
 }
 # words PROG WORD...: the completions, sorted, on one line
 words() {
-  complete "$@" | sed '/^$/d' | sort | tr '\n' ' ' | sed 's/ $//'
+  completions "$@" | sed '/^$/d' | sort | tr '\n' ' ' | sed 's/ $//'
 }
 # has LIST WORD: LIST (words') holds WORD
 has() {
@@ -91,6 +91,9 @@ is "$(words "$DWLOAD" --log-format "")" "json text" "dwload --log-format <TAB>: 
 is "$(words "$DWLOAD" run --empty-exit "")" "" "dwload run --empty-exit <TAB>: nothing (a number)"
 mkdir "$WORK/jobs/plugdir"
 is "$(words "$DWLOAD" --plugin-path plu)" "plugdir" "dwload --plugin-path <TAB>: directories"
+mkdir "$WORK/jobs/my plugins"
+is "$(completions "$DWLOAD" --plugin-path my)" "my plugins" "dwload --plugin-path my<TAB>: a directory with a space is one completion"
+rmdir "$WORK/jobs/my plugins"
 
 # ---- job files ------------------------------------------------------------------------
 : >"$WORK/jobs/orders.yaml"
