@@ -52,6 +52,7 @@ done
 installed "$DOCDIR/examples/plugin/seq.c" "the example plugin's source"
 installed "$DOCDIR/examples/conf/customers.yaml" "the example jobs"
 installed "$DOCDIR/examples/airflow/dwload_dag.py" "the Airflow example"
+installed "$DEST$(printvar bashcompletiondir)/dwload" "the bash completion"
 
 # ---- the SDK, through pkg-config ---------------------------------------------
 PKG="env PKG_CONFIG_SYSROOT_DIR=$DEST PKG_CONFIG_PATH=$LIBDIR/pkgconfig PKG_CONFIG_LIBDIR=$LIBDIR/pkgconfig pkg-config"
