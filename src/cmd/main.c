@@ -26,6 +26,7 @@
 #include "plugin_list.h"
 #include "progress.h"
 #include "run.h"
+#include "run_many.h"
 #include "spec.h"
 #include "state_cmd.h"
 #include "summary.h"
@@ -39,6 +40,7 @@ static const char usage_text[] =
     "Commands:\n"
     "  run JOB.yaml          run the job; the last stdout line is a JSON summary\n"
     "                        [--empty-exit N] [--max-deletes LIMIT] [--allow-empty]\n"
+    "  run JOB.yaml... | DIR several jobs, an overall JSON line last [--jobs N] [--fail-fast]\n"
     "  plan JOB.yaml         everything run does except writing [--sql]\n"
     "                        [--max-deletes LIMIT] [--allow-empty]\n"
     "  check JOB.yaml        validate the spec, load the plugin, connect, report\n"
@@ -74,6 +76,8 @@ typedef struct job_args {
   spec_limit max_deletes;   /* --max-deletes */
   int have_max_deletes, allow_empty;
   check_opts check;         /* check --json, --spec-only */
+  run_many_opts many;       /* run --jobs N, --fail-fast: several jobs (run_many.h) */
+  char *run_argv[5];        /* the run options each of several jobs repeats */
   const char *spec_path;    /* the job file */
 } job_args;
 
@@ -85,6 +89,7 @@ enum {
   OPT_MAX_DELETES = 1 << 3,  /* and --allow-empty */
   OPT_CHECK = 1 << 4,        /* --json and --spec-only */
   OPT_SIGNALS = 1 << 5,      /* a signal rolls the run back and reports */
+  OPT_MANY = 1 << 6,         /* several job files or a folder: --jobs, --fail-fast */
 };
 
 typedef struct command command;
@@ -143,6 +148,9 @@ static int run_was_empty(const run_summary *s)
 }
 
 static int show_progress = 1;
+/* argv[0] and the global options, which each job of several repeats. */
+static char **global_argv;
+static int global_argc;
 
 static int cmd_plugins(const command *cmd, int argc, char **argv)
 {
@@ -283,12 +291,15 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     {"allow-empty", no_argument, NULL, 'E'},
     {"json", no_argument, NULL, 'j'},
     {"spec-only", no_argument, NULL, 'S'},
+    {"jobs", required_argument, NULL, 'J'},
+    {"fail-fast", no_argument, NULL, 'f'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   job_args a;
   memset(&a, 0, sizeof a);
   a.empty_exit = -1;
+  a.many.jobs = 1;
   int c;
   optind = 0;  /* 0 makes glibc getopt start afresh on the new argv */
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -308,18 +319,34 @@ static int cmd_job(const command *cmd, int argc, char **argv)
         return usage_error("--empty-exit applies only to run");
       if (parse_empty_exit(optarg, &a.empty_exit) != 0)
         return usage_error("--empty-exit must be 0 or 7 to 127 (1 to 6 and 128 to 255 are dwload's own exit codes), not '%s'", optarg);
+      a.run_argv[a.many.run_argc++] = "--empty-exit";
+      a.run_argv[a.many.run_argc++] = optarg;
       break;
     case 'm':
     case 'E':
       if (!(cmd->opts & OPT_MAX_DELETES))
         return usage_error("--%s applies only to run and plan", c == 'm' ? "max-deletes" : "allow-empty");
+      if (c == 'E' && !a.allow_empty)
+        a.run_argv[a.many.run_argc++] = "--allow-empty";
       if (c == 'E')
         a.allow_empty = 1;
       else if (spec_parse_limit(optarg, &a.max_deletes) != 0)
         return usage_error("--max-deletes must be a number of keys, a percentage from 0%% to 100%% or all, not '%s'",
                            optarg);
-      else
+      else if (!a.have_max_deletes) {
         a.have_max_deletes = 1;
+        a.run_argv[a.many.run_argc++] = "--max-deletes";
+        a.run_argv[a.many.run_argc++] = optarg;
+      }
+      break;
+    case 'J':
+    case 'f':
+      if (!(cmd->opts & OPT_MANY))
+        return usage_error("--%s applies only to run", c == 'J' ? "jobs" : "fail-fast");
+      if (c == 'f')
+        a.many.fail_fast = 1;
+      else if (run_many_parse_jobs(optarg, &a.many.jobs) != 0)
+        return usage_error("--jobs must be a number from 1 to 64, not '%s'", optarg);
       break;
     case 'j':
     case 'S':
@@ -336,6 +363,13 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     default:
       return usage_error("bad option for %s", cmd->name);
     }
+  }
+  if ((cmd->opts & OPT_MANY) && run_many_wanted(argc - optind, argv + optind)) {
+    a.many.global_argv = global_argv;
+    a.many.global_argc = global_argc;
+    a.many.run_argv = a.run_argv;
+    a.many.empty_exit = a.empty_exit;
+    return run_many(&a.many, argc - optind, argv + optind);
   }
   if (optind != argc - 1)
     return optind >= argc ? usage_error("%s needs a job file", cmd->name)
@@ -362,8 +396,9 @@ static int cmd_job(const command *cmd, int argc, char **argv)
 }
 
 static const command commands[] = {
-  {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS,
-   "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
+  {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS | OPT_MANY,
+   "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n"
+   "       dwload run [--jobs N] [--fail-fast] [RUN OPTIONS] JOB.yaml... | FOLDER\n\n"
    "Runs the job: reads the rows past the checkpoint, computes the changes and\n"
    "commits them with the new checkpoint in one transaction.  Logs go to stderr;\n"
    "the last line on stdout is a one-line JSON summary.\n"
@@ -373,7 +408,11 @@ static const command commands[] = {
    "                   a percentage of the current keys (50%) or all; overrides\n"
    "                   load.max_deletes\n"
    "  --allow-empty    a source without rows may delete by absence, or empty a\n"
-   "                   replace job's table (as load.allow_empty: true)\n"},
+   "                   replace job's table (as load.allow_empty: true)\n"
+   "  --jobs N         with several job files or a FOLDER (its *.yaml, *.yml):\n"
+   "                   run at most N at once (default 1); each job's summary,\n"
+   "                   then an overall JSON line last (dwload(1))\n"
+   "  --fail-fast      with several jobs: start no more after one failed\n"},
   {"plan", cmd_job, job_run, OPT_SQL | OPT_MAX_DELETES | OPT_SIGNALS,
    "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
    "Does everything run does except writing, and prints the same summary.\n"
@@ -490,6 +529,8 @@ int main(int argc, char **argv)
   const command *cmd = find_command(name);
   if (!cmd)
     return usage_error("unknown command '%s'", name);
+  global_argv = argv;
+  global_argc = optind;
   int rc = cmd->main(cmd, argc - optind, argv + optind);
   plugin_set_extra_path(NULL);
   return rc;
