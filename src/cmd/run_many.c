@@ -177,6 +177,11 @@ static int add_path(job **jobs, int *n, const char *path, dwl_error *err)
 
 /* In the child: its own process group, the parent's death ends it, the
  * signals this process caught back to their defaults, then the single run. */
+/* This binary, read once before any child starts: /proc/self/exe named
+ * as a path (readlink, which valgrind answers with the program it runs,
+ * not itself). */
+static char self_exe[4096];
+
 static void exec_child(const run_many_opts *o, const job *j, int wfd, pid_t parent, const sigset_t *mask)
 {
   setpgid(0, 0);
@@ -201,7 +206,7 @@ static void exec_child(const run_many_opts *o, const job *j, int wfd, pid_t pare
     argv[k++] = o->run_argv[i];
   argv[k++] = "--";
   argv[k++] = j->path;
-  execv("/proc/self/exe", argv);
+  execv(self_exe, argv);
   fprintf(stderr, "dwload: cannot start the run of %s: %s\n", j->path, strerror(errno));
   _exit(DWL_EXIT_FAILED);
 }
@@ -352,6 +357,11 @@ int run_many(const run_many_opts *o, int npaths, char **paths)
   int n = 0;
   for (int i = 0; i < npaths && !err_isset(&err); i++)
     add_path(&jobs, &n, paths[i], &err);
+  ssize_t sl = err_isset(&err) ? -1 : readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+  if (sl > 0)
+    self_exe[sl] = '\0';
+  else if (!err_isset(&err))
+    err_set(&err, DWL_EXIT_FAILED, "cannot find the dwload binary to run the jobs: %s", strerror(errno));
   live = err_isset(&err) ? NULL : calloc((size_t)o->jobs, sizeof *live);
   if (!live && !err_isset(&err))
     err_set(&err, DWL_EXIT_FAILED, "out of memory");
