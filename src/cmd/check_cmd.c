@@ -92,8 +92,9 @@ static void engine_fields(json_t *doc, const dwl_spec *spec)
   const char *engine = spec->engine == ENGINE_PUSHDOWN ? "pushdown" : "memory";
   char reason[600];
   int line, col;
-  if (spec_key_pos(spec, "load.engine", &line, &col) == 0)
-    snprintf(reason, sizeof reason, "%s:%d:%d: the spec sets load.engine: %s", spec->path, line, col, engine);
+  const char *file = spec_key_at(spec, "load.engine", &line, &col);
+  if (line > 0)
+    snprintf(reason, sizeof reason, "%s:%d:%d: the spec sets load.engine: %s", file, line, col, engine);
   else
     snprintf(reason, sizeof reason, "load.engine is not set; memory is the default");
   const char *why = engine_pushdown_refusal(spec);

@@ -39,9 +39,9 @@ int prep_init(prep *p, const dwl_spec *spec, const dwl_source *src, dwl_error *e
     p->lmd = scd_col_index(src->cols, src->ncols, spec->lmd);
     if (p->lmd < 0) {
       int line = 0, col = 0;
-      spec_key_pos(spec, "load.lmd", &line, &col);
+      const char *file = spec_key_at(spec, "load.lmd", &line, &col);
       return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: load.lmd: column '%s' is not in the source",
-                      spec->path, line, col, spec->lmd);
+                      file, line, col, spec->lmd);
     }
   }
   p->row = calloc(p->ncols, sizeof *p->row);

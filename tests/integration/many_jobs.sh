@@ -77,6 +77,39 @@ dw run "$F/a_bad.yaml" "$F/b_good.yaml"
 is "$(overall 'o["ok"], o["failed"], o["skipped"]')|$RC" "(1, 1, 0)|2" \
   "without --fail-fast: the second job runs after the first failed, exit still 2"
 
+# ---- include: shared settings, the job's own keys win -----------------------
+I="$WORK/inc"
+mkdir -p "$I"
+cat >"$I/_common.yaml" <<EOF
+# shared by the jobs of this folder
+source:
+  plugin: csv
+  path: $CSV
+target:
+  connection: "$WH_CONN"
+  table: inc_default
+load:
+  mode: scd2
+  key: id
+  lmd: lmd
+EOF
+printf 'version: 1\ninclude: _common.yaml\njob: inc_a\ntarget:\n  table: inc_a\n' >"$I/a.yaml"
+printf 'version: 1\ninclude: _common.yaml\njob: inc_b\ntarget:\n  table: inc_b\nload:\n  mode: append\n' >"$I/b.yaml"
+dw run "$I"
+is "$RC|$(overall 'o["jobs"], o["ok"]')" "0|(2, 2)" "include: both jobs of the folder run with the shared settings"
+is "$(table_exists inc_a)|$(table_exists inc_b)|$(table_exists inc_default)" "1|1|0" \
+  "include: each job's own target.table wins over the shared one"
+like "$(cols inc_a)" "valid_from" "include: the shared load.mode scd2 applies where the job sets none"
+is "$(cols inc_b)" "id,name,lmd" "include: the job's own load.mode append wins, the shared key and lmd stay"
+# An error found at run time about a key the included file gave names that file.
+printf 'load:\n  mode: append\n  lmd: no_such_column\n' >"$WORK/shared_bad.yaml"
+printf 'version: 1\ninclude: shared_bad.yaml\njob: inc_c\nsource:\n  plugin: csv\n  path: %s\ntarget:\n  connection: "%s"\n  table: inc_c\n' \
+  "$CSV" "$WH_CONN" >"$WORK/inc_c.yaml"
+dw run "$WORK/inc_c.yaml"
+is "$RC" 2 "include: a column the source lacks: exit 2"
+like "$ERR" "$WORK/shared_bad.yaml:3:3: load.lmd: column 'no_such_column' is not in the source" \
+  "include: the run-time error names the included file, line and column"
+
 # ---- bad arguments ------------------------------------------------------------
 mkdir -p "$WORK/empty"
 dw run "$WORK/empty" "$WORK/empty"
