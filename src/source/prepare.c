@@ -20,6 +20,7 @@ source_config source_config_for(const dwl_spec *spec, const char *checkpoint)
     .opts = spec->source_opts,
     .nopts = spec->n_source_opts,
     .spec_path = spec->path,
+    .include_path = spec->include,
     .base_dir = spec->dir,
     .job = spec->job,
     .lmd_column = spec->lmd,

@@ -107,6 +107,11 @@ typedef struct dwl_spec {
   size_t npos;
 } dwl_spec;
 
+/* Added to the line of a position taken from the file of `include:`
+ * (include.c), so a message can name that file (spec_key_at); a job file
+ * has fewer lines. */
+#define SPEC_INCLUDE_LINE (1 << 26)
+
 typedef struct spec_pos {
   char *key;
   int line, col;     /* 1-based position of the key */

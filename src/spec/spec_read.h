@@ -19,10 +19,6 @@ typedef struct pctx {
   int conn;  /* the value being read is an ODBC connection string */
 } pctx;
 
-/* Added to the line of a node copied from the file of `include:`
- * (include.c), so perr names that file; a job file has fewer lines. */
-#define SPEC_INCLUDE_LINE (1 << 26)
-
 /* libyaml marks are 0-based; people count from 1. */
 #define NPOS(n) (int)(n)->start_mark.line + 1, (int)(n)->start_mark.column + 1
 
