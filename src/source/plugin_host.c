@@ -440,7 +440,7 @@ static const char *opt_file(const source_config *cfg, int *line)
 static int check_opt(const source_config *cfg, const spec_opt *o, opt_val *v, dwl_error *err)
 {
   const dwl_option *d = v->decl;
-  int vline = vline;
+  int vline = o->vline;
   const char *file = opt_file(cfg, &vline);
   switch (d->type) {
   case DWL_OPT_STRING:

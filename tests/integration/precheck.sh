@@ -78,6 +78,17 @@ dw run "$J"
 is "$RC" 2 "a misspelt option from include: exit 2"
 like "$ERR" "$WORK/_shared.yaml:3:3: unknown option 'quote_char' for plugin csv" \
   "a misspelt option from include: the included file's line and column"
+J=$(pc_job pc_type "$DOWN" '  header: maybe')
+dw run "$J"
+is "$RC" 2 "warehouse down + an option of the wrong type: exit 2"
+like "$ERR" "$J:6:11: source.header: 'maybe' is not a boolean" "an option of the wrong type: the value's line and column"
+printf 'source:\n  plugin: csv\n  header: perhaps\n' >"$WORK/_shared.yaml"
+J=$(pc_job pc_inc2 "$DOWN")
+sed -i 's/^job: pc_inc2/job: pc_inc2\ninclude: _shared.yaml/' "$J"
+dw run "$J"
+is "$RC" 2 "an option of the wrong type from include: exit 2"
+like "$ERR" "$WORK/_shared.yaml:3:11: source.header: 'perhaps' is not a boolean" \
+  "an option of the wrong type from include: the included file's line and column"
 
 # ---- the reject file's folder ------------------------------------------------
 J=$(pc_job pc_rej "$WH_CONN" "" '  reject_file: missing/rejects.csv
