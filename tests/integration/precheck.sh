@@ -40,6 +40,18 @@ EOF
   echo "$WORK/$1.yaml"
 }
 
+# inc_run NAME OPTION-LINE WHERE-AND-ERROR WHAT: a job (warehouse down)
+# whose include: file gives the plugin and OPTION-LINE: exit 2, and the
+# error at LINE:COL of the included file
+inc_run() {
+  printf 'source:\n  plugin: csv\n%s\n' "$2" >"$WORK/_shared.yaml"
+  _j=$(pc_job "$1" "$DOWN")
+  sed -i "s/^job: $1/job: $1\\ninclude: _shared.yaml/" "$_j"
+  dw run "$_j"
+  is "$RC" 2 "$4: exit 2"
+  like "$ERR" "$WORK/_shared.yaml:$3" "$4: the included file's line and column"
+}
+
 # steps: check --json's steps in OUT, "step ok|FAILED," each
 steps() {
   printf '%s' "$OUT" | python3 -c '
@@ -71,24 +83,13 @@ dw run "$J"
 is "$RC" 2 "misspelt option: exit 2"
 is "$(wh_dump)" "$BEFORE" "misspelt option: nothing in the warehouse changed (not even dwload_state)"
 # An option the included file misspells is named there.
-printf 'source:\n  plugin: csv\n  quote_char: "x"\n' >"$WORK/_shared.yaml"
-J=$(pc_job pc_inc "$DOWN")
-sed -i 's/^job: pc_inc/job: pc_inc\ninclude: _shared.yaml/' "$J"
-dw run "$J"
-is "$RC" 2 "a misspelt option from include: exit 2"
-like "$ERR" "$WORK/_shared.yaml:3:3: unknown option 'quote_char' for plugin csv" \
-  "a misspelt option from include: the included file's line and column"
+inc_run pc_inc '  quote_char: "x"' "3:3: unknown option 'quote_char' for plugin csv" "a misspelt option from include"
 J=$(pc_job pc_type "$DOWN" '  header: maybe')
 dw run "$J"
 is "$RC" 2 "warehouse down + an option of the wrong type: exit 2"
 like "$ERR" "$J:6:11: source.header: 'maybe' is not a boolean" "an option of the wrong type: the value's line and column"
-printf 'source:\n  plugin: csv\n  header: perhaps\n' >"$WORK/_shared.yaml"
-J=$(pc_job pc_inc2 "$DOWN")
-sed -i 's/^job: pc_inc2/job: pc_inc2\ninclude: _shared.yaml/' "$J"
-dw run "$J"
-is "$RC" 2 "an option of the wrong type from include: exit 2"
-like "$ERR" "$WORK/_shared.yaml:3:11: source.header: 'perhaps' is not a boolean" \
-  "an option of the wrong type from include: the included file's line and column"
+inc_run pc_inc2 '  header: perhaps' "3:11: source.header: 'perhaps' is not a boolean" \
+  "an option of the wrong type from include"
 
 # ---- the reject file's folder ------------------------------------------------
 J=$(pc_job pc_rej "$WH_CONN" "" '  reject_file: missing/rejects.csv
