@@ -1,5 +1,6 @@
-/* dwload check: each step of a run up to the first write (spec, target,
- * state, plugin, source, columns, table), reported as it passes or fails.
+/* dwload check: each step of a run up to the first write (spec, plugin
+ * and rejects before connecting, then target, state, source, columns,
+ * table), reported as it passes or fails.
  * With --json the report is one document, which also names the engine the
  * job uses and why, and whether pushdown would take the job: the test
  * suite reads that instead of keeping its own copy of pushdown's rules. */
@@ -12,6 +13,7 @@
 
 #include "buf.h"
 #include "plugin_host.h"
+#include "precheck.h"
 #include "prepare.h"
 #include "rules.h"
 #include "run.h"
@@ -92,8 +94,9 @@ static void engine_fields(json_t *doc, const dwl_spec *spec)
   const char *engine = spec->engine == ENGINE_PUSHDOWN ? "pushdown" : "memory";
   char reason[600];
   int line, col;
-  if (spec_key_pos(spec, "load.engine", &line, &col) == 0)
-    snprintf(reason, sizeof reason, "%s:%d:%d: the spec sets load.engine: %s", spec->path, line, col, engine);
+  const char *file = spec_key_at(spec, "load.engine", &line, &col);
+  if (line > 0)
+    snprintf(reason, sizeof reason, "%s:%d:%d: the spec sets load.engine: %s", file, line, col, engine);
   else
     snprintf(reason, sizeof reason, "load.engine is not set; memory is the default");
   const char *why = engine_pushdown_refusal(spec);
@@ -137,6 +140,20 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
     rc = 0;
     goto out;
   }
+  /* Checks before work (precheck.c): what the warehouse is not needed for. */
+  char about[4200];
+  if (precheck_plugin(spec, about, sizeof about, err) != 0) {
+    step(&rp, "plugin", 0, "%s", err->msg);
+    goto out;
+  }
+  step(&rp, "plugin", 1, "%s", about);
+  if (spec->reject_file) {
+    if (precheck_rejects(spec, about, sizeof about, err) != 0) {
+      step(&rp, "rejects", 0, "%s", err->msg);
+      goto out;
+    }
+    step(&rp, "rejects", 1, "%s can be written", about);
+  }
   if (target_connect(spec, &t, err) != 0) {
     step(&rp, "target", 0, "%s", err->msg);
     goto out;
@@ -153,7 +170,6 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
     step(&rp, "source", 0, "%s", err->msg);
     goto out;
   }
-  step(&rp, "plugin", 1, "%s %s (%s)", src->lib->p->name, src->lib->p->version, src->lib->path);
   dwl_buf names;
   buf_init(&names, 0);
   for (size_t i = 0; i < src->ncols; i++)

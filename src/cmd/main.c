@@ -27,6 +27,7 @@
 #include "progress.h"
 #include "refresh.h"
 #include "run.h"
+#include "run_many.h"
 #include "spec.h"
 #include "state_cmd.h"
 #include "summary.h"
@@ -40,6 +41,7 @@ static const char usage_text[] =
     "Commands:\n"
     "  run JOB.yaml          run the job; the last stdout line is a JSON summary\n"
     "                        [--empty-exit N] [--max-deletes LIMIT] [--allow-empty]\n"
+    "  run JOB.yaml... | DIR several jobs, an overall JSON line last [--jobs N] [--fail-fast]\n"
     "  plan JOB.yaml         everything run does except writing [--sql]\n"
     "                        [--max-deletes LIMIT] [--allow-empty]\n"
     "  check JOB.yaml        validate the spec, load the plugin, connect, report\n"
@@ -78,6 +80,8 @@ typedef struct job_args {
   state_opts state;         /* state --reset, --set, --clear-running, --json */
   int full_refresh;         /* run, plan --full-refresh */
   const char *backfill_from, *backfill_to;
+  run_many_opts many;       /* run --jobs N, --fail-fast: several jobs (run_many.h) */
+  char *run_argv[11];        /* the run options each of several jobs repeats */
   const char *spec_path;    /* the job file */
 } job_args;
 
@@ -91,6 +95,7 @@ enum {
   OPT_SIGNALS = 1 << 5,      /* a signal rolls the run back and reports */
   OPT_STATE = 1 << 6,        /* --reset, --set, --clear-running (and --json) */
   OPT_REFRESH = 1 << 7,      /* --full-refresh, --backfill-from, --backfill-to */
+  OPT_MANY = 1 << 8,         /* several job files or a folder: --jobs, --fail-fast */
 };
 
 typedef struct command command;
@@ -149,6 +154,9 @@ static int run_was_empty(const run_summary *s)
 }
 
 static int show_progress = 1;
+/* argv[0] and the global options, which each job of several repeats. */
+static char **global_argv;
+static int global_argc;
 
 /* state's options: one change at most. */
 static int state_option(state_opts *s, int c, const char *arg)
@@ -223,6 +231,17 @@ static int cmd_migrate(const command *cmd, int argc, char **argv)
 
 /* run and plan: the summary line is printed in every case, also when the
  * spec is bad, so a scheduler always finds one. */
+/* Keeps a run option for the child runs of several jobs (run_many.c),
+ * which repeat it: a usage error rather than an overflow when an option is
+ * given over and over. */
+static int many_arg(job_args *a, char *arg)
+{
+  if (a->many.run_argc >= (int)(sizeof a->run_argv / sizeof a->run_argv[0]))
+    return usage_error("too many run options");
+  a->run_argv[a->many.run_argc++] = arg;
+  return 0;
+}
+
 static int job_run(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err)
 {
   if (!spec)
@@ -314,12 +333,15 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     {"full-refresh", no_argument, NULL, 'f'},
     {"backfill-from", required_argument, NULL, 'b'},
     {"backfill-to", required_argument, NULL, 'B'},
+    {"jobs", required_argument, NULL, 'J'},
+    {"fail-fast", no_argument, NULL, 'x'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   job_args a;
   memset(&a, 0, sizeof a);
   a.empty_exit = -1;
+  a.many.jobs = 1;
   int c;
   optind = 0;  /* 0 makes glibc getopt start afresh on the new argv */
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -339,18 +361,35 @@ static int cmd_job(const command *cmd, int argc, char **argv)
         return usage_error("--empty-exit applies only to run");
       if (parse_empty_exit(optarg, &a.empty_exit) != 0)
         return usage_error("--empty-exit must be 0 or 7 to 127 (1 to 6 and 128 to 255 are dwload's own exit codes), not '%s'", optarg);
+      if (many_arg(&a, "--empty-exit") != 0 || many_arg(&a, optarg) != 0)
+        return DWL_EXIT_USAGE;
       break;
     case 'm':
     case 'E':
       if (!(cmd->opts & OPT_MAX_DELETES))
         return usage_error("--%s applies only to run and plan", c == 'm' ? "max-deletes" : "allow-empty");
+      if (c == 'E' && !a.allow_empty)
+        if (many_arg(&a, "--allow-empty") != 0)
+          return DWL_EXIT_USAGE;
       if (c == 'E')
         a.allow_empty = 1;
       else if (spec_parse_limit(optarg, &a.max_deletes) != 0)
         return usage_error("--max-deletes must be a number of keys, a percentage from 0%% to 100%% or all, not '%s'",
                            optarg);
-      else
+      else if (!a.have_max_deletes) {
         a.have_max_deletes = 1;
+        if (many_arg(&a, "--max-deletes") != 0 || many_arg(&a, optarg) != 0)
+          return DWL_EXIT_USAGE;
+      }
+      break;
+    case 'J':
+    case 'x':
+      if (!(cmd->opts & OPT_MANY))
+        return usage_error("--%s applies only to run", c == 'J' ? "jobs" : "fail-fast");
+      if (c == 'x')
+        a.many.fail_fast = 1;
+      else if (run_many_parse_jobs(optarg, &a.many.jobs) != 0)
+        return usage_error("--jobs must be a number from 1 to 64, not '%s'", optarg);
       break;
     case 'R':
     case 'T':
@@ -372,6 +411,9 @@ static int cmd_job(const command *cmd, int argc, char **argv)
         a.backfill_from = optarg;
       else
         a.backfill_to = optarg;
+      if (many_arg(&a, c == 'f' ? "--full-refresh" : c == 'b' ? "--backfill-from" : "--backfill-to") != 0 ||
+          (c != 'f' && many_arg(&a, optarg) != 0))
+        return DWL_EXIT_USAGE;
       break;
     case 'j':
     case 'S':
@@ -392,6 +434,13 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     default:
       return usage_error("bad option for %s", cmd->name);
     }
+  }
+  if ((cmd->opts & OPT_MANY) && run_many_wanted(argc - optind, argv + optind)) {
+    a.many.global_argv = global_argv;
+    a.many.global_argc = global_argc;
+    a.many.run_argv = a.run_argv;
+    a.many.empty_exit = a.empty_exit;
+    return run_many(&a.many, argc - optind, argv + optind);
   }
   if (optind != argc - 1)
     return optind >= argc ? usage_error("%s needs a job file", cmd->name)
@@ -420,9 +469,10 @@ static int cmd_job(const command *cmd, int argc, char **argv)
 }
 
 static const command commands[] = {
-  {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH,
+  {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH | OPT_MANY,
    "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty]\n"
-   "                  [--full-refresh | --backfill-from TS [--backfill-to TS]] JOB.yaml\n\n"
+   "                  [--full-refresh | --backfill-from TS [--backfill-to TS]] JOB.yaml\n"
+   "       dwload run [--jobs N] [--fail-fast] [RUN OPTIONS] JOB.yaml... | FOLDER\n\n"
    "Runs the job: reads the rows past the checkpoint, computes the changes and\n"
    "commits them with the new checkpoint in one transaction.  Logs go to stderr;\n"
    "the last line on stdout is a one-line JSON summary.\n"
@@ -437,7 +487,11 @@ static const command commands[] = {
    "                   source row and replace the table's rows (one transaction);\n"
    "                   refused for scd2, which would lose its history\n"
    "  --backfill-from TS  scd2: also replay the rows with lmd from TS (to\n"
-   "                   --backfill-to TS) into the history, whatever the checkpoint\n"},
+   "                   --backfill-to TS) into the history, whatever the checkpoint\n"
+   "  --jobs N         with several job files or a FOLDER (its *.yaml, *.yml):\n"
+   "                   run at most N at once (default 1); each job's summary,\n"
+   "                   then an overall JSON line last (dwload(1))\n"
+   "  --fail-fast      with several jobs: start no more after one failed\n"},
   {"plan", cmd_job, job_run, OPT_SQL | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH,
    "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty]\n"
    "                   [--full-refresh | --backfill-from TS [--backfill-to TS]] JOB.yaml\n\n"
@@ -562,6 +616,8 @@ int main(int argc, char **argv)
   const command *cmd = find_command(name);
   if (!cmd)
     return usage_error("unknown command '%s'", name);
+  global_argv = argv;
+  global_argc = optind;
   int rc = cmd->main(cmd, argc - optind, argv + optind);
   plugin_set_extra_path(NULL);
   return rc;

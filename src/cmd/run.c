@@ -14,6 +14,7 @@
 #include "interrupt.h"
 #include "log.h"
 #include "plugin_host.h"
+#include "precheck.h"
 #include "prepare.h"
 #include "progress.h"
 #include "refresh.h"
@@ -662,6 +663,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   }
 
   int rc = interrupt_check(err);
+  if (rc == 0)
+    rc = precheck_job(spec, !o->plan, err);  /* before connecting: precheck.h */
   if (rc == 0)
     rc = connect_target(&r, err);
   if (rc == 0 && !o->plan) {

@@ -43,11 +43,11 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
     /* The staged columns' own names start so: a source column may not. */
     if (strncasecmp(c->name, "dwl_", 4) == 0) {
       int line = 0, col = 0;
-      spec_key_pos(p->spec, "load.engine", &line, &col);
+      const char *file = spec_key_at(p->spec, "load.engine", &line, &col);
       rc = err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                    "%s:%d:%d: load.engine: pushdown stages its own columns named dwl_*, and the source has a "
                    "column '%s'; rename it or use engine: memory",
-                   p->spec->path, line, col, c->name);
+                   file, line, col, c->name);
     }
   }
   dwl_column integer = {.type = DWL_TYPE_INTEGER, .nullable = 1};

@@ -31,12 +31,12 @@ ssize_t scd_col_index(const dwl_column *cols, size_t ncols, const char *name)
 static int unknown_column(const scd_engine *e, const char *key, const char *name, dwl_error *err)
 {
   int line = 0, col = 0;
-  spec_key_pos(e->spec, key, &line, &col);
+  const char *file = spec_key_at(e->spec, key, &line, &col);
   dwl_buf have;
   buf_init(&have, 4096);
   for (size_t i = 0; i < e->ncols; i++)
     buf_printf(&have, "%s%s", i ? ", " : "", e->srccols[i].name);
-  err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: %s: column '%s' is not in the source (its columns: %s)", e->spec->path,
+  err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: %s: column '%s' is not in the source (its columns: %s)", file,
           line, col, key, name, have.data ? have.data : "too many to list");
   buf_free(&have);
   return -1;

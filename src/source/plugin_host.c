@@ -425,36 +425,48 @@ static int resolve_path(const char *base, const char *p, char **out)
   return *out ? 0 : -1;
 }
 
+/* The file and line of a position in the job: an option that came from
+ * the job's include: file is in that file (SPEC_INCLUDE_LINE). */
+static const char *opt_file(const source_config *cfg, int *line)
+{
+  if (*line > SPEC_INCLUDE_LINE && cfg->include_path) {
+    *line -= SPEC_INCLUDE_LINE;
+    return cfg->include_path;
+  }
+  return cfg->spec_path ? cfg->spec_path : "job";
+}
+
 /* Checks one given option against its declaration and fills *v. */
 static int check_opt(const source_config *cfg, const spec_opt *o, opt_val *v, dwl_error *err)
 {
   const dwl_option *d = v->decl;
-  const char *file = cfg->spec_path ? cfg->spec_path : "job";
+  int vline = o->vline;
+  const char *file = opt_file(cfg, &vline);
   switch (d->type) {
   case DWL_OPT_STRING:
   case DWL_OPT_PATH:
   case DWL_OPT_INT:
   case DWL_OPT_BOOL:
     if (o->kind != SPEC_OPT_SCALAR)
-      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: expected a scalar, found %s", file, o->vline,
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: expected a scalar, found %s", file, vline,
                      o->vcol, o->name, kind_name(o->kind));
     if (d->type == DWL_OPT_INT && parse_int(o->scalar, &v->ival) != 0)
-      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: '%s' is not an integer", file, o->vline, o->vcol,
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: '%s' is not an integer", file, vline, o->vcol,
                      o->name, o->scalar);
     if (d->type == DWL_OPT_BOOL && parse_bool(o->scalar, &v->bval) != 0)
       return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: '%s' is not a boolean (true or false)", file,
-                     o->vline, o->vcol, o->name, o->scalar);
+                     vline, o->vcol, o->name, o->scalar);
     if (d->type == DWL_OPT_PATH && resolve_path(cfg->base_dir, o->scalar, &v->resolved) != 0)
       return err_set(err, DWL_EXIT_FAILED, "out of memory");
     return 0;
   case DWL_OPT_LIST:
     if (o->kind == SPEC_OPT_MAP)
-      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: expected a list, found a mapping", file, o->vline,
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: expected a list, found a mapping", file, vline,
                      o->vcol, o->name);
     return 0;
   case DWL_OPT_MAP:
     if (o->kind != SPEC_OPT_MAP)
-      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: expected a mapping, found %s", file, o->vline,
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: source.%s: expected a mapping, found %s", file, vline,
                      o->vcol, o->name, kind_name(o->kind));
     return 0;
   default:
@@ -498,6 +510,8 @@ static int validate_opts(const source_config *cfg, dwl_ctx *ctx, dwl_error *err)
       if (strcmp(decl[j].name, o->name) == 0)
         v = &ctx->vals[j];
     if (!v) {
+      int line = o->line;
+      const char *ofile = opt_file(cfg, &line);
       const char **names = calloc(ndecl + 1, sizeof *names);
       if (!names)
         return err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -505,15 +519,15 @@ static int validate_opts(const source_config *cfg, dwl_ctx *ctx, dwl_error *err)
         names[j] = decl[j].name;
       const char *near = spec_suggest(o->name, names);
       if (near) {
-        err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_PLUGIN_OPTION, "%s:%d:%d: unknown option '%s' for plugin %s; did you mean '%s'?", file, o->line,
+        err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_PLUGIN_OPTION, "%s:%d:%d: unknown option '%s' for plugin %s; did you mean '%s'?", ofile, line,
                 o->col, o->name, cfg->plugin, near);
       } else {
         dwl_buf all;
         buf_init(&all, 1024);
         for (size_t j = 0; j < ndecl; j++)
           buf_printf(&all, "%s%s", j ? ", " : "", names[j]);
-        err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_PLUGIN_OPTION, "%s:%d:%d: unknown option '%s' for plugin %s (its options: plugin, %s)", file,
-                o->line, o->col, o->name, cfg->plugin, all.data ? all.data : "");
+        err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_PLUGIN_OPTION, "%s:%d:%d: unknown option '%s' for plugin %s (its options: plugin, %s)", ofile,
+                line, o->col, o->name, cfg->plugin, all.data ? all.data : "");
         buf_free(&all);
       }
       free(names);
@@ -544,6 +558,27 @@ static void ctx_free(dwl_ctx *ctx)
     free(ctx->vals[i].resolved);
   free(ctx->vals);
   free(ctx);
+}
+
+int source_precheck(const source_config *cfg, char *about, size_t n, dwl_error *err)
+{
+  plugin_lib *lib = NULL;
+  if (plugin_load(cfg->plugin, &lib, err) != 0)
+    return -1;
+  dwl_ctx *ctx = calloc(1, sizeof *ctx);
+  int rc = -1;
+  if (!ctx) {
+    err_set(err, DWL_EXIT_FAILED, "out of memory");
+  } else {
+    err_init(&ctx->scratch);
+    ctx->lib = lib;
+    rc = validate_opts(cfg, ctx, err);
+  }
+  if (about)
+    snprintf(about, n, "%s %s (%s)", lib->p->name, lib->p->version, lib->path);
+  ctx_free(ctx);
+  plugin_unload(lib);
+  return rc;
 }
 
 /* Rows are named after the file they come from when the source has one. */

@@ -55,6 +55,7 @@ typedef struct source_config {
   const spec_opt *opts;        /* options from the spec */
   size_t nopts;
   const char *spec_path;       /* for error positions */
+  const char *include_path;    /* the job's include: file, for positions in it; NULL none */
   const char *base_dir;        /* relative DWL_OPT_PATH values resolve here */
   const char *job;
   const char *lmd_column;      /* or NULL */
@@ -69,6 +70,11 @@ typedef struct source_config {
 /* Loads the plugin, validates options (unknown option: exit 2 with
  * FILE:LINE:COL and a suggestion; missing required; wrong type), opens it. */
 int source_open(const source_config *cfg, dwl_source **out, dwl_error *err);
+/* The checks of source_open that need no source: loads the plugin and
+ * validates the options, then unloads it; writes "NAME VERSION (FILE)"
+ * into about (when not NULL).  Run and check call it before connecting,
+ * so a misspelt option is exit 2 also with the warehouse down. */
+int source_precheck(const source_config *cfg, char *about, size_t n, dwl_error *err);
 /* DWL_OK with a batch, DWL_EOF, or DWL_ERR with err set. */
 int source_next(dwl_source *s, dwl_batch *b, dwl_error *err);
 void source_close(dwl_source *s);

@@ -20,6 +20,7 @@ source_config source_config_for(const dwl_spec *spec, const char *checkpoint)
     .opts = spec->source_opts,
     .nopts = spec->n_source_opts,
     .spec_path = spec->path,
+    .include_path = spec->include,
     .base_dir = spec->dir,
     .job = spec->job,
     .lmd_column = spec->lmd,
@@ -39,9 +40,9 @@ int prep_init(prep *p, const dwl_spec *spec, const dwl_source *src, dwl_error *e
     p->lmd = scd_col_index(src->cols, src->ncols, spec->lmd);
     if (p->lmd < 0) {
       int line = 0, col = 0;
-      spec_key_pos(spec, "load.lmd", &line, &col);
+      const char *file = spec_key_at(spec, "load.lmd", &line, &col);
       return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: load.lmd: column '%s' is not in the source",
-                      spec->path, line, col, spec->lmd);
+                      file, line, col, spec->lmd);
     }
   }
   p->row = calloc(p->ncols, sizeof *p->row);

@@ -30,6 +30,18 @@ static int read_section(pctx *c, const spec_section *sec, const yaml_node_t *v);
 
 /* ---- keys with readers of their own ----------------------------------------- */
 
+/* include: was merged before the walk (include.c), which checked its
+ * value and set the field to the path it opened. */
+static int read_include(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
+{
+  (void)c;
+  (void)k;
+  (void)v;
+  (void)name;
+  (void)dst;
+  return 0;
+}
+
 static int read_version(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
 {
   (void)k;
@@ -341,6 +353,8 @@ static const spec_section dim_sec = SECTION("dimension", "in dimension", "dimens
 static const spec_key top_keys[] = {
   {"version", SPEC_T_INT, 0, SPEC_NO_FIELD, "1", NULL, "the spec version", NULL, read_version},
   {"job", SPEC_T_STRING, SPEC_K_REQUIRED, FIELD(job), NULL, NULL, "the job's name", NULL, read_job},
+  {"include", SPEC_T_STRING, 0, FIELD(include), NULL, NULL,
+   "a file of shared settings, merged under the job's", NULL, read_include},
   {"source", SPEC_T_MAPPING, SPEC_K_REQUIRED, SPEC_NO_FIELD, NULL, NULL,
    "the plugin and its options", &source_sec, read_source},
   {"target", SPEC_T_MAPPING, SPEC_K_REQUIRED, SPEC_NO_FIELD, NULL, NULL, "where to load", &target_sec, NULL},

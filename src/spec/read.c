@@ -33,7 +33,12 @@ int perr(pctx *c, int line, int col, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return err_setc(c->err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: %s", c->path, line, col, msg);
+  const char *path = c->path;
+  if (line > SPEC_INCLUDE_LINE && c->s && c->s->include) {
+    path = c->s->include;  /* a node copied from the included file */
+    line -= SPEC_INCLUDE_LINE;
+  }
+  return err_setc(c->err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: %s", path, line, col, msg);
 }
 
 int oom(pctx *c)

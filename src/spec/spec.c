@@ -33,6 +33,16 @@ int spec_key_pos(const dwl_spec *s, const char *key, int *line, int *col)
   return -1;
 }
 
+const char *spec_key_at(const dwl_spec *s, const char *key, int *line, int *col)
+{
+  spec_key_pos(s, key, line, col);
+  if (*line > SPEC_INCLUDE_LINE && s->include) {
+    *line -= SPEC_INCLUDE_LINE;  /* given by the included file (include.c) */
+    return s->include;
+  }
+  return s->path;
+}
+
 const spec_opt *spec_source_opt(const dwl_spec *s, const char *name)
 {
   for (size_t i = 0; s && i < s->n_source_opts; i++)
@@ -47,6 +57,7 @@ void spec_free(dwl_spec *s)
     return;
   free(s->path);
   free(s->dir);
+  free(s->include);
   free(s->job);
   free(s->source_plugin);
   for (size_t i = 0; i < s->n_source_opts; i++) {
@@ -112,11 +123,11 @@ void spec_format_limit(const spec_limit *l, char *out, size_t n)
 
 /* ---- file handling ------------------------------------------------------- */
 
-static int read_all(const char *path, char **data, size_t *len, dwl_error *err)
+int spec_read_file(const char *path, const char *what, char **data, size_t *len, dwl_error *err)
 {
   FILE *f = fopen(path, "rb");
   if (!f)
-    return err_set(err, DWL_EXIT_USAGE, "%s: cannot open job file: %s", path, strerror(errno));
+    return err_set(err, DWL_EXIT_USAGE, "%s: cannot open %s: %s", path, what, strerror(errno));
   dwl_buf b;
   char chunk[8192];
   size_t n;
@@ -127,7 +138,7 @@ static int read_all(const char *path, char **data, size_t *len, dwl_error *err)
       buf_free(&b);
       fclose(f);
       if (big)
-        return err_set(err, DWL_EXIT_USAGE, "%s: job file is larger than %zu bytes", path,
+        return err_set(err, DWL_EXIT_USAGE, "%s: %s is larger than %zu bytes", path, what,
                        SPEC_MAX_FILE);
       return err_set(err, DWL_EXIT_FAILED, "%s: out of memory", path);
     }
@@ -136,7 +147,7 @@ static int read_all(const char *path, char **data, size_t *len, dwl_error *err)
     int e = errno;
     buf_free(&b);
     fclose(f);
-    return err_set(err, DWL_EXIT_USAGE, "%s: cannot read job file: %s", path, strerror(e));
+    return err_set(err, DWL_EXIT_USAGE, "%s: cannot read %s: %s", path, what, strerror(e));
   }
   fclose(f);
   *len = b.len;
@@ -233,9 +244,12 @@ dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *
   } else if (!yaml_parser_load(&parser, &doc)) {
     yaml_error(&c, &parser, data, len);
   } else {
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    /* include: first; it adds nodes, so the root is read after it */
+    yaml_node_t *root = include_merge(&c) == 0 ? yaml_document_get_root_node(&doc) : NULL;
     yaml_document_t more;
-    if (!root) {
+    if (err_isset(err)) {
+      /* the included file is wrong where perr says */
+    } else if (!root) {
       perr(&c, 1, 1, "the job file is empty (expected a mapping with job, source and target)");
     } else if (!yaml_parser_load(&parser, &more)) {
       yaml_error(&c, &parser, data, len);
@@ -266,7 +280,7 @@ dwl_spec *spec_load(const char *path, dwl_error *err)
 {
   char *data = NULL;
   size_t len = 0;
-  if (read_all(path, &data, &len, err) != 0)
+  if (spec_read_file(path, "job file", &data, &len, err) != 0)
     return NULL;
   dwl_spec *s = spec_parse(path, data, len, err);
   free(data);

@@ -54,6 +54,7 @@ typedef struct spec_limit {
 typedef struct dwl_spec {
   char *path;            /* the job file as given */
   char *dir;             /* its folder, for relative paths */
+  char *include;         /* the file of include:, as opened; NULL none */
 
   char *job;
 
@@ -106,6 +107,11 @@ typedef struct dwl_spec {
   size_t npos;
 } dwl_spec;
 
+/* Added to the line of a position taken from the file of `include:`
+ * (include.c), so a message can name that file (spec_key_at); a job file
+ * has fewer lines. */
+#define SPEC_INCLUDE_LINE (1 << 26)
+
 typedef struct spec_pos {
   char *key;
   int line, col;     /* 1-based position of the key */
@@ -114,6 +120,10 @@ typedef struct spec_pos {
 /* Position of dotted key `key`; returns 0 and fills line/col, or -1 when the
  * key was not given in the file (then line/col are set to 0). */
 int spec_key_pos(const dwl_spec *s, const char *key, int *line, int *col);
+/* The same for a message: the file that gave the key (the job file, or
+ * the file of its include:) with line/col in it.  A message naming a key
+ * prints "FILE:LINE:COL" from these. */
+const char *spec_key_at(const dwl_spec *s, const char *key, int *line, int *col);
 
 /* Parses and validates the job file.  On failure fills err (exit code 2,
  * message "FILE:LINE:COL: ...") and returns NULL. */

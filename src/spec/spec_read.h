@@ -74,6 +74,12 @@ const char *list_find(const spec_list *l, const char *name);
 void list_free(spec_list *l);
 
 /* ---- the whole file (read.c) */
+/* Merges the file named by a top-level include: under the job's document
+ * (include.c); 0 also when there is none. */
+int include_merge(pctx *c);
+/* Reads a whole file of at most 16 MiB ("job file", "included file" in
+ * the messages); the caller frees *data. */
+int spec_read_file(const char *path, const char *what, char **data, size_t *len, dwl_error *err);
 /* The error of a failed libyaml parse, at its position. */
 int yaml_error(pctx *c, const yaml_parser_t *p, const char *data, size_t len);
 /* Refuses a file nested too deep or with too many entries, before it is

@@ -103,8 +103,8 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
   buf_init(&q, 0);
   if (dialect_quote_table(t->d, spec->target_table, &q, err) != 0) {
     int line = 0, col = 0;
-    spec_key_pos(spec, "target.table", &line, &col);
-    err_prefix(err, "%s:%d:%d", spec->path, line, col);
+    const char *file = spec_key_at(spec, "target.table", &line, &col);
+    err_prefix(err, "%s:%d:%d", file, line, col);
     err_cause(err, DWL_CAUSE_SPEC);
     buf_free(&q);
     goto fail;

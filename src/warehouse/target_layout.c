@@ -125,10 +125,10 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
   int vtype = t->vdate ? DWL_TYPE_DATE : DWL_TYPE_TIMESTAMP;
   if (scd2 && t->vdate && s->close == CLOSE_SECOND_BEFORE) {
     int line = 0, col = 0;
-    spec_key_pos(s, "dimension.close", &line, &col);
+    const char *file = spec_key_at(s, "dimension.close", &line, &col);
     return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                    "%s:%d:%d: dimension.close: second_before needs timestamps, but the lmd column '%s' is a date",
-                   s->path, line, col, src[t->lmd].name);
+                   file, line, col, src[t->lmd].name);
   }
   dwl_column flag = {.type = DWL_TYPE_BOOLEAN, .nullable = 0};
   dwl_column tstamp = {.type = vtype, .nullable = 1};
@@ -165,11 +165,11 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
     if (ts_parse(s->open_end, strlen(s->open_end), &oe) == 0) {
       if (t->vdate && oe.us % DWL_US_PER_DAY != 0) {
         int line = 0, col = 0;
-        spec_key_pos(s, "dimension.open_end", &line, &col);
+        const char *file = spec_key_at(s, "dimension.open_end", &line, &col);
         buf_free(&p);
         return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                        "%s:%d:%d: dimension.open_end: '%s' has a time of day, but the lmd column '%s' is a date",
-                       s->path, line, col, s->open_end, src[t->lmd].name);
+                       file, line, col, s->open_end, src[t->lmd].name);
       }
       target_ts_text(t, &oe, t->open_end);
     }

@@ -51,7 +51,7 @@ J=$(cj t_mem "$WH_CONN" "$SCD2")
 dw check --json "$J"
 is "$RC" 0 "check --json of a good job exits 0"
 is "$(printf '%s\n' "$OUT" | wc -l)" 1 "one line on stdout"
-is "$(steps | tr '\n' ',')" "spec ok,target ok,state ok,plugin ok,source ok,columns ok,table ok," \
+is "$(steps | tr '\n' ',')" "spec ok,plugin ok,target ok,state ok,source ok,columns ok,table ok," \
   "every step of the text check, each ok"
 is "$(jfield ok)" true "ok: true"
 is "$(jfield job)" '"t_mem"' "the job's name"

@@ -66,8 +66,8 @@ is "$RC" 2 "--log-level with a bad level exits 2"
 like "$ERR" "loud" "bad log level is named"
 
 J=$(cli_job people "$SPINE/append_1.csv")
-dw run "$J" "$J"
-is "$RC" 2 "run with two job files exits 2"
+dw plan "$J" "$J"
+is "$RC" 2 "plan with two job files exits 2 (only run takes several)"
 dw run --sql "$J"
 is "$RC" 2 "--sql on run exits 2"
 is "$(table_exists people)" 0 "usage errors wrote nothing"
