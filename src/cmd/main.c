@@ -20,7 +20,9 @@
 #include "err.h"
 #include "hint.h"
 #include "interrupt.h"
+#include "lineage.h"
 #include "log.h"
+#include "metrics.h"
 #include "migrate.h"
 #include "plugin_host.h"
 #include "plugin_list.h"
@@ -39,6 +41,7 @@ static const char usage_text[] =
     "Commands:\n"
     "  run JOB.yaml          run the job; the last stdout line is a JSON summary\n"
     "                        [--empty-exit N] [--max-deletes LIMIT] [--allow-empty]\n"
+    "                        [--lineage-file F] [--lineage-url U] [--metrics-file P]\n"
     "  plan JOB.yaml         everything run does except writing [--sql]\n"
     "                        [--max-deletes LIMIT] [--allow-empty]\n"
     "  check JOB.yaml        validate the spec, load the plugin, connect, report\n"
@@ -75,6 +78,7 @@ typedef struct job_args {
   int have_max_deletes, allow_empty;
   check_opts check;         /* check --json, --spec-only */
   const char *spec_path;    /* the job file */
+  const char *lineage_file, *lineage_url, *metrics_file;  /* run --lineage-file, ... */
 } job_args;
 
 /* The options a job command takes (command.opts). */
@@ -85,6 +89,7 @@ enum {
   OPT_MAX_DELETES = 1 << 3,  /* and --allow-empty */
   OPT_CHECK = 1 << 4,        /* --json and --spec-only */
   OPT_SIGNALS = 1 << 5,      /* a signal rolls the run back and reports */
+  OPT_OBSERVE = 1 << 6,      /* --lineage-file, --lineage-url, --metrics-file */
 };
 
 typedef struct command command;
@@ -217,6 +222,9 @@ static int job_run(const command *cmd, const job_args *a, dwl_spec *spec, dwl_er
                 .max_deletes = a->have_max_deletes ? &a->max_deletes : NULL,
                 .allow_empty = a->allow_empty};
   run_summary sum;
+  lineage *lin = is_run ? lineage_open(spec, a->lineage_file, a->lineage_url) : NULL;
+  o.on_start = lineage_start;
+  o.start_ud = lin;
   progress_begin(show_progress && log_get_level() >= LOG_INFO && log_get_format() == LOG_TEXT);
   int rc = run_job(spec, &o, &sum, err);
   interrupt_shutdown();  /* the run is over: a signal now changes nothing */
@@ -228,6 +236,10 @@ static int job_run(const command *cmd, const job_args *a, dwl_spec *spec, dwl_er
     log_msg(LOG_INFO, "nothing past the checkpoint: exit %d (--empty-exit)", a->empty_exit);
     code = a->empty_exit;
   }
+  lineage_end(lin, &sum, rc, err);
+  lineage_free(lin);
+  if (is_run)
+    metrics_write(a->metrics_file, &sum, code);
   return print_summary(&sum, rc == 0 && is_run, code);
 }
 
@@ -283,6 +295,9 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     {"allow-empty", no_argument, NULL, 'E'},
     {"json", no_argument, NULL, 'j'},
     {"spec-only", no_argument, NULL, 'S'},
+    {"lineage-file", required_argument, NULL, 'l'},
+    {"lineage-url", required_argument, NULL, 'u'},
+    {"metrics-file", required_argument, NULL, 'M'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -330,6 +345,14 @@ static int cmd_job(const command *cmd, int argc, char **argv)
       else
         a.check.spec_only = 1;
       break;
+    case 'l':
+    case 'u':
+    case 'M':
+      if (!(cmd->opts & OPT_OBSERVE))
+        return usage_error("--%s applies only to run",
+                           c == 'l' ? "lineage-file" : c == 'u' ? "lineage-url" : "metrics-file");
+      *(c == 'l' ? &a.lineage_file : c == 'u' ? &a.lineage_url : &a.metrics_file) = optarg;
+      break;
     case 'h':
       fputs(cmd->usage, stdout);
       return DWL_EXIT_OK;
@@ -362,8 +385,9 @@ static int cmd_job(const command *cmd, int argc, char **argv)
 }
 
 static const command commands[] = {
-  {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS,
-   "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
+  {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS | OPT_OBSERVE,
+   "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty]\n"
+   "                  [--lineage-file FILE] [--lineage-url URL] [--metrics-file PATH] JOB.yaml\n\n"
    "Runs the job: reads the rows past the checkpoint, computes the changes and\n"
    "commits them with the new checkpoint in one transaction.  Logs go to stderr;\n"
    "the last line on stdout is a one-line JSON summary.\n"
@@ -373,7 +397,11 @@ static const command commands[] = {
    "                   a percentage of the current keys (50%) or all; overrides\n"
    "                   load.max_deletes\n"
    "  --allow-empty    a source without rows may delete by absence, or empty a\n"
-   "                   replace job's table (as load.allow_empty: true)\n"},
+   "                   replace job's table (as load.allow_empty: true)\n"
+   "  --lineage-file FILE  append OpenLineage run events to FILE (JSON lines)\n"
+   "  --lineage-url URL    POST them to the OpenLineage endpoint at URL\n"
+   "                   (default $OPENLINEAGE_URL)\n"
+   "  --metrics-file PATH  write the run's metrics to PATH, a Prometheus textfile\n"},
   {"plan", cmd_job, job_run, OPT_SQL | OPT_MAX_DELETES | OPT_SIGNALS,
    "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty] JOB.yaml\n\n"
    "Does everything run does except writing, and prints the same summary.\n"

@@ -16,6 +16,8 @@ typedef struct run_opts {
   FILE *sqlout;    /* plan --sql: print statements here */
   const spec_limit *max_deletes;  /* --max-deletes: overrides load.max_deletes; NULL: none */
   int allow_empty; /* --allow-empty: as load.allow_empty: true */
+  void (*on_start)(void *ud, const run_summary *sum);  /* once the run has its id (lineage) */
+  void *start_ud;
 } run_opts;
 
 /* Fills sum in every case (status failed on error). */
