@@ -20,7 +20,9 @@
 #include "err.h"
 #include "hint.h"
 #include "interrupt.h"
+#include "lineage.h"
 #include "log.h"
+#include "metrics.h"
 #include "migrate.h"
 #include "plugin_host.h"
 #include "plugin_list.h"
@@ -41,6 +43,7 @@ static const char usage_text[] =
     "Commands:\n"
     "  run JOB.yaml          run the job; the last stdout line is a JSON summary\n"
     "                        [--empty-exit N] [--max-deletes LIMIT] [--allow-empty]\n"
+    "                        [--lineage-file F] [--lineage-url U] [--metrics-file P]\n"
     "  run JOB.yaml... | DIR several jobs, an overall JSON line last [--jobs N] [--fail-fast]\n"
     "  plan JOB.yaml         everything run does except writing [--sql]\n"
     "                        [--max-deletes LIMIT] [--allow-empty]\n"
@@ -81,8 +84,9 @@ typedef struct job_args {
   int full_refresh;         /* run, plan --full-refresh */
   const char *backfill_from, *backfill_to;
   run_many_opts many;       /* run --jobs N, --fail-fast: several jobs (run_many.h) */
-  char *run_argv[11];        /* the run options each of several jobs repeats */
+  char *run_argv[17];        /* the run options each of several jobs repeats */
   const char *spec_path;    /* the job file */
+  const char *lineage_file, *lineage_url, *metrics_file;  /* run --lineage-file, ... */
 } job_args;
 
 /* The options a job command takes (command.opts). */
@@ -96,6 +100,7 @@ enum {
   OPT_STATE = 1 << 6,        /* --reset, --set, --clear-running (and --json) */
   OPT_REFRESH = 1 << 7,      /* --full-refresh, --backfill-from, --backfill-to */
   OPT_MANY = 1 << 8,         /* several job files or a folder: --jobs, --fail-fast */
+  OPT_OBSERVE = 1 << 9,      /* --lineage-file, --lineage-url, --metrics-file */
 };
 
 typedef struct command command;
@@ -262,6 +267,9 @@ static int job_run(const command *cmd, const job_args *a, dwl_spec *spec, dwl_er
     log_error(err);
     return summary_for_failure(spec->job, run_mode_name(spec->mode), err->code);
   }
+  lineage *lin = is_run ? lineage_open(spec, a->lineage_file, a->lineage_url) : NULL;
+  o.on_start = lineage_start;
+  o.start_ud = lin;
   progress_begin(show_progress && log_get_level() >= LOG_INFO && log_get_format() == LOG_TEXT);
   int rc = run_job(use, &o, &sum, err);
   interrupt_shutdown();  /* the run is over: a signal now changes nothing */
@@ -273,6 +281,10 @@ static int job_run(const command *cmd, const job_args *a, dwl_spec *spec, dwl_er
     log_msg(LOG_INFO, "nothing past the checkpoint: exit %d (--empty-exit)", a->empty_exit);
     code = a->empty_exit;
   }
+  lineage_end(lin, &sum, rc, err);
+  lineage_free(lin);
+  if (is_run)
+    metrics_write(a->metrics_file, &sum, code);
   return print_summary(&sum, rc == 0 && is_run, code);
 }
 
@@ -335,6 +347,9 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     {"backfill-to", required_argument, NULL, 'B'},
     {"jobs", required_argument, NULL, 'J'},
     {"fail-fast", no_argument, NULL, 'x'},
+    {"lineage-file", required_argument, NULL, 'l'},
+    {"lineage-url", required_argument, NULL, 'u'},
+    {"metrics-file", required_argument, NULL, 'M'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -428,6 +443,17 @@ static int cmd_job(const command *cmd, int argc, char **argv)
       else
         a.check.spec_only = 1;
       break;
+    case 'l':
+    case 'u':
+    case 'M':
+      if (!(cmd->opts & OPT_OBSERVE))
+        return usage_error("--%s applies only to run",
+                           c == 'l' ? "lineage-file" : c == 'u' ? "lineage-url" : "metrics-file");
+      *(c == 'l' ? &a.lineage_file : c == 'u' ? &a.lineage_url : &a.metrics_file) = optarg;
+      if (many_arg(&a, c == 'l' ? "--lineage-file" : c == 'u' ? "--lineage-url" : "--metrics-file") != 0 ||
+          many_arg(&a, optarg) != 0)
+        return DWL_EXIT_USAGE;
+      break;
     case 'h':
       fputs(cmd->usage, stdout);
       return DWL_EXIT_OK;
@@ -436,6 +462,9 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     }
   }
   if ((cmd->opts & OPT_MANY) && run_many_wanted(argc - optind, argv + optind)) {
+    /* Each job's run would replace the one file with its own metrics. */
+    if (a.metrics_file)
+      return usage_error("--metrics-file takes one job: with several, each job would overwrite the others' metrics");
     a.many.global_argv = global_argv;
     a.many.global_argc = global_argc;
     a.many.run_argv = a.run_argv;
@@ -469,9 +498,10 @@ static int cmd_job(const command *cmd, int argc, char **argv)
 }
 
 static const command commands[] = {
-  {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH | OPT_MANY,
+  {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH | OPT_MANY | OPT_OBSERVE,
    "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty]\n"
-   "                  [--full-refresh | --backfill-from TS [--backfill-to TS]] JOB.yaml\n"
+   "                  [--full-refresh | --backfill-from TS [--backfill-to TS]]\n"
+   "                  [--lineage-file FILE] [--lineage-url URL] [--metrics-file PATH] JOB.yaml\n"
    "       dwload run [--jobs N] [--fail-fast] [RUN OPTIONS] JOB.yaml... | FOLDER\n\n"
    "Runs the job: reads the rows past the checkpoint, computes the changes and\n"
    "commits them with the new checkpoint in one transaction.  Logs go to stderr;\n"
@@ -491,7 +521,12 @@ static const command commands[] = {
    "  --jobs N         with several job files or a FOLDER (its *.yaml, *.yml):\n"
    "                   run at most N at once (default 1); each job's summary,\n"
    "                   then an overall JSON line last (dwload(1))\n"
-   "  --fail-fast      with several jobs: start no more after one failed\n"},
+   "  --fail-fast      with several jobs: start no more after one failed\n"
+
+   "  --lineage-file FILE  append OpenLineage run events to FILE (JSON lines)\n"
+   "  --lineage-url URL    POST them to the OpenLineage endpoint at URL\n"
+   "                   (default $OPENLINEAGE_URL)\n"
+   "  --metrics-file PATH  write the run's metrics to PATH, a Prometheus textfile\n"},
   {"plan", cmd_job, job_run, OPT_SQL | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH,
    "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty]\n"
    "                   [--full-refresh | --backfill-from TS [--backfill-to TS]] JOB.yaml\n\n"

@@ -660,6 +660,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   if (!o->plan) {
     new_run_id(sum->run_id);
     log_msg(LOG_INFO, "run id %s", sum->run_id);
+    if (o->on_start)
+      o->on_start(o->start_ud, sum);
   }
 
   int rc = interrupt_check(err);

@@ -13,6 +13,14 @@ void summary_init(run_summary *s, const char *job, const char *mode)
   s->mode = mode;
 }
 
+void summary_counts(const run_summary *s, summary_count out[SUMMARY_NCOUNTS])
+{
+  const summary_count c[SUMMARY_NCOUNTS] = {
+    {"read", s->read},       {"skipped", s->skipped}, {"inserted", s->inserted},   {"expired", s->expired},
+    {"updated", s->updated}, {"deleted", s->deleted}, {"unchanged", s->unchanged}, {"rejected", s->rejected}};
+  memcpy(out, c, sizeof c);
+}
+
 /* Prints and releases o.  Returns 0, or -1 with errno set when the line
  * did not reach the file (seen at the latest when it is flushed). */
 static int print_line(json_t *o, FILE *out)

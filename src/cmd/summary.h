@@ -22,6 +22,15 @@ typedef struct run_summary {
 } run_summary;
 
 void summary_init(run_summary *s, const char *job, const char *mode);
+
+/* A run's counts by name, in the summary's order (lineage and metrics
+ * report them the same way). */
+typedef struct summary_count {
+  const char *name;
+  long long v;
+} summary_count;
+#define SUMMARY_NCOUNTS 8
+void summary_counts(const run_summary *s, summary_count out[SUMMARY_NCOUNTS]);
 /* One line of JSON, keys in the documented order, then '\n'.  Returns 0,
  * or -1 with errno set when it could not be written (a full disk, a
  * closed pipe). */

@@ -44,7 +44,7 @@ void log_set_job(const char *job)
 
 /* jansson refuses strings that are not UTF-8, and messages may quote bytes
  * of a bad source file: those bytes become '?'. */
-static json_t *json_text(const char *s)
+json_t *log_json_text(const char *s)
 {
   json_t *j = json_string(s);
   if (j)
@@ -66,12 +66,12 @@ static void emit_json(FILE *out, const char *when, const char *level, const log_
   json_t *o = json_object();
   json_object_set_new(o, "ts", json_string(when));
   json_object_set_new(o, "level", json_string(level));
-  json_object_set_new(o, "job", log_job[0] ? json_text(log_job) : json_null());
-  json_object_set_new(o, "msg", json_text(msg));
+  json_object_set_new(o, "job", log_job[0] ? log_json_text(log_job) : json_null());
+  json_object_set_new(o, "msg", log_json_text(msg));
   for (int i = 0; i < nf; i++)
-    json_object_set_new(o, f[i].key, f[i].str ? json_text(f[i].str) : json_integer(f[i].num));
+    json_object_set_new(o, f[i].key, f[i].str ? log_json_text(f[i].str) : json_integer(f[i].num));
   if (hint)
-    json_object_set_new(o, "hint", json_text(hint));
+    json_object_set_new(o, "hint", log_json_text(hint));
   char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
   if (line) {
     fprintf(out, "%s\n", line);

@@ -17,6 +17,12 @@ int log_parse_level(const char *name);
 void log_set_job(const char *job);   /* copied; NULL clears */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* s as a JSON string (jansson's json_t); bytes a bad source's text may
+ * hold that are not UTF-8 become '?', which jansson would refuse.  Also
+ * for the OpenLineage events (cmd/lineage.c). */
+struct json_t;
+struct json_t *log_json_text(const char *s);
+
 /* Extra members of a JSON log line; text lines leave them out, their
  * message says the same in words. */
 typedef struct log_field {
