@@ -51,6 +51,10 @@ typedef struct target {
   ssize_t lmd;           /* source index of the lmd column, -1 none */
   int exists;
   int created;
+  /* An existing table's columns that the layout has not (a column the
+   * source no longer delivers): malloc'd names, for schema.c to judge. */
+  char **absent;
+  size_t nabsent;
   int vdate;             /* validity (and lmd) columns are DATE, not TIMESTAMP */
   char *cur_pred;        /* SQL predicate for current versions (scd2) */
   char open_end[32];     /* canonical open end, "" when NULL */

@@ -264,9 +264,18 @@ static int check_columns(target *t, dwl_error *err)
                    "dwload creates it",
                    t->spec->target_table, t->cols[c].name);
   }
-  for (size_t i = 0; i < n; i++)
-    free(have[i]);
-  free(have);
+  /* The table's columns the layout has not: taken over for schema.c. */
+  for (size_t i = 0; i < n; i++) {
+    int known = 0;
+    for (size_t c = 0; c < t->ncols && !known; c++)
+      known = have[i] && strcasecmp(have[i], t->cols[c].name) == 0;
+    if (known || !have[i]) {
+      free(have[i]);
+      continue;
+    }
+    have[t->nabsent++] = have[i];
+  }
+  t->absent = have;
   return rc;
 }
 
