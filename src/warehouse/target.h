@@ -9,6 +9,7 @@
 #define DWL_TARGET_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "dialect.h"
@@ -80,6 +81,11 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
 /* Checks whether the table exists and has every column of the layout;
  * when it is missing and `create` is set, creates it (and its indexes). */
 int target_prepare_table(target *t, int create, dwl_error *err);
+
+/* plan --sql: prints to `out` the DDL a run would execute on the table
+ * (CREATE TABLE and its key index when it does not exist yet), each
+ * statement followed by ";\n"; runs none.  After target_prepare_table. */
+int target_plan_table(target *t, FILE *out, dwl_error *err);
 
 /* Current versions (scd2) or all rows (upsert), in source layout.  With
  * all_cols only the listed source columns are fetched (others NULL).

@@ -104,4 +104,22 @@ is "$(sqln "SELECT id, name, city, lmd FROM upt ORDER BY id")" \
 "1|Ann|Oslo|2024-01-01 00:00:00
 2|Bob|Rome|2024-01-01 00:00:00" "upsert: the table is unchanged"
 
+# ---- plan --sql: the DDL a run would execute ----------------------------------
+j=$(sjob fresh fresh scd2)
+FEED=$F1 dw plan --sql "$j"
+is "$RC" 0 "plan --sql on a fresh target: exit 0"
+ddl=$(printf '%s\n' "$OUT" | grep '^CREATE ')
+like "$ddl" "$(sqltext 'CREATE TABLE "fresh" ("dim_id" ')" "plan --sql prints the CREATE TABLE"
+like "$ddl" "$(sqltext '"fresh_dwl_key"')" "plan --sql prints the key index"
+like "$OUT" "$(sqltext 'INSERT INTO "fresh"')" "plan --sql prints the inserts after it"
+is "$(table_exists fresh)" 0 "plan creates nothing"
+# the printed DDL, run by the warehouse's own client, makes the table the run loads
+printf '%s\n' "$ddl" | while IFS= read -r stmt; do sql "$stmt" >/dev/null; done
+is "$(table_exists fresh)" 1 "the printed DDL creates the table"
+FEED=$F1 dw run "$j"
+is "$RC" 0 "a run loads the table the printed DDL made"
+is "$(dump fresh)" "$FIRST" "the whole table, as a run that created it would have it"
+FEED=$F1 dw plan --sql "$j"
+unlike "$OUT" "CREATE " "plan --sql on an existing table prints no DDL"
+
 done_testing
