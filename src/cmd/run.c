@@ -676,7 +676,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   if (rc == 0)
     rc = target_prepare_table(r.t, !o->plan, err);
   if (rc == 0)
-    rc = schema_check_missing(r.t, r.p.origin_name, err);
+    rc = schema_check(r.t, r.p.origin_name, err);
   if (rc == 0 && o->plan && o->sqlout)
     rc = target_plan_table(r.t, o->sqlout, err);
   if (rc == 0)

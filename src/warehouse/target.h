@@ -32,6 +32,7 @@ typedef struct tcol {
   int have_known;        /* an existing table's column: have is its kind and limits (PostgreSQL, MariaDB) */
   dwl_column have;
   int have_check;        /* it may take less than the source holds: check values */
+  int not_in_table;      /* a source column the existing table has not (schema.c judges it) */
   int have_min_set, have_max_set;  /* an integer column narrower than 64 bits: its range */
   long long have_min, have_max;
 } tcol;

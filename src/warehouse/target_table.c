@@ -258,7 +258,10 @@ static int check_columns(target *t, dwl_error *err)
         !sqlite_keeps_text(tc->have_type))
       tc->real_digits = t->d->real_digits;
     tc->have_check = found && needs_check(t, tc);
-    if (!found)
+    /* A source column is schema.c's to judge, with the source named; a
+     * bookkeeping column the table lacks is the job's mistake. */
+    tc->not_in_table = !found && tc->role == TC_SRC;
+    if (!found && tc->role != TC_SRC)
       rc = err_set(err, DWL_EXIT_FAILED,
                    "table %s exists but has no column '%s'; add it, or point target.table at a new table and "
                    "dwload creates it",

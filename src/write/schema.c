@@ -1,16 +1,33 @@
 /* Schema evolution, the spec's schema: section: what a run does when the
- * source no longer delivers a column of the target table.  Loading on
- * would quietly give every changed key a new version with NULL there, a
- * history of changes that never happened, so by default the run stops
- * before it writes anything; schema.missing_columns: null accepts the
- * NULLs, and says so in the log of every run. */
+ * source's columns and the target table's differ.  A column the source no
+ * longer delivers would quietly give every changed key a new version with
+ * NULL there, a history of changes that never happened, so by default the
+ * run stops before it writes anything; schema.missing_columns: null
+ * accepts the NULLs, and says so in the log of every run.  A column the
+ * source has and the table has not stops the run too (with the source
+ * named, and the same cause, so the exit code can follow it). */
 #include "schema.h"
 
 #include "buf.h"
 #include "log.h"
 
-int schema_check_missing(const target *t, const char *origin, dwl_error *err)
+/* A column of the source the table has not: loading it needs the column,
+ * which dwload does not add yet. */
+static int check_new(const target *t, const char *origin, dwl_error *err)
 {
+  for (size_t c = 0; c < t->ncols; c++)
+    if (t->cols[c].not_in_table)
+      return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA,
+                      "table %s exists but has no column '%s', which the source (%s) delivers; add it to the "
+                      "table, or point target.table at a new table and dwload creates it",
+                      t->spec->target_table, t->cols[c].name, origin);
+  return 0;
+}
+
+int schema_check(const target *t, const char *origin, dwl_error *err)
+{
+  if (check_new(t, origin, err) != 0)
+    return -1;
   if (t->nabsent == 0)
     return 0;
   const dwl_spec *s = t->spec;

@@ -6,11 +6,13 @@
 #include "err.h"
 #include "target.h"
 
-/* Judges the existing table's columns the source does not deliver
- * (target_prepare_table found them) by schema.missing_columns: fail (the
- * default) refuses the run, exit 1 and cause DWL_CAUSE_SCHEMA, naming the
- * column and `origin` (the source, as messages name it); null lets new
- * rows and versions hold NULL there, and says so in the log. */
-int schema_check_missing(const target *t, const char *origin, dwl_error *err);
+/* Judges how the existing table's columns differ from the source's
+ * (target_prepare_table found out), naming `origin` (the source, as
+ * messages name it).  A source column the table has not refuses the run,
+ * exit 1 and cause DWL_CAUSE_SCHEMA.  A table column the source does not
+ * deliver goes by schema.missing_columns: fail (the default) refuses the
+ * run in the same way; null lets new rows and versions hold NULL there,
+ * and says so in the log. */
+int schema_check(const target *t, const char *origin, dwl_error *err);
 
 #endif

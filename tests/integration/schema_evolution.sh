@@ -74,6 +74,25 @@ is "$RC" 1 "two missing columns: exit 1"
 like "$ERR" "table dim has columns 'name', 'city', which the source (f3.csv) does not deliver" \
   "both columns are named"
 
+# dwload check finds it too, without a run
+FEED=$F2 dw check "$j"
+is "$RC" 1 "check: exit 1"
+like "$OUT$ERR" "table dim has column 'name', which the source (f2.csv) does not deliver" "check: the same message"
+
+# a column the table has not: the run fails naming it and the source
+F4=$(file f4.csv <<'EOF'
+id,name,city,email,lmd
+1,Ann,Oslo,ann@example.org,2024-02-01
+EOF
+)
+FEED=$F4 dw run "$j"
+is "$RC" 1 "a new source column: exit 1"
+like "$ERR" "table dim exists but has no column 'email', which the source (f4.csv) delivers" \
+  "the message names the column and the source"
+is "$(dump dim)" "$FIRST" "a new source column: the table is unchanged"
+FEED=$F4 dw check "$j"
+like "$OUT$ERR" "has no column 'email', which the source (f4.csv) delivers" "check: the same message"
+
 # ---- null: load on, new versions hold NULL ------------------------------------
 j=$(sjob nul dimn scd2 'schema:
   missing_columns: null')
