@@ -18,6 +18,7 @@
 #include "rules.h"
 #include "run.h"
 #include "scd.h"
+#include "schema.h"
 #include "state.h"
 #include "target.h"
 
@@ -183,7 +184,7 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
     goto out;
   }
   step(&rp, "columns", 1, "the spec's columns are in the source");
-  if (target_prepare_table(t, 0, err) != 0) {
+  if (target_prepare_table(t, 0, err) != 0 || schema_check(t, src->origin_name, err) != 0) {
     step(&rp, "table", 0, "%s", err->msg);
     goto out;
   }

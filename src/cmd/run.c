@@ -21,6 +21,7 @@
 #include "reject.h"
 #include "pushdown.h"
 #include "scd.h"
+#include "schema.h"
 #include "state.h"
 #include "table_lock.h"
 #include "target.h"
@@ -683,6 +684,10 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   /* SQLite and PostgreSQL roll DDL back with the rest of a failed run. */
   if (rc == 0)
     rc = target_prepare_table(r.t, !o->plan, err);
+  if (rc == 0)
+    rc = schema_check(r.t, r.p.origin_name, err);
+  if (rc == 0 && o->plan && o->sqlout)
+    rc = target_plan_table(r.t, o->sqlout, err);
   if (rc == 0)
     rc = writer_open(r.t, r.have_engine ? &r.e.cols : NULL, o->plan, o->sqlout, &r.w, err);
   if (rc == 0)

@@ -25,6 +25,7 @@ static const char *const lookup_names[] = {"auto", "scan", "keys", NULL};
 static const char *const null_keys_names[] = {"allow", "reject", NULL};
 static const char *const late_names[] = {"repair", "reject", "ignore", NULL};
 static const char *const engine_names[] = {"memory", "pushdown", NULL};
+static const char *const missing_names[] = {"fail", "null", NULL};
 
 static int read_section(pctx *c, const spec_section *sec, const yaml_node_t *v);
 
@@ -264,6 +265,17 @@ static int read_open_end(pctx *c, const spec_key *k, const yaml_node_t *v, const
   return 0;
 }
 
+/* schema.missing_columns: its value null is the word, which YAML would
+ * read as no value; an empty value is still an error. */
+static int read_missing(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
+{
+  if (v->type == YAML_SCALAR_NODE && is_null(v) && v->data.scalar.length == 4) {
+    *(int *)dst = MISSING_NULL;
+    return 0;
+  }
+  return get_enum(c, v, name, k->values, dst);
+}
+
 /* ---- the tables -------------------------------------------------------------- */
 
 #define FIELD(f) offsetof(dwl_spec, f)
@@ -350,6 +362,12 @@ static const spec_key dim_keys[] = {
 };
 static const spec_section dim_sec = SECTION("dimension", "in dimension", "dimension", 0, dim_keys);
 
+static const spec_key schema_keys[] = {
+  {"missing_columns", SPEC_T_ENUM, 0, FIELD(missing_columns), "fail", missing_names,
+   "what a column of the table that the source does not deliver gets", NULL, read_missing},
+};
+static const spec_section schema_sec = SECTION("schema", "in schema", "schema", 0, schema_keys);
+
 static const spec_key top_keys[] = {
   {"version", SPEC_T_INT, 0, SPEC_NO_FIELD, "1", NULL, "the spec version", NULL, read_version},
   {"job", SPEC_T_STRING, SPEC_K_REQUIRED, FIELD(job), NULL, NULL, "the job's name", NULL, read_job},
@@ -361,11 +379,13 @@ static const spec_key top_keys[] = {
   {"load", SPEC_T_MAPPING, SPEC_K_NULLABLE, SPEC_NO_FIELD, NULL, NULL, "how to load", &load_sec, NULL},
   {"dimension", SPEC_T_MAPPING, SPEC_K_NULLABLE, SPEC_NO_FIELD, NULL, NULL,
    "the bookkeeping columns of mode scd2", &dim_sec, NULL},
+  {"schema", SPEC_T_MAPPING, SPEC_K_NULLABLE, SPEC_NO_FIELD, NULL, NULL,
+   "what happens when the source's columns and the table's differ", &schema_sec, NULL},
 };
 static const spec_section top_sec = SECTION(NULL, "at top level", "Top level", 0, top_keys);
 
 const spec_section *const spec_sections[] = {&top_sec, &source_sec, &target_sec, &load_sec, &deletes_sec,
-                                             &dim_sec, NULL};
+                                             &dim_sec, &schema_sec, NULL};
 
 const char *spec_type_name(int type)
 {

@@ -41,6 +41,8 @@ enum spec_null_keys { NULLKEYS_ALLOW = 0, NULLKEYS_REJECT };
 enum spec_late { LATE_REPAIR = 0, LATE_REJECT, LATE_IGNORE };
 enum spec_engine { ENGINE_MEMORY = 0, ENGINE_PUSHDOWN };
 enum spec_limit_kind { LIMIT_PERCENT = 0, LIMIT_COUNT, LIMIT_ALL };
+/* schema.missing_columns: a column of the table the source does not deliver. */
+enum spec_missing { MISSING_FAIL = 0, MISSING_NULL };
 
 /* load.max_deletes (and run --max-deletes): how many keys one run may
  * delete by absence. */
@@ -89,6 +91,8 @@ typedef struct dwl_spec {
   spec_limit max_deletes; /* deletes: absent: default 50% of the current keys */
   int allow_empty;       /* 1: a source without rows may delete by absence / empty a replace */
   long long future_tolerance_us; /* load.future_tolerance: lmd later than now + this is bad; -1: off */
+
+  int missing_columns;   /* schema.missing_columns: enum spec_missing */
 
   /* dimension: bookkeeping column names; NULL leaves one out */
   char *surrogate_key;

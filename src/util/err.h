@@ -32,7 +32,8 @@ enum dwl_cause {
   DWL_CAUSE_PLUGIN_OPTION,    /* an option the plugin does not declare */
   DWL_CAUSE_GUARD,            /* a deletes: absent guard refused the run (empty extract, load.max_deletes) */
   DWL_CAUSE_INTERRUPTED,      /* a signal stopped the run */
-  DWL_CAUSE_NO_TABLE          /* the target table does not exist yet (asof) */
+  DWL_CAUSE_NO_TABLE,         /* the target table does not exist yet (asof) */
+  DWL_CAUSE_SCHEMA            /* the source's columns no longer match the table's (schema.c) */
 };
 
 typedef struct dwl_error {

@@ -126,6 +126,9 @@ void target_free(target *t)
     free(t->cols[i].have_type);
   }
   free(t->cols);
+  for (size_t i = 0; i < t->nabsent; i++)
+    free(t->absent[i]);
+  free(t->absent);
   free(t->cur_pred);
   free(t->connstr);
   odbc_close(t->reader);

@@ -9,6 +9,7 @@
 #define DWL_TARGET_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "dialect.h"
@@ -31,6 +32,7 @@ typedef struct tcol {
   int have_known;        /* an existing table's column: have is its kind and limits (PostgreSQL, MariaDB) */
   dwl_column have;
   int have_check;        /* it may take less than the source holds: check values */
+  int not_in_table;      /* a source column the existing table has not (schema.c judges it) */
   int have_min_set, have_max_set;  /* an integer column narrower than 64 bits: its range */
   long long have_min, have_max;
 } tcol;
@@ -51,6 +53,10 @@ typedef struct target {
   ssize_t lmd;           /* source index of the lmd column, -1 none */
   int exists;
   int created;
+  /* An existing table's columns that the layout has not (a column the
+   * source no longer delivers): malloc'd names, for schema.c to judge. */
+  char **absent;
+  size_t nabsent;
   int vdate;             /* validity (and lmd) columns are DATE, not TIMESTAMP */
   char *cur_pred;        /* SQL predicate for current versions (scd2) */
   char open_end[32];     /* canonical open end, "" when NULL */
@@ -76,6 +82,11 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
 /* Checks whether the table exists and has every column of the layout;
  * when it is missing and `create` is set, creates it (and its indexes). */
 int target_prepare_table(target *t, int create, dwl_error *err);
+
+/* plan --sql: prints to `out` the DDL a run would execute on the table
+ * (CREATE TABLE and its key index when it does not exist yet), each
+ * statement followed by ";\n"; runs none.  After target_prepare_table. */
+int target_plan_table(target *t, FILE *out, dwl_error *err);
 
 /* Current versions (scd2) or all rows (upsert), in source layout.  With
  * all_cols only the listed source columns are fetched (others NULL).

@@ -258,15 +258,27 @@ static int check_columns(target *t, dwl_error *err)
         !sqlite_keeps_text(tc->have_type))
       tc->real_digits = t->d->real_digits;
     tc->have_check = found && needs_check(t, tc);
-    if (!found)
+    /* A source column is schema.c's to judge, with the source named; a
+     * bookkeeping column the table lacks is the job's mistake. */
+    tc->not_in_table = !found && tc->role == TC_SRC;
+    if (!found && tc->role != TC_SRC)
       rc = err_set(err, DWL_EXIT_FAILED,
                    "table %s exists but has no column '%s'; add it, or point target.table at a new table and "
                    "dwload creates it",
                    t->spec->target_table, t->cols[c].name);
   }
-  for (size_t i = 0; i < n; i++)
-    free(have[i]);
-  free(have);
+  /* The table's columns the layout has not: taken over for schema.c. */
+  for (size_t i = 0; i < n; i++) {
+    int known = 0;
+    for (size_t c = 0; c < t->ncols && !known; c++)
+      known = have[i] && strcasecmp(have[i], t->cols[c].name) == 0;
+    if (known || !have[i]) {
+      free(have[i]);
+      continue;
+    }
+    have[t->nabsent++] = have[i];
+  }
+  t->absent = have;
   return rc;
 }
 
@@ -338,11 +350,21 @@ static int key_index(target *t, dwl_buf *idx, dwl_error *err)
   return buf_failed(idx) ? err_set(err, DWL_EXIT_FAILED, "out of memory") : 0;
 }
 
+/* One statement of the table's DDL: executed, or for plan --sql printed
+ * to `print` as the writes' statements are. */
+static int ddl(target *t, const char *sql, FILE *print, dwl_error *err)
+{
+  if (!print)
+    return exec_ddl(t, sql, err);
+  fprintf(print, "%s;\n", sql);
+  return 0;
+}
+
 /* The table and its key index.  Where DDL commits by itself (MariaDB),
  * the index is declared inside CREATE TABLE: a run killed between two
  * statements would leave the table without it, and every later run would
  * find the table and read it by full scans. */
-static int create_table(target *t, dwl_error *err)
+static int create_table(target *t, FILE *print, dwl_error *err)
 {
   dwl_buf sql, idx;
   buf_init(&sql, 0);
@@ -365,12 +387,14 @@ static int create_table(target *t, dwl_error *err)
   if (rc == 0 && idx.len && !t->d->transactional_ddl)
     buf_printf(&sql, ", INDEX %s", idx.data);
   buf_adds(&sql, ")");
+  if (rc == 0 && buf_failed(&sql))
+    rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   if (rc == 0)
-    rc = exec_ddl(t, sql.data, err);
+    rc = ddl(t, sql.data, print, err);
   if (rc == 0 && idx.len && t->d->transactional_ddl) {
     buf_reset(&sql);
     buf_printf(&sql, "CREATE INDEX %s", idx.data);
-    rc = exec_ddl(t, sql.data, err);
+    rc = buf_failed(&sql) ? err_set(err, DWL_EXIT_FAILED, "out of memory") : ddl(t, sql.data, print, err);
   }
   buf_free(&sql);
   buf_free(&idx);
@@ -387,10 +411,15 @@ int target_prepare_table(target *t, int create, dwl_error *err)
     return check_columns(t, err);
   if (!create)
     return 0;
-  if (create_table(t, err) != 0)
+  if (create_table(t, NULL, err) != 0)
     return -1;
   log_msg(LOG_INFO, "created table %s", t->spec->target_table);
   t->created = 1;
   t->exists = 1;
   return 0;
+}
+
+int target_plan_table(target *t, FILE *out, dwl_error *err)
+{
+  return t->exists ? 0 : create_table(t, out, err);
 }

@@ -1,0 +1,58 @@
+/* Schema evolution, the spec's schema: section: what a run does when the
+ * source's columns and the target table's differ.  A column the source no
+ * longer delivers would quietly give every changed key a new version with
+ * NULL there, a history of changes that never happened, so by default the
+ * run stops before it writes anything; schema.missing_columns: null
+ * accepts the NULLs, and says so in the log of every run.  A column the
+ * source has and the table has not stops the run too (with the source
+ * named, and the same cause, so the exit code can follow it). */
+#include "schema.h"
+
+#include "buf.h"
+#include "log.h"
+
+/* A column of the source the table has not: loading it needs the column,
+ * which dwload does not add yet. */
+static int check_new(const target *t, const char *origin, dwl_error *err)
+{
+  for (size_t c = 0; c < t->ncols; c++)
+    if (t->cols[c].not_in_table)
+      return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA,
+                      "table %s exists but has no column '%s', which the source (%s) delivers; add it to the "
+                      "table, or point target.table at a new table and dwload creates it",
+                      t->spec->target_table, t->cols[c].name, origin);
+  return 0;
+}
+
+int schema_check(const target *t, const char *origin, dwl_error *err)
+{
+  if (check_new(t, origin, err) != 0)
+    return -1;
+  if (t->nabsent == 0)
+    return 0;
+  const dwl_spec *s = t->spec;
+  dwl_buf names;
+  buf_init(&names, 0);
+  for (size_t i = 0; i < t->nabsent; i++)
+    buf_printf(&names, "%s'%s'", i ? ", " : "", t->absent[i]);
+  if (buf_failed(&names)) {
+    buf_free(&names);
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  int rc = 0;
+  if (s->missing_columns == MISSING_NULL) {
+    log_msg(LOG_WARN, "table %s has column%s %s, which the source (%s) does not deliver: new %s hold NULL there "
+            "(schema.missing_columns: null)",
+            s->target_table, t->nabsent > 1 ? "s" : "", names.data, origin,
+            s->mode == MODE_SCD2 ? "versions" : "rows");
+  } else {
+    rc = err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA,
+                  "table %s has column%s %s, which the source (%s) does not deliver; loading on would give new %s "
+                  "NULL there, so nothing was written: deliver the column again, drop it from the table, or set "
+                  "schema.missing_columns: null",
+                  s->target_table, t->nabsent > 1 ? "s" : "", names.data, origin,
+                  s->mode == MODE_SCD2 ? "versions" : "rows");
+  }
+  buf_free(&names);
+  return rc;
+}

@@ -1,0 +1,18 @@
+/* Schema evolution (the spec's schema: section): what a run does when the
+ * source's columns and the target table's differ. */
+#ifndef DWL_SCHEMA_H
+#define DWL_SCHEMA_H
+
+#include "err.h"
+#include "target.h"
+
+/* Judges how the existing table's columns differ from the source's
+ * (target_prepare_table found out), naming `origin` (the source, as
+ * messages name it).  A source column the table has not refuses the run,
+ * exit 1 and cause DWL_CAUSE_SCHEMA.  A table column the source does not
+ * deliver goes by schema.missing_columns: fail (the default) refuses the
+ * run in the same way; null lets new rows and versions hold NULL there,
+ * and says so in the log. */
+int schema_check(const target *t, const char *origin, dwl_error *err);
+
+#endif
