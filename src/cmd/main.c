@@ -87,6 +87,7 @@ typedef struct job_args {
   char *run_argv[17];        /* the run options each of several jobs repeats */
   const char *spec_path;    /* the job file */
   const char *lineage_file, *lineage_url, *metrics_file;  /* run --lineage-file, ... */
+  const char *job_name;     /* the job name of a job file that did not load, or NULL */
 } job_args;
 
 /* The options a job command takes (command.opts). */
@@ -250,7 +251,7 @@ static int many_arg(job_args *a, char *arg)
 static int job_run(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err)
 {
   if (!spec)
-    return summary_for_failure(NULL, NULL, err->code);
+    return summary_for_failure(a->job_name, NULL, err->code);
   int is_run = strcmp(cmd->name, "run") == 0;
   run_opts o = {.plan = !is_run,
                 .sqlout = a->sql ? stdout : NULL,
@@ -488,7 +489,12 @@ static int cmd_job(const command *cmd, int argc, char **argv)
   dwl_spec *spec = spec_load(argv[optind], &err);
   if (!spec) {
     err_cause(&err, DWL_CAUSE_SPEC);  /* the job file: unreadable, or wrong where perr says */
+    /* a spec error after the job name: the logs and the summary name the job */
+    char job[80];
+    if (spec_job_name(argv[optind], job, sizeof job))
+      log_set_job(job);
     log_error(&err);
+    a.job_name = job[0] ? job : NULL;
     return cmd->job(cmd, &a, NULL, &err);
   }
   log_set_job(spec->job);

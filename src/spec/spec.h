@@ -136,6 +136,9 @@ dwl_spec *spec_load(const char *path, dwl_error *err);
  * names it in messages, and its folder is where relative paths resolve. */
 dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *err);
 void spec_free(dwl_spec *s);
+/* The top-level job name of a job file that spec_load refused, when it
+ * is readable and valid (job_name.c): into out (n bytes), 1; else "", 0. */
+int spec_job_name(const char *path, char *out, size_t n);
 
 /* Parses a load.max_deletes value: "50%", "12.5%", "1000" or "all".
  * Returns 0, or -1 when `text` is none of these. */

@@ -80,15 +80,20 @@ static void emit_json(FILE *out, const char *when, const char *level, const log_
   json_decref(o);
 }
 
-/* A text line shows every byte: a CR or an ESC in a message (a driver's
- * words, a name from a source) would rewrite the terminal's line.  Line
- * feeds and tabs stay, they lay out multi-line driver messages. */
+/* A text line shows every byte and stays one line: a CR or an ESC in a
+ * message (a driver's words, a name from a source) would rewrite the
+ * terminal's line, and a line feed (drivers end or fold their messages
+ * with one) would split one log line into two for whatever reads the log
+ * line by line.  Trailing line feeds are dropped, inner ones written as
+ * \n like the other control bytes; tabs stay. */
 static const char *visible(const char *msg, char *out, size_t n)
 {
-  size_t o = 0;
-  for (const char *p = msg; *p && o + 5 < n; p++) {
+  size_t o = 0, len = strlen(msg);
+  while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
+    len--;
+  for (const char *p = msg; p < msg + len && o + 5 < n; p++) {
     unsigned char c = (unsigned char)*p;
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
       char e[8];
       size_t k = strlen(err_quote(e, sizeof e, p, 1, 1));
       memcpy(out + o, e, k);
@@ -115,7 +120,7 @@ static void emit_text(FILE *out, const char *when, const char *level, const log_
   (void)nf;
   fprintf(out, "%s %s %s: %s\n", when, who, level, msg);
   if (hint)
-    fprintf(out, "%s %s hint: %s\n", when, who, hint);
+    fprintf(out, "%s %s hint: %s\n", when, who, visible(hint, shown, sizeof shown));
 }
 
 static void emit(int level, const log_field *f, int nf, const char *hint, const char *fmt, va_list ap)

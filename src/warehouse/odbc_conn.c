@@ -58,6 +58,40 @@ int odbc_fail(dwl_error *err, int code, SQLSMALLINT htype, SQLHANDLE h, const ch
   return -1;
 }
 
+/* SQL_DBMS_VER is "##.##.####" by the ODBC specification, padded with
+ * zeros: MariaDB's 10.11.19 comes as 10.11.000019, and psqlODBC writes
+ * PostgreSQL 15.18 (two parts since version 10) as 15.0.18.  The version
+ * is shown as the server gives it: leading zeros dropped, and PostgreSQL
+ * 10 and later as major.minor.  Anything but digits and dots stays as it
+ * is. */
+static void version_tidy(const char *dbms, char *ver)
+{
+  unsigned long part[3];
+  int np = 0;
+  const char *p = ver;
+  if (strspn(ver, "0123456789.") != strlen(ver) || !*ver)
+    return;
+  while (*p && np < 3) {
+    char *end;
+    part[np++] = strtoul(p, &end, 10);
+    if (end == p || (*end && *end != '.'))
+      return;
+    p = *end ? end + 1 : end;
+  }
+  if (*p)
+    return;
+  char out[64];
+  if (strcmp(dbms, "PostgreSQL") == 0 && np == 3 && part[0] >= 10 && part[1] == 0)
+    snprintf(out, sizeof out, "%lu.%lu", part[0], part[2]);
+  else if (np == 3)
+    snprintf(out, sizeof out, "%lu.%lu.%lu", part[0], part[1], part[2]);
+  else if (np == 2)
+    snprintf(out, sizeof out, "%lu.%lu", part[0], part[1]);
+  else
+    snprintf(out, sizeof out, "%lu", part[0]);
+  snprintf(ver, 64, "%s", out);
+}
+
 int odbc_connect(const char *connstr, odbc_conn **out, dwl_error *err)
 {
   *out = NULL;
@@ -90,6 +124,7 @@ int odbc_connect(const char *connstr, odbc_conn **out, dwl_error *err)
     snprintf(c->dbms, sizeof c->dbms, "unknown");
   if (!SQL_SUCCEEDED(SQLGetInfo(c->dbc, SQL_DBMS_VER, c->dbms_ver, sizeof c->dbms_ver, &n)))
     c->dbms_ver[0] = '\0';
+  version_tidy(c->dbms, c->dbms_ver);
   *out = c;
   return 0;
 }

@@ -68,8 +68,24 @@ if is_warehouse sqlite; then
     grep -qw -- "$w" "$WORK/job.5.txt" || missing="$missing $w"
   done
   is "$missing" "" "dwload-job(5) names every key and keyword of src/spec/"
+  # The examples of -V, plugins and plugins --json show the ABI this dwload has.
+  abi=$("$DWLOAD" -V | sed -n 's/.*(plugin ABI \([0-9.]*\)).*/\1/p')
+  shown=$(grep -ho '(plugin ABI [0-9.]*)\|[0-9] (ABI [0-9.]*)\|"abi": "[0-9.]*"' "$MAN"/*.[157] "$TOP_SRCDIR/README.md" |
+    grep -o '[0-9]\.[0-9]*[)"]' | tr -d ')"' | sort -u | tr '\n' ' ')
+  is "$abi|$shown" "1.2|$abi " "the examples of -V, plugins and --json show plugin ABI $abi"
+  # README's seed 000 example: its asof output is what those commands print.
+  mkdir "$WORK/seed000"
+  cp "$TOP_SRCDIR"/tests/data/seeds/000_dim_customer.yaml "$TOP_SRCDIR"/tests/data/seeds/000_feed_customer_*.csv "$WORK/seed000/"
+  (cd "$WORK/seed000" && export DWL_CONN="$WH_CONN" && "$DWLOAD" -q run 000_dim_customer.yaml >/dev/null &&
+    FEED=000_feed_customer_2.csv "$DWLOAD" -q run 000_dim_customer.yaml >/dev/null &&
+    FEED=000_feed_customer_2.csv "$DWLOAD" asof 000_dim_customer.yaml --at 2016-12-14) >"$WORK/seed000.out" 2>&1
+  # the block after the commands' block: its fences are the 2nd and 3rd
+  awk '/dwload asof 000_dim_customer.yaml --at 2016-12-14/ { want = 1; next }
+       want && /^```$/ { if (++fence == 3) exit; next }
+       fence == 2 { print }' "$TOP_SRCDIR/README.md" >"$WORK/seed000.readme"
+  is "$(cat "$WORK/seed000.readme")" "$(cat "$WORK/seed000.out")" "README.md: seed 000's asof example shows what dwload asof prints"
 else
-  skip_tests 18 "the manual pages are checked once, on SQLite"
+  skip_tests 20 "the manual pages are checked once, on SQLite"
 fi
 
 # ---- example jobs --------------------------------------------------------------

@@ -51,6 +51,11 @@ for m in man1/dwload.1 man5/dwload-job.5 man7/dwload-plugin.7; do
 done
 installed "$DOCDIR/examples/plugin/seq.c" "the example plugin's source"
 installed "$DOCDIR/examples/conf/customers.yaml" "the example jobs"
+missing=""
+for f in "$TOP_SRCDIR"/conf/examples/*; do
+  [ -f "$f" ] && [ ! -f "$DOCDIR/examples/conf/$(basename "$f")" ] && missing="$missing $(basename "$f")"
+done
+is "$missing" "" "installed: every file of conf/examples"
 installed "$DOCDIR/examples/airflow/dwload_dag.py" "the Airflow example"
 installed "$DEST$(printvar bashcompletiondir)/dwload" "the bash completion"
 

@@ -122,7 +122,7 @@ END_TEST
 
 static void emit_hidden(void)
 {
-  log_msg(LOG_ERROR, "driver said: a\rb\033[2J\nDETAIL:\tx");
+  log_msg(LOG_ERROR, "driver said: a\rb\033[2J\nDETAIL:\tx\n");
 }
 
 /* A text line shows a CR or an ESC however it got into a message; the
@@ -131,7 +131,9 @@ START_TEST(test_text_shows_hidden_bytes)
 {
   reset();
   capture(emit_hidden);
-  ck_assert_msg(strstr(captured, "driver said: a\\rb\\x1b[2J\nDETAIL:\tx\n") != NULL, "got: %s", captured);
+  /* One line: the driver's line feed written as \n, like the CR and ESC. */
+  ck_assert_msg(strstr(captured, "driver said: a\\rb\\x1b[2J\\nDETAIL:\tx\n") != NULL, "got: %s", captured);
+  ck_assert_msg(strchr(captured, '\n') == captured + strlen(captured) - 1, "more than one line: %s", captured);
 }
 END_TEST
 
