@@ -26,6 +26,7 @@
 #include "plugin_list.h"
 #include "progress.h"
 #include "run.h"
+#include "runs_cmd.h"
 #include "spec.h"
 #include "state_cmd.h"
 #include "summary.h"
@@ -44,6 +45,7 @@ static const char usage_text[] =
     "  check JOB.yaml        validate the spec, load the plugin, connect, report\n"
     "                        [--json] [--spec-only]\n"
     "  state JOB.yaml        show the stored checkpoint and the last run\n"
+    "  runs JOB.yaml         the job's last runs, newest first [--limit N] [--json]\n"
     "  asof JOB.yaml --at T  print the dimension as it stood at time T, as CSV\n"
     "  migrate --from CONN --to CONN (--table T ... | --all)\n"
     "                        copy tables between warehouses, resumable, verified\n"
@@ -75,6 +77,7 @@ typedef struct job_args {
   int have_max_deletes, allow_empty;
   check_opts check;         /* check --json, --spec-only */
   const char *spec_path;    /* the job file */
+  long limit;               /* runs --limit N */
 } job_args;
 
 /* The options a job command takes (command.opts). */
@@ -85,6 +88,7 @@ enum {
   OPT_MAX_DELETES = 1 << 3,  /* and --allow-empty */
   OPT_CHECK = 1 << 4,        /* --json and --spec-only */
   OPT_SIGNALS = 1 << 5,      /* a signal rolls the run back and reports */
+  OPT_RUNS = 1 << 6,         /* runs: --limit and --json */
 };
 
 typedef struct command command;
@@ -260,6 +264,17 @@ static int job_state(const command *cmd, const job_args *a, dwl_spec *spec, dwl_
   return job_exit(rc, err);
 }
 
+static int job_runs(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err)
+{
+  (void)cmd;
+  if (!spec)
+    return err->code;
+  int rc = runs_job(spec, a->limit, a->check.json, stdout, err);
+  if (rc != 0)
+    log_error(err);
+  return job_exit(rc, err);
+}
+
 static int job_asof(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err)
 {
   (void)cmd;
@@ -283,12 +298,14 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     {"allow-empty", no_argument, NULL, 'E'},
     {"json", no_argument, NULL, 'j'},
     {"spec-only", no_argument, NULL, 'S'},
+    {"limit", required_argument, NULL, 'l'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   job_args a;
   memset(&a, 0, sizeof a);
   a.empty_exit = -1;
+  a.limit = 20;
   int c;
   optind = 0;  /* 0 makes glibc getopt start afresh on the new argv */
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -323,13 +340,22 @@ static int cmd_job(const command *cmd, int argc, char **argv)
       break;
     case 'j':
     case 'S':
-      if (!(cmd->opts & OPT_CHECK))
-        return usage_error("--%s applies only to check", c == 'j' ? "json" : "spec-only");
+      if (!(cmd->opts & (c == 'j' ? OPT_CHECK | OPT_RUNS : OPT_CHECK)))
+        return usage_error("--%s applies only to check%s", c == 'j' ? "json" : "spec-only", c == 'j' ? " and runs" : "");
       if (c == 'j')
         a.check.json = 1;
       else
         a.check.spec_only = 1;
       break;
+    case 'l': {
+      char *end;
+      if (!(cmd->opts & OPT_RUNS))
+        return usage_error("--limit applies only to runs");
+      a.limit = strtol(optarg, &end, 10);
+      if (end == optarg || *end || a.limit < 1 || a.limit > 1000000)
+        return usage_error("--limit must be a number from 1 to 1000000, not '%s'", optarg);
+      break;
+    }
     case 'h':
       fputs(cmd->usage, stdout);
       return DWL_EXIT_OK;
@@ -389,6 +415,12 @@ static const command commands[] = {
   {"state", cmd_job, job_state, 0,
    "Usage: dwload state JOB.yaml\n\n"
    "Prints the job's stored checkpoint and the counts of its last run.\n"},
+  {"runs", cmd_job, job_runs, OPT_RUNS,
+   "Usage: dwload runs [--limit N] [--json] JOB.yaml\n\n"
+   "Prints the job's last runs from the run table " "dwload_runs" ", newest first:\n"
+   "run id, start, status, counts, checkpoints and error.\n"
+   "  --limit N  this many runs (default 20)\n"
+   "  --json     one JSON object per run and line\n"},
   {"asof", cmd_job, job_asof, OPT_AT,
    "Usage: dwload asof JOB.yaml --at TIMESTAMP\n\n"
    "Prints, as CSV on stdout, the dimension as it stood at TIMESTAMP: one row\n"

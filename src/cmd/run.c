@@ -17,6 +17,7 @@
 #include "prepare.h"
 #include "progress.h"
 #include "reject.h"
+#include "runs.h"
 #include "pushdown.h"
 #include "scd.h"
 #include "state.h"
@@ -480,7 +481,7 @@ static int connect_target(run_ctx *r, dwl_error *err)
   log_msg(LOG_INFO, "connected to %s %s (%s)", r->t->c->dbms, r->t->c->dbms_ver, r->t->c->redacted);
   if (r->o->plan)
     return 0;
-  if (state_ensure(r->t, err) != 0 || state_ensure_run_id(r->t, err) != 0)
+  if (state_ensure(r->t, err) != 0 || state_ensure_run_id(r->t, err) != 0 || runs_ensure(r->t, err) != 0)
     return -1;
   return table_lock_ensure(r->t, err);
 }
@@ -641,6 +642,21 @@ static void lock_timed_out(const run_ctx *r, dwl_error *err)
              r->spec->target_table, span);
 }
 
+/* The run's row in dwload_runs (runs.c): with err, inside the run's
+ * transaction (committed with it); without, after a failure, best effort. */
+static int record_run(run_ctx *r, const char *status, const char *error, dwl_error *err)
+{
+  char started[32], cp[32] = "";
+  ts_format(&r->started, started);
+  if (r->have_cp)
+    target_ts_text(r->t, &r->cp, cp);
+  run_record rec = {r->sum, status, started, cp, error};
+  if (err)
+    return runs_insert(r->t, &rec, err);
+  runs_record_after(r->t, &rec);
+  return 0;
+}
+
 int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error *err)
 {
   double t0 = now_s();
@@ -704,6 +720,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     if (rc == 0)
       rc = state_save(r.t, sum, err);
     if (rc == 0)
+      rc = record_run(&r, "committed", NULL, err);
+    if (rc == 0)
       rc = table_lock_release(r.t, err);
     if (rc == 0)
       rc = odbc_commit(r.t->c, err);
@@ -766,6 +784,9 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
       target_ts_text(r.t, &r.cp, sum->checkpoint);
     else if (spec->lmd && r.t && r.t->c && !lost)
       stored_checkpoint(r.t, spec->job, sum->checkpoint, sizeof sum->checkpoint);
+    if (!o->plan)
+      record_run(&r, err->code == DWL_EXIT_UNKNOWN ? "unknown" : sum->status ? sum->status : r.locked ? "rolled back" : "failed",
+                 err->msg, NULL);
   }
   sum->seconds = now_s() - t0;
   run_free(&r);
