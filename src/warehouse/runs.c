@@ -117,27 +117,10 @@ int runs_insert(target *t, const run_record *rec, dwl_error *err)
   return odbc_exec(t->c, sql, p, NULL, n, err);
 }
 
-void runs_record_after(target *t, const run_record *rec)
+static void record_on(target *t, const run_record *rec)
 {
   dwl_error e2;
   err_init(&e2);
-  if (!t) {
-    log_msg(LOG_WARN, "run %s is not recorded in " DWL_RUNS_TABLE ": no connection to the warehouse",
-            rec->sum->run_id);
-    return;
-  }
-  if (odbc_lost(t->c)) {
-    /* the run's connection died: a new one for the row */
-    odbc_conn *c2;
-    if (target_open_conn(t, &c2, &e2) != 0) {
-      log_msg(LOG_WARN, "run %s is not recorded in " DWL_RUNS_TABLE ": the warehouse is unreachable: %s",
-              rec->sum->run_id, e2.msg);
-      return;
-    }
-    odbc_conn *dead = t->c;
-    t->c = c2;
-    odbc_close(dead);
-  }
   if (t->c->in_txn)
     odbc_rollback(t->c);
   int rc = runs_ensure(t, &e2);
@@ -153,6 +136,35 @@ void runs_record_after(target *t, const run_record *rec)
     return;
   }
   log_msg(LOG_INFO, "recorded run %s as %s in " DWL_RUNS_TABLE, rec->sum->run_id, rec->status);
+}
+
+void runs_record_after(target *t, const run_record *rec)
+{
+  if (!t) {
+    log_msg(LOG_WARN, "run %s is not recorded in " DWL_RUNS_TABLE ": no connection to the warehouse",
+            rec->sum->run_id);
+    return;
+  }
+  if (!odbc_lost(t->c)) {
+    record_on(t, rec);
+    return;
+  }
+  /* The run's connection died: the row goes through a new one, which is
+   * closed again; the dead one (its statements still open) stays the
+   * run's, to be freed in order. */
+  dwl_error e2;
+  err_init(&e2);
+  odbc_conn *c2;
+  if (target_open_conn(t, &c2, &e2) != 0) {
+    log_msg(LOG_WARN, "run %s is not recorded in " DWL_RUNS_TABLE ": the warehouse is unreachable: %s",
+            rec->sum->run_id, e2.msg);
+    return;
+  }
+  odbc_conn *dead = t->c;
+  t->c = c2;
+  record_on(t, rec);
+  t->c = dead;
+  odbc_close(c2);
 }
 
 static void print_json(const dwl_value *r, FILE *out)
