@@ -30,6 +30,7 @@
 #include "refresh.h"
 #include "run.h"
 #include "run_many.h"
+#include "runs_cmd.h"
 #include "spec.h"
 #include "state_cmd.h"
 #include "summary.h"
@@ -50,6 +51,7 @@ static const char usage_text[] =
     "  check JOB.yaml        validate the spec, load the plugin, connect, report\n"
     "                        [--json] [--spec-only]\n"
     "  state JOB.yaml        show the stored checkpoint and the last run\n"
+    "  runs JOB.yaml         the job's last runs, newest first [--limit N] [--json]\n"
     "  asof JOB.yaml --at T  print the dimension as it stood at time T, as CSV\n"
     "  migrate --from CONN --to CONN (--table T ... | --all)\n"
     "                        copy tables between warehouses, resumable, verified\n"
@@ -88,6 +90,7 @@ typedef struct job_args {
   const char *spec_path;    /* the job file */
   const char *lineage_file, *lineage_url, *metrics_file;  /* run --lineage-file, ... */
   const char *job_name;     /* the job name of a job file that did not load, or NULL */
+  long limit;               /* runs --limit N */
 } job_args;
 
 /* The options a job command takes (command.opts). */
@@ -102,6 +105,7 @@ enum {
   OPT_REFRESH = 1 << 7,      /* --full-refresh, --backfill-from, --backfill-to */
   OPT_MANY = 1 << 8,         /* several job files or a folder: --jobs, --fail-fast */
   OPT_OBSERVE = 1 << 9,      /* --lineage-file, --lineage-url, --metrics-file */
+  OPT_RUNS = 1 << 10,         /* runs: --limit and --json */
 };
 
 typedef struct command command;
@@ -317,6 +321,17 @@ static int job_state(const command *cmd, const job_args *a, dwl_spec *spec, dwl_
   return job_exit(rc, err);
 }
 
+static int job_runs(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err)
+{
+  (void)cmd;
+  if (!spec)
+    return err->code;
+  int rc = runs_job(spec, a->limit, a->check.json, stdout, err);
+  if (rc != 0)
+    log_error(err);
+  return job_exit(rc, err);
+}
+
 static int job_asof(const command *cmd, const job_args *a, dwl_spec *spec, dwl_error *err)
 {
   (void)cmd;
@@ -351,6 +366,7 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     {"lineage-file", required_argument, NULL, 'l'},
     {"lineage-url", required_argument, NULL, 'u'},
     {"metrics-file", required_argument, NULL, 'M'},
+    {"limit", required_argument, NULL, 'W'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -358,6 +374,7 @@ static int cmd_job(const command *cmd, int argc, char **argv)
   memset(&a, 0, sizeof a);
   a.empty_exit = -1;
   a.many.jobs = 1;
+  a.limit = 20;
   int c;
   optind = 0;  /* 0 makes glibc getopt start afresh on the new argv */
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -437,8 +454,8 @@ static int cmd_job(const command *cmd, int argc, char **argv)
         a.state.json = 1;
         break;
       }
-      if (!(cmd->opts & OPT_CHECK))
-        return usage_error("--%s applies only to check%s", c == 'j' ? "json" : "spec-only", c == 'j' ? " and state" : "");
+      if (!(cmd->opts & (c == 'j' ? OPT_CHECK | OPT_RUNS : OPT_CHECK)))
+        return usage_error("--%s applies only to check%s", c == 'j' ? "json" : "spec-only", c == 'j' ? ", state and runs" : "");
       if (c == 'j')
         a.check.json = 1;
       else
@@ -455,6 +472,15 @@ static int cmd_job(const command *cmd, int argc, char **argv)
           many_arg(&a, optarg) != 0)
         return DWL_EXIT_USAGE;
       break;
+    case 'W': {
+      char *end;
+      if (!(cmd->opts & OPT_RUNS))
+        return usage_error("--limit applies only to runs");
+      a.limit = strtol(optarg, &end, 10);
+      if (end == optarg || *end || a.limit < 1 || a.limit > 1000000)
+        return usage_error("--limit must be a number from 1 to 1000000, not '%s'", optarg);
+      break;
+    }
     case 'h':
       fputs(cmd->usage, stdout);
       return DWL_EXIT_OK;
@@ -556,6 +582,12 @@ static const command commands[] = {
    "  --set TIMESTAMP  set the checkpoint (as the job's lmd; never in the future)\n"
    "  --clear-running  clear the running mark a killed run left behind\n"
    "  --json           print the change as one JSON line\n"},
+  {"runs", cmd_job, job_runs, OPT_RUNS,
+   "Usage: dwload runs [--limit N] [--json] JOB.yaml\n\n"
+   "Prints the job's last runs from the run table " "dwload_runs" ", newest first:\n"
+   "run id, start, status, counts, checkpoints and error.\n"
+   "  --limit N  this many runs (default 20)\n"
+   "  --json     one JSON object per run and line\n"},
   {"asof", cmd_job, job_asof, OPT_AT,
    "Usage: dwload asof JOB.yaml --at TIMESTAMP\n\n"
    "Prints, as CSV on stdout, the dimension as it stood at TIMESTAMP: one row\n"

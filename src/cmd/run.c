@@ -4,12 +4,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <openssl/rand.h>
 
 #include "clock.h"
+#include "run_id.h"
 #include "guard.h"
 #include "interrupt.h"
 #include "log.h"
@@ -19,6 +16,7 @@
 #include "progress.h"
 #include "refresh.h"
 #include "reject.h"
+#include "runs.h"
 #include "pushdown.h"
 #include "scd.h"
 #include "schema.h"
@@ -486,7 +484,7 @@ static int connect_target(run_ctx *r, dwl_error *err)
   log_msg(LOG_INFO, "connected to %s %s (%s)", r->t->c->dbms, r->t->c->dbms_ver, r->t->c->redacted);
   if (r->o->plan)
     return 0;
-  if (state_ensure(r->t, err) != 0 || state_ensure_run_id(r->t, err) != 0)
+  if (state_ensure(r->t, err) != 0 || state_ensure_run_id(r->t, err) != 0 || runs_ensure(r->t, err) != 0)
     return -1;
   return table_lock_ensure(r->t, err);
 }
@@ -575,30 +573,6 @@ static void stored_checkpoint(target *t, const char *job, char *out, size_t n)
     snprintf(out, n, "%s", st.checkpoint);
 }
 
-/* A run's id, UUID-like (version 4), random: written to the state row
- * with the commit, it tells afterwards whether the commit happened. */
-static void new_run_id(char out[40])
-{
-  unsigned char b[16];
-  if (RAND_bytes(b, sizeof b) != 1) {
-    /* No entropy from OpenSSL: time and pid are still unique enough to
-     * tell this run from the last committed one. */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    unsigned long long v[2] = {(unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec,
-                               (unsigned long long)getpid()};
-    memcpy(b, v, sizeof b);
-  }
-  b[6] = (unsigned char)((b[6] & 0x0F) | 0x40);
-  b[8] = (unsigned char)((b[8] & 0x3F) | 0x80);
-  char *p = out;
-  for (int i = 0; i < 16; i++) {
-    if (i == 4 || i == 6 || i == 8 || i == 10)
-      *p++ = '-';
-    p += sprintf(p, "%02x", b[i]);
-  }
-}
-
 /* The commit call failed: the server may have committed all the same (a
  * connection that died after the server committed, before its answer
  * arrived).  The run's id in the state row tells, read on a new
@@ -647,6 +621,21 @@ static void lock_timed_out(const run_ctx *r, dwl_error *err)
              r->spec->target_table, span);
 }
 
+/* The run's row in dwload_runs (runs.c): with err, inside the run's
+ * transaction (committed with it); without, after a failure, best effort. */
+static int record_run(run_ctx *r, const char *status, const char *error, dwl_error *err)
+{
+  char started[32], cp[32] = "";
+  ts_format(&r->started, started);
+  if (r->have_cp)
+    target_ts_text(r->t, &r->cp, cp);
+  run_record rec = {r->sum, status, started, cp, error};
+  if (err)
+    return runs_insert(r->t, &rec, err);
+  runs_record_after(r->t, &rec);
+  return 0;
+}
+
 int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error *err)
 {
   double t0 = now_s();
@@ -659,7 +648,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   log_set_job(spec->job);
   r.started = ts_now();
   if (!o->plan) {
-    new_run_id(sum->run_id);
+    run_id_new(sum->run_id);
     log_msg(LOG_INFO, "run id %s", sum->run_id);
     if (o->on_start)
       o->on_start(o->start_ud, sum);
@@ -721,6 +710,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
       rc = rejects_flush(&r.rj, err);
     if (rc == 0)
       rc = state_save(r.t, sum, err);
+    if (rc == 0)
+      rc = record_run(&r, "committed", NULL, err);
     if (rc == 0)
       rc = table_lock_release(r.t, err);
     if (rc == 0)
@@ -784,6 +775,9 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
       target_ts_text(r.t, &r.cp, sum->checkpoint);
     else if (spec->lmd && r.t && r.t->c && !lost)
       stored_checkpoint(r.t, spec->job, sum->checkpoint, sizeof sum->checkpoint);
+    if (!o->plan)
+      record_run(&r, err->code == DWL_EXIT_UNKNOWN ? "unknown" : sum->status ? sum->status : r.locked ? "rolled back" : "failed",
+                 err->msg, NULL);
   }
   sum->seconds = now_s() - t0;
   run_free(&r);

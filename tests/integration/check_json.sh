@@ -107,7 +107,7 @@ like "$(jfield engine_reason)" "the spec sets load.engine: memory" "an explicit 
 # ---- usage ------------------------------------------------------------------
 dw asof --json --at 2024-01-01 "$J"
 is "$RC" 2 "--json with asof: usage error"
-like "$ERR" "--json applies only to check and state" "... says so"
+like "$ERR" "--json applies only to check, state and runs" "... says so"
 dw plan --spec-only "$J"
 is "$RC" 2 "--spec-only with plan: usage error"
 

@@ -80,8 +80,8 @@ for c in $COMMANDS; do
 done
 # the options a help text defines: the words of its lines that start with "-"
 OPTIONS=$(grep '^ *-' "$WORK/help.all" | grep -o -- '\(^\|[ ,]\)--*[a-zA-Z][a-z-]*' | tr -d ' ,' | sort -u)
-is "$(echo "$COMMANDS" | wc -w | tr -d ' '):$(echo "$OPTIONS" | grep -c -- '--json')" "8:1" \
-  "the --help texts name 8 commands and their options (--json among them)"
+is "$(echo "$COMMANDS" | wc -w | tr -d ' '):$(echo "$OPTIONS" | grep -c -- '--json')" "9:1" \
+  "the --help texts name 9 commands and their options (--json among them)"
 # the environment variables the sources and the example DAG read
 ENVVARS=$( (grep -ho 'getenv("[A-Za-z_]*")' "$TOP_SRCDIR"/src/*/*.c "$TOP_SRCDIR"/plugins/*/*.c |
   sed 's/getenv("\(.*\)")/\1/'

@@ -41,6 +41,8 @@ interrupted() {
   is "$(field checkpoint)" "2024-01-01 00:00:00" "$5: the summary shows the stored checkpoint"
   like "$(state last_error "$1")" "interrupted by $4" "$5: dwload_state records the interruption"
   is "$(state last_status "$1")" interrupted "$5: dwload_state's last_status is interrupted"
+  is "$(sql "select status from dwload_runs where run_id = '$(field run_id)'")" interrupted \
+    "$5: dwload_runs records the run as interrupted"
   FEED=/dev/null dw state "$J"
   like "$OUT" "status:      interrupted" "$5: dwload state shows the status interrupted"
   is "$(state "CASE WHEN running_since IS NULL AND running_pid IS NULL THEN 1 ELSE 0 END" "$1")" 1 \
