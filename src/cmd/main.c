@@ -1,6 +1,7 @@
 /* The dwload command line: global options, then a command and its job
  * file.  Exit codes (dwload(1)): 0 ok, 1 run failed, 2 usage or spec
- * error, 3 the job is locked by another run, 5 the commit's outcome is
+ * error, 3 the job is locked by another run, 4 failed permanently (a retry
+ * cannot fix it), 5 the commit's outcome is
  * unknown, 6 the summary could not be written, 128+N interrupted by
  * signal N. */
 #include "config.h"
@@ -123,8 +124,8 @@ static void log_error(const dwl_error *err)
 }
 
 /* Exit codes a scheduler reads as dwload's own: --empty-exit avoids them,
- * so "nothing to do" is never mistaken for a failure, a lock, an unknown
- * commit, a lost summary (1 to 6, 4 reserved) or a signal (128 and up). */
+ * so "nothing to do" is never mistaken for a failure, a lock, a permanent failure, an unknown
+ * commit, a lost summary (1 to 6) or a signal (128 and up). */
 static int parse_empty_exit(const char *s, int *out)
 {
   char *end;

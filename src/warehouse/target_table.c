@@ -259,8 +259,8 @@ static int check_columns(target *t, dwl_error *err)
       tc->real_digits = t->d->real_digits;
     tc->have_check = found && needs_check(t, tc);
     if (!found)
-      rc = err_set(err, DWL_EXIT_FAILED,
-                   "table %s exists but has no column '%s'; add it, or point target.table at a new table and "
+      rc = err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA,
+                    "table %s exists but has no column '%s'; add it, or point target.table at a new table and "
                    "dwload creates it",
                    t->spec->target_table, t->cols[c].name);
   }
