@@ -56,6 +56,7 @@ static const char usage_text[] =
     "  --log-format FORMAT   text (default) or json (one object per line)\n"
     "  -q, --quiet           same as --log-level error (and no progress line)\n"
     "  --no-progress         no live progress line, even on a terminal\n"
+    "  --progress-interval S without a terminal, a progress log line every S seconds (default 30; 0: none)\n"
     "  -h, --help            this help; `dwload COMMAND --help` for a command\n"
     "  -V, --version         print the version\n"
     "\n"
@@ -439,6 +440,7 @@ int main(int argc, char **argv)
     {"log-level", required_argument, NULL, 'L'},
     {"log-format", required_argument, NULL, 'F'},
     {"no-progress", no_argument, NULL, 'N'},
+    {"progress-interval", required_argument, NULL, 'I'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -466,6 +468,14 @@ int main(int argc, char **argv)
     case 'N':
       show_progress = 0;
       break;
+    case 'I': {
+      char *end;
+      long s = strtol(optarg, &end, 10);
+      if (end == optarg || *end || s < 0 || s > 86400)
+        return usage_error("--progress-interval must be a number of seconds from 0 to 86400, not '%s'", optarg);
+      progress_set_interval((int)s);
+      break;
+    }
     case 'q':
       log_set_level(LOG_ERROR);
       break;
