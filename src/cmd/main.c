@@ -1,6 +1,7 @@
 /* The dwload command line: global options, then a command and its job
  * file.  Exit codes (dwload(1)): 0 ok, 1 run failed, 2 usage or spec
- * error, 3 the job is locked by another run, 5 the commit's outcome is
+ * error, 3 the job is locked by another run, 4 failed permanently (a retry
+ * cannot fix it), 5 the commit's outcome is
  * unknown, 6 the summary could not be written, 128+N interrupted by
  * signal N. */
 #include "config.h"
@@ -63,6 +64,7 @@ static const char usage_text[] =
     "  --log-format FORMAT   text (default) or json (one object per line)\n"
     "  -q, --quiet           same as --log-level error (and no progress line)\n"
     "  --no-progress         no live progress line, even on a terminal\n"
+    "  --progress-interval S without a terminal, a progress log line every S seconds (default 30; 0: none)\n"
     "  -h, --help            this help; `dwload COMMAND --help` for a command\n"
     "  -V, --version         print the version\n"
     "\n"
@@ -144,8 +146,8 @@ static void log_error(const dwl_error *err)
 }
 
 /* Exit codes a scheduler reads as dwload's own: --empty-exit avoids them,
- * so "nothing to do" is never mistaken for a failure, a lock, an unknown
- * commit, a lost summary (1 to 6, 4 reserved) or a signal (128 and up). */
+ * so "nothing to do" is never mistaken for a failure, a lock, a permanent failure, an unknown
+ * commit, a lost summary (1 to 6) or a signal (128 and up). */
 static int parse_empty_exit(const char *s, int *out)
 {
   char *end;
@@ -637,6 +639,7 @@ int main(int argc, char **argv)
     {"log-level", required_argument, NULL, 'L'},
     {"log-format", required_argument, NULL, 'F'},
     {"no-progress", no_argument, NULL, 'N'},
+    {"progress-interval", required_argument, NULL, 'I'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -664,6 +667,14 @@ int main(int argc, char **argv)
     case 'N':
       show_progress = 0;
       break;
+    case 'I': {
+      char *end;
+      long s = strtol(optarg, &end, 10);
+      if (end == optarg || *end || s < 0 || s > 86400)
+        return usage_error("--progress-interval must be a number of seconds from 0 to 86400, not '%s'", optarg);
+      progress_set_interval((int)s);
+      break;
+    }
     case 'q':
       log_set_level(LOG_ERROR);
       break;

@@ -30,7 +30,7 @@ int precheck_rejects(const dwl_spec *spec, char *about, size_t n, dwl_error *err
   int len = snprintf(path, sizeof path, "%s%s%s", spec->reject_file[0] == '/' ? "" : spec->dir,
                      spec->reject_file[0] == '/' ? "" : "/", spec->reject_file);
   if (len < 0 || (size_t)len >= sizeof path)
-    return err_set(err, DWL_EXIT_FAILED, "load.reject_file: the path is too long");
+    return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_REJECT_FILE, "load.reject_file: the path is too long");
   if (about)
     snprintf(about, n, "%s", path);
   char *slash = strrchr(path, '/');
@@ -50,9 +50,9 @@ int precheck_rejects(const dwl_spec *spec, char *about, size_t n, dwl_error *err
     why = strerror(errno);
   if (!why)
     return 0;
-  return err_set(err, DWL_EXIT_FAILED,
-                 "%s:%d:%d: load.reject_file: its folder %s cannot take the reject file: %s", file, line, col,
-                 path, why);
+  return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_REJECT_FILE,
+                  "%s:%d:%d: load.reject_file: its folder %s cannot take the reject file: %s", file, line, col,
+                  path, why);
 }
 
 int precheck_job(const dwl_spec *spec, int writes, dwl_error *err)

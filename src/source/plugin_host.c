@@ -135,7 +135,7 @@ static char *find_plugin(const char *name, dwl_error *err)
       buf_printf(&searched, "%s%s", searched.len ? ", " : "", *d);
   }
   if (!found)
-    err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_PLUGIN_NOT_FOUND, "plugin '%s' not found (searched: %s; set DWLOAD_PLUGIN_PATH or --plugin-path)",
+    err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_PLUGIN_NOT_FOUND, "plugin '%s' not found (searched: %s; set DWLOAD_PLUGIN_PATH or --plugin-path)",
             name, searched.data ? searched.data : "nothing");
   buf_free(&searched);
   plugin_free_dirs(dirs);
@@ -319,7 +319,8 @@ int plugin_load(const char *name, plugin_lib **out, dwl_error *err)
   void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!dl) {
     const char *why = dlerror();
-    err_set(err, DWL_EXIT_FAILED, "cannot load plugin %s: %s", path, why ? why : "unknown error");
+    /* a missing library it links, another architecture: the file, not the moment */
+    err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_NOT_PLUGIN, "cannot load plugin %s: %s", path, why ? why : "unknown error");
     free(path);
     return -1;
   }
@@ -333,24 +334,24 @@ int plugin_load(const char *name, plugin_lib **out, dwl_error *err)
   }
   const dwl_plugin *p = entry(&host_api);
   if (!p) {
-    err_set(err, DWL_EXIT_FAILED, "%s: %s() returned no descriptor", path, DWL_PLUGIN_ENTRY_SYMBOL);
+    err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_PLUGIN_ABI, "%s: %s() returned no descriptor", path, DWL_PLUGIN_ENTRY_SYMBOL);
     goto fail;
   }
   if (DWL_ABI_MAJOR_OF(p->abi_version) != DWL_ABI_MAJOR) {
-    err_set(err, DWL_EXIT_FAILED,
-            "%s was built for plugin ABI %u.%u but this dwload speaks ABI %u.%u; rebuild the plugin against this "
+    err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_PLUGIN_ABI,
+             "%s was built for plugin ABI %u.%u but this dwload speaks ABI %u.%u; rebuild the plugin against this "
             "dwload's headers",
             path, (unsigned)DWL_ABI_MAJOR_OF(p->abi_version), (unsigned)(p->abi_version & 0xffffu),
             (unsigned)DWL_ABI_MAJOR, (unsigned)DWL_ABI_MINOR);
     goto fail;
   }
   if (p->size < DWL_PLUGIN_V1_SIZE) {
-    err_set(err, DWL_EXIT_FAILED, "%s: plugin descriptor is %u bytes, smaller than ABI %u requires (%zu)", path,
+    err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_PLUGIN_ABI, "%s: plugin descriptor is %u bytes, smaller than ABI %u requires (%zu)", path,
             (unsigned)p->size, (unsigned)DWL_ABI_MAJOR, (size_t)DWL_PLUGIN_V1_SIZE);
     goto fail;
   }
   if (!p->name || !p->open || !p->next_batch || !p->close || p->kind != DWL_PLUGIN_SOURCE) {
-    err_set(err, DWL_EXIT_FAILED, "%s: plugin descriptor is incomplete (name, kind or callbacks missing)", path);
+    err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_PLUGIN_ABI, "%s: plugin descriptor is incomplete (name, kind or callbacks missing)", path);
     goto fail;
   }
   plugin_lib *lib = calloc(1, sizeof *lib);

@@ -159,7 +159,7 @@ int prep_row(prep *p, const dwl_value *in, dwl_ts *lmd, char *why, size_t whylen
      * rounded, so the run fails rather than setting rows aside. */
     if (fits < 0) {
       prep_bad_value(p, i, v, w, why, whylen);
-      return err_set(err, DWL_EXIT_FAILED, "%s; %s", why, fit);
+      return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA, "%s; %s", why, fit);
     }
   }
   return 0;

@@ -72,8 +72,8 @@ int rejects_open(rejects *rj, const dwl_spec *spec, int write_file, dwl_error *e
    * run's leftover is simply overwritten. */
   snprintf(rj->tmp, n, "%s.tmp", rj->path);
   rj->fp = fopen(rj->tmp, "w");
-  if (!rj->fp)
-    return err_set(err, DWL_EXIT_FAILED, "load.reject_file: cannot write %s: %s", rj->tmp, strerror(errno));
+  if (!rj->fp)  /* no such folder, no permission: a person must fix it */
+    return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_REJECT_FILE, "load.reject_file: cannot write %s: %s", rj->tmp, strerror(errno));
   if (fputs(header, rj->fp) == EOF)
     return err_set(err, DWL_EXIT_FAILED, "load.reject_file: cannot write %s: %s", rj->tmp, strerror(errno));
   return 0;
@@ -85,9 +85,9 @@ int rejects_add(rejects *rj, const char *name, uint64_t origin, const char *raw,
   rj->count++;
   int over = rj->count > rj->max;
   if (over && rj->max == 0)
-    err_set(err, DWL_EXIT_FAILED, "%s:%llu: %s", name, (unsigned long long)origin, reason);
+    err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_REJECTS, "%s:%llu: %s", name, (unsigned long long)origin, reason);
   else if (over)
-    err_set(err, DWL_EXIT_FAILED, "%s:%llu: %s; that is %lld rejected rows, more than load.max_rejects (%lld)", name,
+    err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_REJECTS, "%s:%llu: %s; that is %lld rejected rows, more than load.max_rejects (%lld)", name,
             (unsigned long long)origin, reason, rj->count, rj->max);
   else if (rj->count <= REJECTS_LOGGED)
     log_msg(LOG_WARN, "rejected %s:%llu: %s", name, (unsigned long long)origin, reason);

@@ -1,8 +1,34 @@
-/* The first-error-wins error record shared by every module of the host. */
+/* The first-error-wins error record shared by every module of the host,
+ * and the one table that turns an error's cause into its exit code. */
 #include "err.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* Failures a retry cannot fix: the same job against the same table and
+ * source fails the same way until someone changes one of them.  A
+ * scheduler reads exit 4 as "fail now" and exit 1 as "retry": so a cause
+ * goes here only when no retry could ever succeed without a person. */
+static const struct {
+  int cause;
+  int code;
+} cause_exit[] = {
+  {DWL_CAUSE_SCHEMA, DWL_EXIT_PERMANENT},
+  {DWL_CAUSE_REJECTS, DWL_EXIT_PERMANENT},
+  {DWL_CAUSE_REJECT_FILE, DWL_EXIT_PERMANENT},
+  {DWL_CAUSE_GUARD, DWL_EXIT_PERMANENT},
+  {DWL_CAUSE_PLUGIN_NOT_FOUND, DWL_EXIT_PERMANENT},
+  {DWL_CAUSE_NOT_PLUGIN, DWL_EXIT_PERMANENT},
+  {DWL_CAUSE_PLUGIN_ABI, DWL_EXIT_PERMANENT},
+};
+
+int err_exit_for(int cause, int code)
+{
+  for (size_t i = 0; i < sizeof cause_exit / sizeof cause_exit[0]; i++)
+    if (cause_exit[i].cause == cause)
+      return cause_exit[i].code;
+  return code;
+}
 
 void err_init(dwl_error *e)
 {
@@ -41,13 +67,16 @@ int err_setc(dwl_error *e, int code, int cause, const char *fmt, ...)
   err_vset(e, code, fmt, ap);
   va_end(ap);
   e->cause = cause;
+  e->code = err_exit_for(cause, e->code);
   return -1;
 }
 
 int err_cause(dwl_error *e, int cause)
 {
-  if (e->code != 0 && e->cause == DWL_CAUSE_NONE)
+  if (e->code != 0 && e->cause == DWL_CAUSE_NONE) {
     e->cause = cause;
+    e->code = err_exit_for(cause, e->code);
+  }
   return -1;
 }
 

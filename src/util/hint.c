@@ -43,7 +43,16 @@ static const hint_rule rules[] = {
   /* asof before the first run: the message says what to do */
   {0, DWL_CAUSE_NO_TABLE, NULL, NULL},
   /* guard.c's refusals: the source, not the moment, is what failed */
-  {DWL_EXIT_FAILED, DWL_CAUSE_GUARD, guard_hint, NULL},
+  {DWL_EXIT_PERMANENT, DWL_CAUSE_GUARD, guard_hint, NULL},
+  /* the other permanent causes (exit 4): what a person must change */
+  {0, DWL_CAUSE_SCHEMA,
+   "the target table does not fit the job: alter it, or point target.table at a new table; exit 4 is not worth a "
+   "retry", NULL},
+  {0, DWL_CAUSE_REJECTS,
+   "a retry fails the same way until the source's rows are fixed (dwload-job(5), REJECTS, says how a run "
+   "sets bad rows aside); exit 4 is not worth a retry", NULL},
+  {0, DWL_CAUSE_REJECT_FILE,
+   "create load.reject_file's folder or let dwload write to it; exit 4 is not worth a retry", NULL},
   {DWL_EXIT_USAGE, DWL_CAUSE_PLUGIN_OPTION,
    "`dwload plugins` lists every plugin's options, with their types and defaults", NULL},
   {DWL_EXIT_USAGE, DWL_CAUSE_SPEC, spec_hint, NULL},

@@ -1,8 +1,12 @@
 /* The live progress line on a terminal.  A thread redraws it five times a
  * second, so the elapsed time moves during long statements too, when the
  * run itself calls nothing; one mutex orders its writes with the log's,
- * and with the count lines a command draws itself (progress_count). */
+ * and with the count lines a command draws itself (progress_count).
+ * Without a terminal the same thread logs the figures at a steady
+ * interval instead: the liveness a scheduler's log shows. */
 #include "progress.h"
+
+#include "log.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -23,7 +27,21 @@ static struct {
   struct timespec t0;
   double read_start, read_end;  /* seconds since t0; rows/s is over reading */
   int drawn;                    /* the line is on the screen */
-} pg = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  int to_log;                   /* no terminal: log lines every `interval` s */
+  int interval;
+} pg = {.mu = PTHREAD_MUTEX_INITIALIZER, .interval = PROGRESS_LOG_DEFAULT};
+
+void progress_set_interval(int seconds)
+{
+  pg.interval = seconds > 0 ? seconds : 0;
+}
+
+/* rows/s over the reading so far; with the mutex held. */
+static long long read_rate(double t)
+{
+  double reading = (pg.read_end > 0 ? pg.read_end : t) - pg.read_start;
+  return pg.read_start > 0 && reading > 0 ? (long long)((double)pg.rows / reading) : 0;
+}
 
 static double since_start(void)
 {
@@ -46,8 +64,7 @@ static void erase(void)
 static void draw(void)
 {
   double t = since_start();
-  double reading = (pg.read_end > 0 ? pg.read_end : t) - pg.read_start;
-  long long rate = pg.read_start > 0 && reading > 0 ? (long long)((double)pg.rows / reading) : 0;
+  long long rate = read_rate(t);
   int secs = (int)t;
   /* Short enough for an 80-column terminal: a wrapped line cannot be
    * redrawn in place. */
@@ -57,20 +74,43 @@ static void draw(void)
   pg.drawn = 1;
 }
 
+/* With the mutex held; gives it up while it logs, since the log's own
+ * writes take it (progress_hold). */
+static void log_line(void)
+{
+  double t = since_start();
+  const char *phase = pg.phase;
+  long long rows = pg.rows, rate = read_rate(t);
+  pthread_mutex_unlock(&pg.mu);
+  log_msg(LOG_INFO, "progress: %s, %lld rows read, %lld rows/s, %.0fs elapsed", phase, rows, rate, t);
+  pthread_mutex_lock(&pg.mu);
+}
+
 static void *ticker(void *unused)
 {
   (void)unused;
   pthread_mutex_lock(&pg.mu);
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
   while (!pg.stop) {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += PROGRESS_PERIOD_NS;
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000L;
+    if (pg.to_log) {
+      until.tv_sec += pg.interval;  /* steady: from the last tick, not from the log line's end */
+    } else {
+      clock_gettime(CLOCK_MONOTONIC, &until);
+      until.tv_nsec += PROGRESS_PERIOD_NS;
+      if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+      }
     }
-    pthread_cond_timedwait(&pg.cv, &pg.mu, &until);
-    if (!pg.stop)
+    /* Until the tick or the stop; a spurious wake-up waits on. */
+    while (!pg.stop && pthread_cond_timedwait(&pg.cv, &pg.mu, &until) == 0)
+      ;
+    if (pg.stop)
+      break;
+    if (pg.to_log)
+      log_line();
+    else
       draw();
   }
   pthread_mutex_unlock(&pg.mu);
@@ -79,7 +119,10 @@ static void *ticker(void *unused)
 
 void progress_begin(int want)
 {
-  if (pg.active || !want || !isatty(STDERR_FILENO))
+  if (pg.active)
+    return;
+  pg.to_log = !(want && isatty(STDERR_FILENO));
+  if (pg.to_log && (pg.interval == 0 || log_get_level() < LOG_INFO))
     return;
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -112,7 +155,8 @@ void progress_phase(const char *phase)
   else if (strcmp(pg.phase, "read") == 0)
     pg.read_end = since_start();
   pg.phase = phase;
-  draw();
+  if (!pg.to_log)
+    draw();
   pthread_mutex_unlock(&pg.mu);
 }
 

@@ -5,8 +5,14 @@
 #ifndef DWL_PROGRESS_H
 #define DWL_PROGRESS_H
 
-/* Starts the line when `want` and stderr is a terminal. */
+/* Starts the line when `want` and stderr is a terminal.  Otherwise (cron,
+ * Airflow: no terminal to draw on) and while log lines of level info are
+ * written, a log line of the same figures every progress_set_interval
+ * seconds, so a run that hangs is seen to. */
 void progress_begin(int want);
+/* Seconds between those log lines; 0: none.  Default PROGRESS_LOG_DEFAULT. */
+#define PROGRESS_LOG_DEFAULT 30
+void progress_set_interval(int seconds);
 /* Names the run's current phase (a static string) and redraws at once. */
 void progress_phase(const char *phase);
 /* Source rows read so far. */

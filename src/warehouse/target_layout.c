@@ -96,7 +96,7 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
 int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
 {
   if (nsrc > TARGET_MAX_COLUMNS)
-    return err_set(err, DWL_EXIT_FAILED, "the source has %zu columns; dwload loads at most %d", nsrc,
+    return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA, "the source has %zu columns; dwload loads at most %d", nsrc,
                    TARGET_MAX_COLUMNS);
   colset cs;
   int rc = colset_init(&cs, t, nsrc + 6, err);  /* and the bookkeeping columns */
@@ -104,8 +104,8 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
     rc = layout(t, &cs, src, nsrc, err);
   free(cs.slot);
   if (rc == 0 && t->d->max_columns && t->ncols > (size_t)t->d->max_columns)
-    rc = err_set(err, DWL_EXIT_FAILED,
-                 "table %s would have %zu columns (%zu from the source, the rest dwload's bookkeeping); "
+    rc = err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA,
+                  "table %s would have %zu columns (%zu from the source, the rest dwload's bookkeeping); "
                  "%s tables hold at most %d",
                  t->spec->target_table, t->ncols, nsrc, t->d->dbms_prefix, t->d->max_columns);
   return rc;

@@ -262,10 +262,10 @@ static int check_columns(target *t, dwl_error *err)
      * bookkeeping column the table lacks is the job's mistake. */
     tc->not_in_table = !found && tc->role == TC_SRC;
     if (!found && tc->role != TC_SRC)
-      rc = err_set(err, DWL_EXIT_FAILED,
-                   "table %s exists but has no column '%s'; add it, or point target.table at a new table and "
-                   "dwload creates it",
-                   t->spec->target_table, t->cols[c].name);
+      rc = err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA,
+                    "table %s exists but has no column '%s'; add it, or point target.table at a new table and "
+                    "dwload creates it",
+                    t->spec->target_table, t->cols[c].name);
   }
   /* The table's columns the layout has not: taken over for schema.c. */
   for (size_t i = 0; i < n; i++) {

@@ -15,12 +15,12 @@ ckpt() {
   sql "select checkpoint from dwload_state where job = '$1'"
 }
 
-# refused GUARD ABSENT TABLE JOB MSG: the last run failed with exit 1 on
+# refused GUARD ABSENT TABLE JOB MSG: the last run failed with exit 4 on
 # GUARD with ABSENT keys counted, and TABLE and JOB's checkpoint are as
 # they were before it (BEFORE, CKPT)
 refused() {
-  is "$RC|$(field status)|$(field guard)|$(field absent)|$(field deleted)" "1|failed|$1|$2|0" \
-    "$5: exit 1, guard $1, $2 absent, nothing deleted"
+  is "$RC|$(field status)|$(field guard)|$(field absent)|$(field deleted)" "4|failed|$1|$2|0" \
+    "$5: exit 4, guard $1, $2 absent, nothing deleted"
   is "$(tdump "$3")" "$BEFORE" "$5: the table is as before"
   is "$(ckpt "$4")" "$CKPT" "$5: the checkpoint is as before"
 }
@@ -69,7 +69,7 @@ guard_suite() {
     "$n: the message names the job, the table and the count"
   like "$ERR" "--allow-empty --max-deletes all (or set load.allow_empty: true)" "$n: the message says how to allow it"
   dw plan "$j"
-  is "$RC|$(field status)|$(field guard)|$(field absent)" "1|failed|empty_extract|3" \
+  is "$RC|$(field status)|$(field guard)|$(field absent)" "4|failed|empty_extract|3" \
     "$n: plan of the empty extract: the guard would stop it, 3 absent"
   like "$ERR" "deletes: absent would delete every current key of t_$n (3)" "$n: plan says why"
   # allowed empty, still judged by max_deletes (100% > 50%)
@@ -92,7 +92,7 @@ guard_suite() {
     "$n: the message names the job, the table, the counts and the limit"
   like "$ERR" "run once with --max-deletes 3 (or all), or raise load.max_deletes" "$n: the message says how to allow it"
   dw plan "$j"
-  is "$RC|$(field status)|$(field guard)|$(field absent)|$(field deleted)" "1|failed|max_deletes|3|0" \
+  is "$RC|$(field status)|$(field guard)|$(field absent)|$(field deleted)" "4|failed|max_deletes|3|0" \
     "$n: plan: 3 would be deleted, and the guard would stop it"
   dw plan --max-deletes 3 "$j"
   is "$RC|$(field status)|$(field guard)|$(field absent)|$(field deleted)" "0|ok|null|3|3" \
@@ -198,17 +198,17 @@ run_ok "$j" "replace: load 1..3"
 remember t_rep rep
 printf 'id,amount,lmd\n' >"$csv"
 dw run "$j"
-is "$RC|$(field status)|$(field guard)" "1|failed|empty_extract" "replace: a header-only extract is refused"
+is "$RC|$(field status)|$(field guard)" "4|failed|empty_extract" "replace: a header-only extract is refused"
 like "$ERR" "job rep: the source delivered no rows to load, and mode replace would empty t_rep (3 rows)" \
   "replace: the message names the job, the table and its rows"
 like "$ERR" "run once with --allow-empty (or set load.allow_empty: true)" "replace: the message says how to allow it"
 is "$(tdump t_rep)" "$BEFORE" "replace: the table is as before"
 printf 'id,amount,lmd\n4,n/a,2024-01-01 00:00:00\n' >"$csv"
 dw run "$j"
-is "$RC|$(field rejected)|$(field guard)" "1|1|empty_extract" "replace: only rejected rows: refused too"
+is "$RC|$(field rejected)|$(field guard)" "4|1|empty_extract" "replace: only rejected rows: refused too"
 is "$(tdump t_rep)" "$BEFORE" "replace: only rejected rows: the table is as before"
 dw plan "$j"
-is "$RC|$(field guard)" "1|empty_extract" "replace: plan says the guard would stop it"
+is "$RC|$(field guard)" "4|empty_extract" "replace: plan says the guard would stop it"
 printf '4,40,2024-01-01 00:00:00\n' >>"$csv"
 run_ok "$j" "replace: one good row among rejected ones"
 is "$(sql 'select id from t_rep')" 4 "replace: the table is the good row"

@@ -182,7 +182,7 @@ load:
   lmd: lmd
 EOF
 dw run "$WORK/days.yaml"
-is "$RC" 1 "declared dates: a value that is not ISO 8601 fails the run"
+is "$RC" 4 "declared dates: a value that is not ISO 8601 fails the run (exit 4)"
 like "$ERR" "days_1.csv:3" "declared dates: the message names the row"
 printf 'id,lmd\n1,2023-11-22\n2,2023-11-21\n' >"$F1"
 dw run "$WORK/days.yaml"
@@ -191,7 +191,7 @@ is "$(sql 'SELECT lmd FROM days ORDER BY id')" "2023-11-22
 2023-11-21" "declared dates: the table holds dates"
 printf 'id,lmd\n3,2023-11-23 10:00:00\n' >"$F1"
 dw run "$WORK/days.yaml"
-is "$RC" 1 "declared dates: a time of day fails the run"
+is "$RC" 4 "declared dates: a time of day fails the run (exit 4)"
 like "$ERR" "has a time of day" "declared dates: the message says why"
 is "$(sql 'SELECT count(*) FROM days')" 2 "declared dates: the failed run wrote nothing"
 

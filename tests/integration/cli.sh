@@ -146,11 +146,11 @@ EOF
 )
 mkdir "$WORK/plugins"
 dw --plugin-path "$WORK/plugins" run "$N"
-is "$RC" 2 "--plugin-path, unknown plugin: exits 2"
+is "$RC" 4 "--plugin-path, unknown plugin: exits 4"
 like "$ERR" "not found" "--plugin-path, unknown plugin: says not found"
 like "$ERR" "$WORK/plugins" "--plugin-path: the directory is searched"
 DWLOAD_PLUGIN_PATH="$WORK/plugins" dw check "$N"
-is "$RC" 2 "DWLOAD_PLUGIN_PATH, unknown plugin: check exits 2"
+is "$RC" 4 "DWLOAD_PLUGIN_PATH, unknown plugin: check exits 4"
 like "$OUT$ERR" "not found" "DWLOAD_PLUGIN_PATH, unknown plugin: says not found"
 like "$OUT$ERR" "$WORK/plugins" "DWLOAD_PLUGIN_PATH: the directory is searched"
 
@@ -170,7 +170,7 @@ EOF
 )
 if [ -f "$TP/tiny.so" ]; then
   dw run "$Y"
-  is "$RC" 2 "plugin outside the path: not found"
+  is "$RC" 4 "plugin outside the path: not found"
   dw --plugin-path "$TP" run "$Y"
   is "$RC" 0 "--plugin-path finds a plugin"
   is "$(sql 'SELECT count(*) FROM tiny')" 5 "--plugin-path: the plugin's rows were loaded"

@@ -144,12 +144,13 @@ is "$(cat "$WORK/rel.rc" 2>/dev/null)" 0 "relative path: run from another folder
 is "$(sql 'SELECT DISTINCT name FROM rel')" job-folder "relative path: resolved against the job file's folder"
 is "$(sql 'SELECT count(*) FROM rel')" 2 "relative path: all rows of that file loaded"
 
-# ---- bad CSV on a first run: exit 1, the table is never created -----------
-# first_bad NAME CSV LINE-TEXT: LINE-TEXT must appear in the error
+# ---- bad CSV on a first run: exit 4 (a rejected row, permanent) or 1 (the
+# plugin's own error), the table is never created ----------------------------
+# first_bad NAME CSV LINE-TEXT [EXIT]: LINE-TEXT must appear in the error
 first_bad() {
   J=$(simple_job "first_$1" "first_$1" "$SPINE/$2")
   dw run "$J"
-  is "$RC" 1 "first run, $1: exits 1"
+  is "$RC" "${4:-4}" "first run, $1: exits ${4:-4}"
   like "$ERR" "$3" "first run, $1: error names file and line"
   no_table "first_$1" "first run, $1: table does not exist afterwards"
   is "$(sql "SELECT count(*) FROM dwload_state WHERE job = 'first_$1' AND checkpoint IS NOT NULL")" 0 \
@@ -159,7 +160,7 @@ first_bad() {
 }
 first_bad ragged ragged.csv "ragged.csv:4"
 first_bad utf8 bad_utf8.csv "bad_utf8.csv:4"
-first_bad quote unterminated.csv "unterminated.csv:"
+first_bad quote unterminated.csv "unterminated.csv:" 1
 like "$ERR" "line 4" "first run, quote: the line where the quote opened is named"
 first_bad lmd bad_lmd.csv "bad_lmd.csv:4"
 like "$ERR" "2024-13-45" "first run, lmd: the bad value is shown"
@@ -173,7 +174,7 @@ GOOD_STATE=$(sql "SELECT checkpoint, last_run_at, rows_read, skipped, inserted F
 later_bad() {
   J=$(simple_job later later "$SPINE/$2")
   dw run "$J"
-  is "$RC" 1 "after a good run, $1: exits 1"
+  is "$RC" "${4:-4}" "after a good run, $1: exits ${4:-4}"
   like "$ERR" "$3" "after a good run, $1: error names file and line"
   is "$(table_dump later)" "$GOOD_TABLE" "after a good run, $1: table unchanged"
   is "$(sql "SELECT checkpoint, last_run_at, rows_read, skipped, inserted FROM dwload_state WHERE job = 'later'")" \
@@ -182,7 +183,7 @@ later_bad() {
 }
 later_bad ragged ragged.csv "ragged.csv:4"
 later_bad utf8 bad_utf8.csv "bad_utf8.csv:4"
-later_bad quote unterminated.csv "unterminated.csv:"
+later_bad quote unterminated.csv "unterminated.csv:" 1
 later_bad lmd bad_lmd.csv "bad_lmd.csv:4"
 is "$(sql "SELECT last_status FROM dwload_state WHERE job = 'later'")" failed \
   "the failure is recorded as the last status"
@@ -255,7 +256,7 @@ dw plan --sql "$P"
 no_password "plan --sql"
 P=$(simple_job pw pw "$SPINE/ragged.csv" "$PW_CONN")
 dw run "$P"
-is "$RC" 1 "password: failing run exits 1"
+is "$RC" 4 "password: failing run (a rejected row) exits 4"
 no_password "failing run"
 dw state "$P"
 no_password "state after a failure"

@@ -51,7 +51,7 @@ EOF
 )
   J2=$(fjob "f_$mode" "$F2" "f_$mode" "$mode")
   dw run "$J2"
-  is "$RC" 1 "$mode: a row dated $FAR fails the run"
+  is "$RC" 4 "$mode: a row dated $FAR fails the run (exit 4)"
   like "$ERR" "$mode.2.csv:3: column 'lmd': '$FAR' is more than 1d after the run's clock" \
     "$mode: the message names the row (file:line), the column and its value"
   like "$ERR" "load.future_tolerance" "$mode: the message names the key that allows it"
@@ -102,7 +102,7 @@ EOF
 )
   J6=$(fjob "f_$mode" "$F6" "f_$mode" "$mode")
   dw run "$J6"
-  is "$RC" 1 "$mode: a row a week ahead exceeds the default"
+  is "$RC" 4 "$mode: a row a week ahead exceeds the default"
   J6=$(fjob "f_$mode" "$F6" "f_$mode" "$mode" "  future_tolerance: 8d")
   dw run "$J6"
   is "$RC" 0 "$mode: future_tolerance: 8d accepts it"
@@ -115,7 +115,7 @@ EOF
 )
   J7=$(fjob "f_$mode" "$F7" "f_$mode" "$mode" "  future_tolerance: 1h")
   dw run "$J7"
-  is "$RC" 1 "$mode: future_tolerance: 1h refuses a row two hours ahead"
+  is "$RC" 4 "$mode: future_tolerance: 1h refuses a row two hours ahead"
   like "$ERR" "is more than 1h after the run's clock" "$mode: the message says the tolerance"
   F8=$(file "$mode.8.csv" <<EOF
 id,name,lmd
@@ -137,7 +137,7 @@ EOF
 )
 J=$(fjob f_dates "$F" f_dates scd2)
 dw run "$J"
-is "$RC" 1 "dates: a far-future date fails the run"
+is "$RC" 4 "dates: a far-future date fails the run"
 like "$ERR" "d.1.csv:3: column 'lmd': '9999-12-31' is more than 1d after" "dates: the message names the row"
 is "$(sql "SELECT count(*) FROM dwload_state WHERE job = 'f_dates' AND checkpoint IS NOT NULL")" 0 \
   "dates: no checkpoint was stored"

@@ -112,7 +112,7 @@ is "$RC|$(field inserted)|$(field checkpoint)" "0|4|2024-01-01 00:04:00" \
   "the installed dwload runs a job with the out-of-tree plugin"
 is "$(sql 'SELECT count(*), min(label) FROM numbers')" "4|row" "the rows are in the warehouse"
 dw check "$J"
-is "$RC" 2 "without the plugin path the installed dwload does not find seq"
+is "$RC" 4 "without the plugin path the installed dwload does not find seq"
 like "$OUT" "plugin 'seq' not found" "... and says so"
 MANWIDTH=80 man --warnings -l "$MANDIR/man1/dwload.1" >/dev/null 2>"$WORK/man.err"
 is "$?|$(cat "$WORK/man.err")" "0|" "the installed dwload(1) formats without warnings"

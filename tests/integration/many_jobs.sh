@@ -52,30 +52,30 @@ many_job "$D" three m_three
 echo 'not: a job' >"$D/_common.yaml"
 echo 'not a job either' >"$D/notes.txt"
 dw run --jobs 2 "$D"
-is "$RC" 2 "folder: exit 2, the failing job's (its plugin is misspelt)"
+is "$RC" 4 "folder: exit 4, the failing job's (its plugin is misspelt)"
 is "$(lines)" 4 "folder: three summary lines and the overall line (_common.yaml and notes.txt are no jobs)"
 is "$(printf '%s\n' "$OUT" | head -n 3 | python3 -c 'import json, sys; print(" ".join(sorted(json.loads(l)["job"] + ":" + json.loads(l)["status"] for l in sys.stdin)))')" \
   "one:ok three:ok two:failed" "folder: each job's own summary line"
-is "$(overall 'o["jobs"], o["ok"], o["failed"], o["skipped"], o["exit"]')" "(3, 2, 1, 0, 2)" \
+is "$(overall 'o["jobs"], o["ok"], o["failed"], o["skipped"], o["exit"]')" "(3, 2, 1, 0, 4)" \
   "folder: the overall line counts jobs, ok, failed, skipped and the exit"
 is "$(overall '" ".join("%s=%s" % (r["file"].rsplit("/", 1)[1], r["exit"]) for r in o["results"])')" \
-  "one.yaml=0 three.yaml=0 two.yaml=2" "folder: each job's exit, files in name order"
+  "one.yaml=0 three.yaml=0 two.yaml=4" "folder: each job's exit, files in name order"
 is "$(sql 'SELECT count(*) FROM m_one')|$(sql 'SELECT count(*) FROM m_three')" "2|2" \
   "folder: the good jobs committed, the failing one did not stop them"
-like "$ERR" "job $D/two.yaml failed: exit 2" "folder: stderr names the failing job"
+like "$ERR" "job $D/two.yaml failed: exit 4" "folder: stderr names the failing job"
 
 # ---- --fail-fast: nothing starts after a failure ---------------------------
 F="$WORK/ff"
 many_job "$F" a_bad ff_a cvs
 many_job "$F" b_good ff_b
 dw run --fail-fast "$F/a_bad.yaml" "$F/b_good.yaml"
-is "$RC" 2 "--fail-fast: exit 2, the failing job's"
+is "$RC" 4 "--fail-fast: exit 4, the failing job's"
 is "$(overall 'o["jobs"], o["ok"], o["failed"], o["skipped"], o["results"][1]["exit"]')" "(2, 0, 1, 1, None)" \
   "--fail-fast: the second job is skipped (exit null)"
 is "$(table_exists ff_b)" 0 "--fail-fast: the second job did not run"
 dw run "$F/a_bad.yaml" "$F/b_good.yaml"
-is "$(overall 'o["ok"], o["failed"], o["skipped"]')|$RC" "(1, 1, 0)|2" \
-  "without --fail-fast: the second job runs after the first failed, exit still 2"
+is "$(overall 'o["ok"], o["failed"], o["skipped"]')|$RC" "(1, 1, 0)|4" \
+  "without --fail-fast: the second job runs after the first failed, exit still 4"
 
 # ---- include: shared settings, the job's own keys win -----------------------
 I="$WORK/inc"

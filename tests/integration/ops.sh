@@ -68,7 +68,7 @@ like "$ERR" "1 to 6 and 128 to 255 are dwload's own" "--empty-exit: the usage er
 dw plan --empty-exit 99 "$J"
 is "$RC" 2 "--empty-exit applies to run only"
 dw run --empty-exit 99 "$(ops_job emptybad "$SPINE/ragged.csv")"
-is "$RC|$(field status)" "1|failed" "--empty-exit: a failed run still exits 1"
+is "$RC|$(field status)" "4|failed" "--empty-exit: a failed run still exits with its code (4: a rejected row)"
 # scd2 with deletes by absence: no row past the checkpoint, but a key gone
 # is a change, so the run is not empty.
 S=$(ops_job emptyscd "$WORK/two.csv" "  mode: scd2
@@ -100,7 +100,7 @@ is "$RC|$(last_is_summary)" "0|ok" "exit 0: stdout is the summary alone"
 dw --log-format json run --empty-exit 99 "$P"
 is "$RC|$(last_is_summary)" "99|ok" "exit 99 (--empty-exit): stdout is the summary alone"
 dw --log-format json run --empty-exit 99 "$(ops_job lastbad "$SPINE/ragged.csv")"
-is "$RC|$(last_is_summary)" "1|failed" "exit 1: stdout is the summary alone"
+is "$RC|$(last_is_summary)" "4|failed" "exit 4: stdout is the summary alone"
 printf 'version: 1\njob: x\nsource: {plugin: csv}\n' >"$WORK/broken.yaml"
 dw --log-format json run --empty-exit 99 "$WORK/broken.yaml"
 is "$RC|$(last_is_summary)" "2|failed" "exit 2 (bad job file): stdout is the summary alone"
@@ -149,7 +149,7 @@ import json, sys
 for l in open(sys.argv[1]):
     o = json.loads(l)
     if o["level"] == "error":
-        print(o["exit"])' "$WORK/logbad.json")" 1 "json: the error line carries the exit code"
+        print(o["exit"])' "$WORK/logbad.json")" 4 "json: the error line carries the exit code"
 dw --log-format json run "$WORK/broken.yaml"
 printf '%s\n' "$ERR" >"$WORK/logspec.json"
 is "$(json_lines "$WORK/logspec.json" "")" ok "json: a bad job file's error is an object, job null"

@@ -73,7 +73,7 @@ unlike "$OUT" "target" "check: it stops before connecting"
 J=$(pc_job pc_noplug "$DOWN")
 sed -i 's/plugin: csv/plugin: cvs/' "$J"
 dw run "$J"
-is "$RC" 2 "warehouse down + a plugin that does not exist: exit 2"
+is "$RC" 4 "warehouse down + a plugin that does not exist: exit 4 (permanent), not 1"
 like "$ERR" "plugin 'cvs' not found" "warehouse down + a plugin that does not exist: said so"
 
 # ---- the warehouse up: a run that fails its checks touches nothing -----------
@@ -95,20 +95,20 @@ inc_run pc_inc2 '  header: perhaps' "3:11: source.header: 'perhaps' is not a boo
 J=$(pc_job pc_rej "$WH_CONN" "" '  reject_file: missing/rejects.csv
   max_rejects: 5')
 dw check --json "$J"
-is "$RC" 1 "reject folder missing: check exits 1"
+is "$RC" 4 "reject folder missing: check exits 4"
 is "$(steps)" "spec ok,plugin ok,rejects FAILED," "reject folder missing: check --json's rejects step fails, before target"
 like "$OUT" "$J:12:3: load.reject_file: its folder $WORK/missing cannot take the reject file: No such file or directory" \
   "reject folder missing: the message names file:line:col and the folder"
 BEFORE=$(wh_dump)
 dw run "$J"
-is "$RC" 1 "reject folder missing: run exits 1"
+is "$RC" 4 "reject folder missing: run exits 4"
 like "$ERR" "load.reject_file: its folder $WORK/missing cannot take" "reject folder missing: run says why"
 is "$(wh_dump)" "$BEFORE" "reject folder missing: the run touched nothing in the warehouse"
 dw plan "$J"
 is "$RC" 0 "reject folder missing: plan, which writes no reject file, still runs"
 : >"$WORK/missing"
 dw check "$J"
-is "$RC" 1 "reject path under a plain file: check exits 1"
+is "$RC" 4 "reject path under a plain file: check exits 4"
 like "$OUT" "cannot take the reject file: not a folder" "reject path under a plain file: not a folder"
 rm -f "$WORK/missing"
 mkdir "$WORK/missing"

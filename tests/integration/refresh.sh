@@ -59,14 +59,14 @@ is "$(field checkpoint)" "2024-02-01 00:00:00" "append: the summary says so"
 BEFORE=$(tdump ap_t id)
 printf 'id,name,lmd\n5,five,2024-03-01 00:00:00\n6,six,not a date\n' >"$WORK/ap.csv"
 dw run --full-refresh "$A"
-is "$RC" 1 "append: --full-refresh with a bad row fails"
+is "$RC" 4 "append: --full-refresh with a bad row fails"
 is "$(tdump ap_t id)" "$BEFORE" "append: the failed full refresh deleted nothing"
 is "$(cp_of ap)" "2024-02-01 00:00:00" "append: ... nor moved the checkpoint"
 
 # An empty source is taken for a failed one.
 printf 'id,name,lmd\n' >"$WORK/ap.csv"
 dw run --full-refresh "$A"
-is "$RC" 1 "append: --full-refresh of an empty source fails"
+is "$RC" 4 "append: --full-refresh of an empty source fails"
 like "$ERR" "--full-refresh would empty ap_t (2 rows)" "append: ... saying it would empty the table"
 is "$(tdump ap_t id)" "$BEFORE" "append: ... and writes nothing"
 dw run --full-refresh --allow-empty "$A"

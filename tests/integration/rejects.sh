@@ -87,7 +87,7 @@ EOF
 )
 J=$(rjob up "$MORE" upsert 2 "  null_keys: reject")
 dw run "$J"
-is "$RC" 1 "three bad rows with max_rejects 2: exit 1"
+is "$RC" 4 "three bad rows with max_rejects 2: exit 4"
 like "$ERR" "more.csv:6: column 'amount': 'three' not an integer; that is 3 rejected rows, more than load.max_rejects (2)" \
   "the message names the row that is one too many and the budget"
 is "$(field status)" failed "the summary says failed"
@@ -167,7 +167,7 @@ load:
 EOF
 )
 dw run "$J"
-is "$RC" 1 "max_rejects 0 (default): the first bad row fails the run"
+is "$RC" 4 "max_rejects 0 (default): the first bad row fails the run (exit 4)"
 like "$ERR" "more.csv:3: column 'amount': 'one' not an integer" "with the row's message, unchanged"
 unlike "$ERR" "max_rejects" "and no mention of a budget"
 no_table plain "nothing written"

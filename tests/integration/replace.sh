@@ -69,7 +69,7 @@ EOF
 BEFORE=$(tdump customers id)
 J=$(replace_job cust "$BAD" "  lmd: lmd")
 dw run "$J"
-is "$RC" 1 "replace with a ragged row exits 1"
+is "$RC" 4 "replace with a ragged row exits 4"
 like "$ERR" "bad.csv:3" "the error names the file and line"
 is "$(tdump customers id)" "$BEFORE" \
   "failed replace: table exactly as before (the delete was rolled back)"

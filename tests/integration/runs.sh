@@ -48,7 +48,7 @@ is "$(row "$id2" "status, inserted, expired, checkpoint_before, checkpoint_after
 # two of three keys absent: over load.max_deletes (50%), refused, rolled back
 printf 'id,amount,lmd\n1,10,2024-01-01 00:00:00\n' >"$csv"
 dw run "$j"
-is "$RC" 1 "refused run: exit 1"
+is "$RC" 4 "refused run: exit 4"
 id3=$(field run_id)
 is "$(row "$id3" "status, rows_read, deleted, checkpoint_before, checkpoint_after")" \
   "rolled back|1|0|$cp2|$cp2" "refused run: its row says rolled back, read 1, deleted 0, the checkpoint unchanged"

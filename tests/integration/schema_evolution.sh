@@ -49,7 +49,7 @@ FIRST="1|1|Ann|Oslo|2024-01-01 00:00:00|2024-01-01 00:00:00|<null>|1|0
 is "$(dump dim)" "$FIRST" "first load: the whole table"
 
 FEED=$F2 dw run "$j"
-is "$RC" 1 "a column the source no longer delivers: exit 1"
+is "$RC" 4 "a column the source no longer delivers: exit 4"
 like "$ERR" "table dim has column 'name', which the source (f2.csv) does not deliver" \
   "the message names the table, the column and the source"
 like "$ERR" "schema.missing_columns: null" "the message names the way out"
@@ -60,7 +60,7 @@ is "$(dump dim)" "$FIRST" "the table is as the first load left it"
 is "$(checkpoint dflt)" "2024-01-01 00:00:00" "the checkpoint stays"
 
 FEED=$F2 dw plan "$j"
-is "$RC" 1 "plan: exit 1 too"
+is "$RC" 4 "plan: exit 4 too"
 like "$ERR" "table dim has column 'name', which the source (f2.csv) does not deliver" "plan: the same message"
 
 # two missing columns are named together
@@ -70,13 +70,13 @@ id,lmd
 EOF
 )
 FEED=$F3 dw run "$j"
-is "$RC" 1 "two missing columns: exit 1"
+is "$RC" 4 "two missing columns: exit 4"
 like "$ERR" "table dim has columns 'name', 'city', which the source (f3.csv) does not deliver" \
   "both columns are named"
 
 # dwload check finds it too, without a run
 FEED=$F2 dw check "$j"
-is "$RC" 1 "check: exit 1"
+is "$RC" 4 "check: exit 4"
 like "$OUT$ERR" "table dim has column 'name', which the source (f2.csv) does not deliver" "check: the same message"
 
 # a column the table has not: the run fails naming it and the source
@@ -86,7 +86,7 @@ id,name,city,email,lmd
 EOF
 )
 FEED=$F4 dw run "$j"
-is "$RC" 1 "a new source column: exit 1"
+is "$RC" 4 "a new source column: exit 4"
 like "$ERR" "table dim exists but has no column 'email', which the source (f4.csv) delivers" \
   "the message names the column and the source"
 is "$(dump dim)" "$FIRST" "a new source column: the table is unchanged"
@@ -116,7 +116,7 @@ j=$(sjob ups upt upsert)
 FEED=$F1 dw run "$j"
 is "$RC" 0 "upsert: first load: exit 0"
 FEED=$F2 dw run "$j"
-is "$RC" 1 "upsert: a missing column: exit 1"
+is "$RC" 4 "upsert: a missing column: exit 4"
 like "$ERR" "table upt has column 'name', which the source (f2.csv) does not deliver; loading on would give new rows NULL" \
   "upsert: the message speaks of rows"
 is "$(sqln "SELECT id, name, city, lmd FROM upt ORDER BY id")" \

@@ -96,7 +96,7 @@ probe 1 "an SQL error" run "$J"
 # Too many bad rows: a data error, and a .failed reject file.
 J=$(sjob baddata "$GOOD_CONN" dim5 "$FEED" "  lookup: scan")
 sed -i 's/max_rejects: 5/max_rejects: 0/; s/reject_file: .*/reject_file: baddata.rejects.csv/' "$J"
-probe 1 "a data error" run "$J"
+probe 4 "a data error" run "$J"
 
 # A locked job: the first run is held mid-way by a FIFO it reads.
 FIFO="$WORK/feed.fifo"

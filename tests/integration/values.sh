@@ -127,7 +127,7 @@ EOF
   before=$(tdump legacy)
   printf '3,2024-01-02 00:00:00,1234567890123456.78,0.5\n' >>"$WORK/legacy.csv"
   dw run "$J"
-  is "$RC" 1 "legacy NUMERIC table: a 18-digit value fails the run (exit 1)"
+  is "$RC" 4 "legacy NUMERIC table: a 18-digit value fails the run (exit 4: the table, not the row)"
   like "$ERR" "legacy.csv:4: column 'w38': '1234567890123456.78' has more significant digits than the column keeps" \
     "legacy NUMERIC table: the message names the row, the column and the value"
   like "$ERR" "DECIMAL_TEXT(p,s)" "legacy NUMERIC table: the message says what to do"
@@ -377,7 +377,7 @@ rm -f "$FIFO"
 # A run failing on a bad row reports the checkpoint still stored.
 printf 'id,lmd,name\nx,2024-03-03 10:00:00,c\n' >"$WORK/lk.csv"
 dw run "$J"
-is "$RC" 1 "failed run: exit 1"
+is "$RC" 4 "failed run (a bad row): exit 4"
 is "$(field checkpoint)" "2024-03-02 10:00:00" "failed run: its summary shows the stored checkpoint"
 
 done_testing

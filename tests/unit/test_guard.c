@@ -106,7 +106,7 @@ START_TEST(test_absence)
   ck_assert_ptr_null(g_sum.guard);
   ck_assert_int_eq(judge(&o, 4, 3, 1, 0), -1);
   ck_assert_str_eq(g_sum.guard, "max_deletes");
-  ck_assert_int_eq(g_err.code, DWL_EXIT_FAILED);
+  ck_assert_int_eq(g_err.code, DWL_EXIT_PERMANENT);
   ck_assert_msg(strstr(g_err.msg, "job j: deletes: absent would delete 3 of the 4 current keys of dim (75.0%), more "
                                   "than load.max_deletes: 50% allows (2)"),
                 "%s", g_err.msg);

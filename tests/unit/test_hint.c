@@ -45,11 +45,50 @@ START_TEST(test_by_cause)
   has(hint_of(2, DWL_CAUSE_SPEC, "", 0, "job.yaml:8:3: x"), "not worth a retry");
   /* The cause, not the file's name: a job file named otherwise too. */
   has(hint_of(2, DWL_CAUSE_SPEC, "", 0, "job.conf:8:3: x"), "dwload-job(5)");
-  has(hint_of(1, DWL_CAUSE_GUARD, "", 0, "job j: deletes: absent would delete 3 of the 4 current keys"),
+  has(hint_of(4, DWL_CAUSE_GUARD, "", 0, "job j: deletes: absent would delete 3 of the 4 current keys"),
       "dwload plan JOB");
   /* A rule keyed on a code and a cause needs both. */
   ck_assert_ptr_null(hint_of(1, DWL_CAUSE_SPEC, "", 0, "job.yaml:8:3: x"));
-  ck_assert_ptr_null(hint_of(2, DWL_CAUSE_GUARD, "", 0, "x"));
+  ck_assert_ptr_null(hint_of(1, DWL_CAUSE_PLUGIN_OPTION, "", 0, "x"));
+  has(hint_of(1, DWL_CAUSE_SCHEMA, "", 0, "table dim exists but has no column 'x'"), "alter it");
+  has(hint_of(1, DWL_CAUSE_REJECTS, "", 0, "feed.csv:3: x; that is 2 rejected rows"), "rows are fixed");
+  has(hint_of(1, DWL_CAUSE_REJECT_FILE, "", 0, "load.reject_file: cannot write /x/r.csv.tmp"), "folder");
+}
+END_TEST
+
+/* The exit code follows the cause, from err.c's one table: a permanent
+ * cause ends with 4 whatever code the site passed, any other keeps its
+ * code; err_cause applies the table to an error recorded without one. */
+START_TEST(test_exit_by_cause)
+{
+  static const int permanent[] = {DWL_CAUSE_SCHEMA,         DWL_CAUSE_REJECTS,    DWL_CAUSE_REJECT_FILE, DWL_CAUSE_GUARD,
+                                  DWL_CAUSE_PLUGIN_NOT_FOUND, DWL_CAUSE_NOT_PLUGIN, DWL_CAUSE_PLUGIN_ABI};
+  for (size_t i = 0; i < sizeof permanent / sizeof permanent[0]; i++) {
+    err_init(&e);
+    err_setc(&e, DWL_EXIT_FAILED, permanent[i], "x");
+    ck_assert_msg(e.code == DWL_EXIT_PERMANENT, "cause %d: exit %d", permanent[i], e.code);
+    ck_assert_int_eq(err_exit_for(permanent[i], DWL_EXIT_FAILED), DWL_EXIT_PERMANENT);
+  }
+  static const struct {
+    int cause, code;
+  } kept[] = {{DWL_CAUSE_NONE, DWL_EXIT_FAILED},    {DWL_CAUSE_CONNECT, DWL_EXIT_FAILED},
+              {DWL_CAUSE_SPEC, DWL_EXIT_USAGE},     {DWL_CAUSE_PLUGIN_OPTION, DWL_EXIT_USAGE},
+              {DWL_CAUSE_NO_TABLE, DWL_EXIT_FAILED}, {DWL_CAUSE_INTERRUPTED, DWL_EXIT_SIGNAL + 15}};
+  for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+    err_init(&e);
+    err_setc(&e, kept[i].code, kept[i].cause, "x");
+    ck_assert_msg(e.code == kept[i].code, "cause %d: exit %d, not %d", kept[i].cause, e.code, kept[i].code);
+  }
+  /* an ODBC failure later named a connection stays retryable; a callee's
+   * error named a guard refusal becomes permanent */
+  err_init(&e);
+  err_set(&e, DWL_EXIT_FAILED, "cannot connect");
+  err_cause(&e, DWL_CAUSE_CONNECT);
+  ck_assert_int_eq(e.code, DWL_EXIT_FAILED);
+  err_init(&e);
+  err_set(&e, DWL_EXIT_FAILED, "x");
+  err_cause(&e, DWL_CAUSE_GUARD);
+  ck_assert_int_eq(e.code, DWL_EXIT_PERMANENT);
 }
 END_TEST
 
@@ -145,6 +184,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_connect);
   tcase_add_loop_test(tc, test_stem_without_cause, 0, (int)(sizeof no_hint / sizeof no_hint[0]));
   tcase_add_test(tc, test_first_cause_wins);
+  tcase_add_test(tc, test_exit_by_cause);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -61,7 +61,7 @@ START_TEST(missing_plugin_is_named)
   plugin_lib *lib;
   ck_assert_int_eq(plugin_load("nosuchplugin", &lib, &err), -1);
   ck_assert_ptr_null(lib);
-  ck_assert_int_eq(err.code, DWL_EXIT_USAGE);
+  ck_assert_int_eq(err.code, DWL_EXIT_PERMANENT);
   ck_assert_ptr_nonnull(strstr(err.msg, "plugin 'nosuchplugin' not found"));
   ck_assert_ptr_nonnull(strstr(err.msg, plugdir()));
 }
@@ -74,7 +74,7 @@ START_TEST(abi_mismatch_is_refused_naming_the_file)
   err_init(&err);
   plugin_lib *lib;
   ck_assert_int_eq(plugin_load("badabi", &lib, &err), -1);
-  ck_assert_int_eq(err.code, DWL_EXIT_FAILED);
+  ck_assert_int_eq(err.code, DWL_EXIT_PERMANENT);
   ck_assert_ptr_nonnull(strstr(err.msg, "badabi.so"));
   ck_assert_ptr_nonnull(strstr(err.msg, "ABI 2.0"));
   ck_assert_ptr_nonnull(strstr(err.msg, "ABI 1."));

@@ -6,30 +6,52 @@ summary from XCom through Jinja and runs only when the load was not
 skipped; report reads both summaries in Python after both loads, loaded
 or skipped.
 
-How dwload's exit codes (dwload(1), EXIT STATUS) map to Airflow:
+How dwload's exit codes (dwload(1), EXIT STATUS) map to Airflow
+(RETRY_EXITS and NO_RETRY_EXITS below; anything else is retried):
 
   0   success; the last stdout line, dwload's one-line JSON summary, is
       what BashOperator pushes to XCom (do_xcom_push, the default).
-  1   the run failed, nothing was committed: a retry may help (a server
-      that was down), so the task fails and Airflow retries it.
+  1   the run failed, nothing was committed, maybe for a passing reason (a
+      server down, a lost connection, a lock wait timeout): the task
+      fails and Airflow retries it.
   3   another run of the job holds its lock: worth a retry later, same.
+  5   the commit's outcome is unknown: retried, since a retry is safe (the
+      data and the checkpoint commit together: it loads what is missing,
+      or finds nothing and is skipped).
+  128+N  interrupted by signal N and rolled back (a worker shutting down):
+      retried.
   2   bad command line or job file: a retry cannot help, so the task
       fails at once, without using its retries (AirflowFailException).
+  4   failed permanently (the table lacks a column, rejected rows over
+      load.max_rejects, a deletion guard, a plugin not found): fails at
+      once too; a person must change the table, the source or the job.
+  6   the run committed but its summary could not be written (a full
+      disk): fails at once, since a retry would find nothing new and be
+      skipped, and the tasks after it would miss the load.
   99  --empty-exit 99: the run succeeded but found nothing past the
       checkpoint; skip_on_exit_code=99 marks the task skipped, and the
       tasks after it are skipped too.
 
 Secrets: job files read them from the environment (${DW_PASSWORD}); here
-the environment is filled from an Airflow connection, dw_warehouse, whose
-password never appears in the DAG or the job file.  The connection itself
+the environment is filled from an Airflow connection, dw_warehouse (its
+host, port, schema as the database, login and password), whose password
+never appears in the DAG or the job file.  The connection itself
 can come from the secrets backend or from the variable
 AIRFLOW_CONN_DW_WAREHOUSE.  dwload never logs passwords.
 
 Only the summary goes to stdout: the logs (one JSON object per line, with
 --log-format json) go to stderr, which Airflow keeps in the task log.
 
-Put the job files in DWLOAD_JOBS_DIR (default /opt/dwload/jobs) on the
-workers; DWLOAD_BIN names the dwload binary (default: dwload on PATH).
+Paths: BashOperator runs each command in a new temporary folder, so a
+relative path would point somewhere else on every run; a SQLite warehouse
+there would be a new, empty database each time, and every run would load
+the whole feed again into a file that is then deleted.  So every path
+comes from one absolute folder, DWLOAD_HOME (default /opt/dwload) on the
+workers: the job files in DWLOAD_JOBS_DIR (default DWLOAD_HOME/jobs), the
+SQLite warehouse of the SQLite jobs in DWLOAD_HOME/warehouse.db, given to
+them as DWLOAD_WAREHOUSE.  A job file's source path is read relative to
+the job file's folder.  DWLOAD_BIN names the dwload binary (default:
+dwload on PATH).
 """
 
 import json
@@ -44,21 +66,36 @@ from airflow.operators.bash import BashOperator
 from airflow.operators.python import PythonOperator
 
 DWLOAD = os.environ.get("DWLOAD_BIN", "dwload")
-JOBS_DIR = os.environ.get("DWLOAD_JOBS_DIR", "/opt/dwload/jobs")
+DWLOAD_HOME = os.environ.get("DWLOAD_HOME", "/opt/dwload")
+JOBS_DIR = os.environ.get("DWLOAD_JOBS_DIR", os.path.join(DWLOAD_HOME, "jobs"))
+# Relative, they would be read in each task's temporary folder: refuse them
+# when the DAG is parsed, where the import error shows in Airflow's UI.
+for _name, _path in (("DWLOAD_HOME", DWLOAD_HOME), ("DWLOAD_JOBS_DIR", JOBS_DIR)):
+    if not os.path.isabs(_path):
+        raise ValueError(f"{_name} must be an absolute path, not {_path!r}")
 EMPTY_EXIT = 99  # BashOperator's default skip_on_exit_code
-NO_RETRY_EXIT = 2  # dwload: bad command line or job file
+# dwload(1), EXIT STATUS; the module docstring says why each is here.
+RETRY_EXITS = (1, 3, 5)  # and 128+N, a signal
+NO_RETRY_EXITS = (2, 4, 6)
 
-# The job files read these; Jinja fills them from the dw_warehouse connection
-# when the task runs.
+# The job files read these: the SQLite warehouse's absolute path, and the
+# server's parts, which Jinja fills from the dw_warehouse connection when
+# the task runs ('' for a part the connection lacks: the job file's
+# ${DW_PORT:-5432} then takes its default).
 WAREHOUSE_ENV = {
+    "DWLOAD_WAREHOUSE": os.path.join(DWLOAD_HOME, "warehouse.db"),
     "DW_HOST": "{{ conn.dw_warehouse.host }}",
+    "DW_PORT": "{{ conn.dw_warehouse.port or '' }}",
+    "DW_DATABASE": "{{ conn.dw_warehouse.schema or '' }}",
+    "DW_USER": "{{ conn.dw_warehouse.login or '' }}",
     "DW_PASSWORD": "{{ conn.dw_warehouse.password }}",
 }
 
 
 class DwloadRunOperator(BashOperator):
     """`dwload run` of one job file: skipped on exit 99, failed without
-    retries on exit 2, retried (per the task's retries) on 1 and 3."""
+    retries on NO_RETRY_EXITS (2, 4, 6), retried (per the task's retries)
+    on the others (1, 3, 5, 128+N)."""
 
     def __init__(self, *, job_file, **kwargs):
         command = (
@@ -81,10 +118,10 @@ class DwloadRunOperator(BashOperator):
         except AirflowException as exc:
             # BashOperator reports "... returned a non-zero exit code N."
             code = re.search(r"exit code (\d+)", str(exc))
-            if code and int(code.group(1)) == NO_RETRY_EXIT:
+            if code and int(code.group(1)) in NO_RETRY_EXITS:
                 raise AirflowFailException(
-                    f"dwload exit {NO_RETRY_EXIT}: fix the job file or the command line "
-                    "(see the task log); a retry would fail the same way"
+                    f"dwload exit {code.group(1)}: a retry would not help (see the task log and "
+                    "dwload(1), EXIT STATUS)"
                 ) from exc
             raise
 
