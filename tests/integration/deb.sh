@@ -166,8 +166,8 @@ if [ -f /usr/share/bash-completion/bash_completion ]; then
 else
   skip_tests 1 "bash-completion is not installed"
 fi
-out=$(bash -c '. /usr/share/bash-completion/completions/dwload; COMP_WORDS=(dwload ru); COMP_CWORD=1; _dwload; echo "${COMPREPLY[*]}"')
-is "$out" "run" "the installed completion completes the installed dwload's commands"
+out=$(bash -c '. /usr/share/bash-completion/completions/dwload; COMP_WORDS=(dwload ch); COMP_CWORD=1; _dwload; echo "${COMPREPLY[*]}"')
+is "$out" "check" "the installed completion completes the installed dwload's commands"
 
 # ---- remove -------------------------------------------------------------------------
 remove_packages

@@ -28,6 +28,9 @@ data_dump() {
   for _t in $(wh_tables); do
     if [ "$_t" = dwload_state ]; then
       sql "SELECT job, checkpoint FROM dwload_state WHERE checkpoint IS NOT NULL ORDER BY job"
+    elif [ "$_t" = dwload_runs ]; then
+      # A failed run leaves its row in the run history: only a committed one wrote.
+      sql "SELECT job FROM dwload_runs WHERE status = 'committed' ORDER BY job"
     elif [ "$_t" = dwload_lock ]; then
       sql "SELECT target_table, job FROM dwload_lock WHERE running_since IS NOT NULL ORDER BY target_table"
     else

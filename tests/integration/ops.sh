@@ -152,7 +152,7 @@ for l in open(sys.argv[1]):
         print(o["exit"])' "$WORK/logbad.json")" 4 "json: the error line carries the exit code"
 dw --log-format json run "$WORK/broken.yaml"
 printf '%s\n' "$ERR" >"$WORK/logspec.json"
-is "$(json_lines "$WORK/logspec.json" "")" ok "json: a bad job file's error is an object, job null"
+is "$(json_lines "$WORK/logspec.json" x)" ok "json: a bad job file's error is an object, with the job name it did read"
 dw --log-level warn run "$L"
 is "$RC|$ERR" "0|" "--log-level warn: no info lines"
 dw --log-format yaml run "$L"

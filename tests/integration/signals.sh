@@ -226,7 +226,7 @@ like "$(cat "$WORK/r.err")" "could not write the run's summary to stdout" "close
 # A failed run keeps its exit status; the loss is logged all the same.
 printf 'id,name,lmd\n1,x,not a time\n' >"$WORK/bad.csv"
 FEED="$WORK/bad.csv" "$DWLOAD" run "$J" >/dev/full 2>"$WORK/r.err"
-is "$?" 1 "/dev/full, a failed run: exit 1 (its own)"
+is "$?" 4 "/dev/full, a failed run: exit 4 (its own: a rejected row)"
 like "$(cat "$WORK/r.err")" "it is lost; the run did not commit" "/dev/full, a failed run: the loss is logged"
 
 done_testing
