@@ -323,7 +323,7 @@ else
   sql "CREATE TABLE narrow (id INTEGER, code VARCHAR(3), lmd TIMESTAMP)" >/dev/null
   printf 'id,code,lmd\n1,abc,2024-01-01 00:00:00\n2,abcd,2024-01-01 00:00:00\n' >"$WORK/narrow.csv"
   dw run "$(simple_job narrow narrow "$WORK/narrow.csv")"
-  is "$RC" 1 "a value too long for the table's VARCHAR(3): exit 1"
+  is "$RC" 4 "a value too long for the table's VARCHAR(3): exit 4 (a rejected row)"
   is "$(sql "SELECT count(*) FROM narrow")" 0 "and nothing arrives, cut or whole"
 fi
 

@@ -152,7 +152,7 @@ EOF
 )
 dw run "$J"
 if is_warehouse mariadb; then
-  is "$RC" 1 "MariaDB: 31 decimals for DECIMAL(65,30) fail the run"
+  is "$RC" 4 "MariaDB: 31 decimals for DECIMAL(65,30) fail the run"
   like "$ERR" "wide.csv:2: column 'anyn': '0.1234567890123456789012345678901' has more decimals than the column's scale" \
     "MariaDB: the message names the row and the column"
   like "$ERR" "DECIMAL(65,30)" "MariaDB: the message says why and what to do"
@@ -270,7 +270,7 @@ EOF
 )
 dw run "$J"
 if is_warehouse postgresql; then
-  is "$RC" 1 "PostgreSQL: a NUL in text fails the run"
+  is "$RC" 4 "PostgreSQL: a NUL in text fails the run"
   like "$ERR" "nul.csv:3: column 'name': 'a\\0b' holds a NUL byte, which PostgreSQL text cannot hold" \
     "PostgreSQL: the message names the row and the column"
   unlike "$ERR" "malformed array literal" "PostgreSQL: not the server's words about an array"
@@ -315,7 +315,7 @@ EOF
     sql "DELETE FROM clash WHERE id <> 0"
     skip_tests 2 "SQLite keeps what it is given"
   else
-    is "$RC" 1 "$WAREHOUSE: column $col: the run fails"
+    is "$RC" 4 "$WAREHOUSE: column $col: the run fails"
     like "$ERR" "clash.csv:3: column '$col': $msg" "$WAREHOUSE: column $col: the message names the row and the column"
     is "$(tdump clash)" "$before" "$WAREHOUSE: column $col: nothing written"
   fi
