@@ -147,7 +147,8 @@ static int add_path(job **jobs, int *n, const char *path, dwl_error *err)
       err_set(err, DWL_EXIT_FAILED, "out of memory listing %s", path);
     else if (nn == 0)
       err_set(err, DWL_EXIT_USAGE, "the job folder %s holds no job file (*.yaml, *.yml)", path);
-    qsort(names, (size_t)nn, sizeof *names, cmp_str);
+    if (nn > 0)  /* qsort of NULL, even of 0 items, is undefined (UBSan) */
+      qsort(names, (size_t)nn, sizeof *names, cmp_str);
   } else {
     names = malloc(sizeof *names);
     if (names && (names[0] = strdup(path)) != NULL)
