@@ -514,12 +514,12 @@ static int cmd_job(const command *cmd, int argc, char **argv)
   dwl_error err;
   err_init(&err);
   a.spec_path = argv[optind];
-  dwl_spec *spec = spec_load(argv[optind], &err);
+  /* a spec error after the job name: the logs and the summary name the job */
+  char job[80];
+  dwl_spec *spec = spec_load_job(argv[optind], job, sizeof job, &err);
   if (!spec) {
     err_cause(&err, DWL_CAUSE_SPEC);  /* the job file: unreadable, or wrong where perr says */
-    /* a spec error after the job name: the logs and the summary name the job */
-    char job[80];
-    if (spec_job_name(argv[optind], job, sizeof job))
+    if (job[0])
       log_set_job(job);
     log_error(&err);
     a.job_name = job[0] ? job : NULL;

@@ -13,8 +13,7 @@
 /* A range's end, as the job's lmd is read: ISO 8601 or load.lmd_format. */
 static int range_ts(const dwl_spec *spec, const char *opt, const char *v, dwl_ts *out, dwl_error *err)
 {
-  size_t n = strlen(v);
-  if (ts_parse(v, n, out) == 0 || (spec->lmd_format && ts_parse_format(v, n, spec->lmd_format, out) == 0))
+  if (spec_parse_lmd_text(spec, v, out) == 0)
     return 0;
   return err_set(err, DWL_EXIT_USAGE, "%s '%s' is not a timestamp (YYYY-MM-DD[ HH:MM:SS]%s%s)", opt, v,
                  spec->lmd_format ? ", or as load.lmd_format says: " : "", spec->lmd_format ? spec->lmd_format : "");

@@ -22,8 +22,7 @@ static int checkpoint_value(const dwl_spec *spec, const char *v, char out[32], d
   if (!spec->lmd)
     return err_set(err, DWL_EXIT_USAGE, "job '%s' has no load.lmd: it keeps no checkpoint to set", spec->job);
   dwl_ts ts;
-  size_t n = strlen(v);
-  if (ts_parse(v, n, &ts) != 0 && !(spec->lmd_format && ts_parse_format(v, n, spec->lmd_format, &ts) == 0))
+  if (spec_parse_lmd_text(spec, v, &ts) != 0)
     return err_set(err, DWL_EXIT_USAGE,
                    "--set '%s' is not a timestamp: give one as `dwload state` prints it (YYYY-MM-DD[ HH:MM:SS])%s%s",
                    v, spec->lmd_format ? " or as load.lmd_format says: " : "",

@@ -69,6 +69,27 @@ static int job_char(char ch)
          ch == '.' || ch == '-';
 }
 
+int spec_job_name_check(const char *name, char *why, size_t n)
+{
+  size_t len = strlen(name);
+  if (len > SPEC_MAX_JOB) {
+    snprintf(why, n, "name is %zu characters long; at most %d are allowed", len, SPEC_MAX_JOB);
+    return -1;
+  }
+  for (size_t i = 0; i < len; i++) {
+    if (!job_char(name[i])) {
+      snprintf(why, n, "'%s' may only contain A-Z, a-z, 0-9, '_', '.' and '-'", name);
+      return -1;
+    }
+  }
+  /* The job names files (checkpoint, lock): "." and ".." would not. */
+  if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+    snprintf(why, n, "'%s' is not a usable job name", name);
+    return -1;
+  }
+  return 0;
+}
+
 static int read_job(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
 {
   (void)k;
@@ -77,18 +98,9 @@ static int read_job(pctx *c, const spec_key *k, const yaml_node_t *v, const char
   dwl_spec *s = c->s;
   if (get_str(c, v, "job", STR_NONEMPTY, &s->job) != 0)
     return -1;
-  size_t len = strlen(s->job);
-  if (len > SPEC_MAX_JOB)
-    return perr(c, NPOS(v), "job: name is %zu characters long; at most %d are allowed", len,
-                SPEC_MAX_JOB);
-  for (size_t i = 0; i < len; i++) {
-    if (!job_char(s->job[i]))
-      return perr(c, NPOS(v), "job: '%s' may only contain A-Z, a-z, 0-9, '_', '.' and '-'",
-                  s->job);
-  }
-  /* The job names files (checkpoint, lock): "." and ".." would not. */
-  if (strcmp(s->job, ".") == 0 || strcmp(s->job, "..") == 0)
-    return perr(c, NPOS(v), "job: '%s' is not a usable job name", s->job);
+  char why[256];
+  if (spec_job_name_check(s->job, why, sizeof why) != 0)
+    return perr(c, NPOS(v), "job: %s", why);
   return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "buf.h"
+#include "spec_keys.h"
 #include "spec_read.h"
 #include "ts.h"
 
@@ -201,7 +202,28 @@ fail:
   return NULL;
 }
 
-dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *err)
+/* The top-level job name of a document spec_parse refused: the first
+ * document's `job`, given once, a valid name (keys.c's rules), or "". */
+static void refused_job_name(yaml_document_t *doc, char *job, size_t n)
+{
+  yaml_node_t *root = yaml_document_get_root_node(doc);
+  const char *name = NULL;
+  int seen = 0;
+  if (root && root->type == YAML_MAPPING_NODE) {
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+      yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
+      if (!k || k->type != YAML_SCALAR_NODE || strcmp((const char *)k->data.scalar.value, "job") != 0)
+        continue;
+      seen++;  /* a repeated key is read.c's error: no name then */
+      name = v && v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : NULL;
+    }
+  }
+  char why[256];
+  if (seen == 1 && name && *name && strlen(name) < n && spec_job_name_check(name, why, sizeof why) == 0)
+    snprintf(job, n, "%s", name);
+}
+
+static dwl_spec *parse(const char *path, const char *data, size_t len, char *job, size_t n, dwl_error *err)
 {
   dwl_spec *s = calloc(1, sizeof *s);
   if (!s) {
@@ -264,6 +286,8 @@ dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *
         rc = parse_root(&c, root) == 0 ? check_cross(&c) : -1;
       yaml_document_delete(&more);
     }
+    if (rc != 0 && job)
+      refused_job_name(&doc, job, n);
     yaml_document_delete(&doc);
   }
   yaml_parser_delete(&parser);
@@ -276,13 +300,31 @@ dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *
   return s;
 }
 
-dwl_spec *spec_load(const char *path, dwl_error *err)
+dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *err)
 {
+  return parse(path, data, len, NULL, 0, err);
+}
+
+dwl_spec *spec_load_job(const char *path, char *job, size_t n, dwl_error *err)
+{
+  if (job && n)
+    job[0] = '\0';
   char *data = NULL;
   size_t len = 0;
   if (spec_read_file(path, "job file", &data, &len, err) != 0)
     return NULL;
-  dwl_spec *s = spec_parse(path, data, len, err);
+  dwl_spec *s = parse(path, data, len, job && n ? job : NULL, n, err);
   free(data);
   return s;
+}
+
+dwl_spec *spec_load(const char *path, dwl_error *err)
+{
+  return spec_load_job(path, NULL, 0, err);
+}
+
+int spec_parse_lmd_text(const dwl_spec *s, const char *text, dwl_ts *out)
+{
+  size_t n = strlen(text);
+  return ts_parse(text, n, out) == 0 || (s->lmd_format && ts_parse_format(text, n, s->lmd_format, out) == 0) ? 0 : -1;
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include "err.h"
+#include "ts.h"
 
 /* target.lock_timeout when the spec does not say */
 #define DWL_LOCK_TIMEOUT_MS 30000
@@ -136,9 +137,14 @@ dwl_spec *spec_load(const char *path, dwl_error *err);
  * names it in messages, and its folder is where relative paths resolve. */
 dwl_spec *spec_parse(const char *path, const char *data, size_t len, dwl_error *err);
 void spec_free(dwl_spec *s);
-/* The top-level job name of a job file that spec_load refused, when it
- * is readable and valid (job_name.c): into out (n bytes), 1; else "", 0. */
-int spec_job_name(const char *path, char *out, size_t n);
+/* spec_load that, when it refuses the file, still gives the top-level
+ * job name if the YAML loaded and the name is valid: into job (n bytes),
+ * else "".  The logs and summary of a refused job then name it. */
+dwl_spec *spec_load_job(const char *path, char *job, size_t n, dwl_error *err);
+
+/* Reads text given on the command line (--set, --backfill-from) as the
+ * job's lmd is read: ISO 8601, or as load.lmd_format says.  0, or -1. */
+int spec_parse_lmd_text(const dwl_spec *s, const char *text, dwl_ts *out);
 
 /* Parses a load.max_deletes value: "50%", "12.5%", "1000" or "all".
  * Returns 0, or -1 when `text` is none of these. */

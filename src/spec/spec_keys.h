@@ -78,5 +78,8 @@ extern const spec_section *const spec_sections[];
 extern const char *const spec_mode_names[];
 /* "string", "duration", ... */
 const char *spec_type_name(int type);
+/* A job name's rules (it names files): 0, or -1 with why filled (n
+ * bytes), said as read_job says it after "job: ". */
+int spec_job_name_check(const char *name, char *why, size_t n);
 
 #endif

@@ -254,6 +254,13 @@ static const char empty_text[] = "";
 
 static int execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *types, size_t n, dwl_error *err);
 
+void odbc_text(dwl_value *v, const char *s)
+{
+  v->data = s;
+  v->len = s ? strlen(s) : 0;
+  v->is_null = s == NULL;
+}
+
 int ostmt_execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *types, size_t n, dwl_error *err)
 {
   if (odbc_sync(s->c, err) != 0)

@@ -69,6 +69,9 @@ typedef struct odbc_stmt {
 
 int ostmt_new(odbc_conn *c, odbc_stmt **out, dwl_error *err);
 int ostmt_prepare(odbc_conn *c, const char *sql, odbc_stmt **out, dwl_error *err);
+/* Fills v as a text parameter holding s, or SQL NULL when s is NULL (s
+ * must outlive the statement's execution). */
+void odbc_text(dwl_value *v, const char *s);
 /* Binds n text parameters (SQL types from `types`, NULL = SQL_VARCHAR) and
  * executes the prepared statement.  SQL_NO_DATA (an UPDATE that touched
  * nothing) is success. */

@@ -29,13 +29,6 @@ static const struct {
 };
 enum { NCOLS = sizeof cols / sizeof cols[0] };
 
-static void text(dwl_value *v, const char *s)
-{
-  v->data = s;
-  v->len = s ? strlen(s) : 0;
-  v->is_null = s == NULL;
-}
-
 static const char *col_type(const target *t, char type, char *buf, size_t n)
 {
   dwl_column c = {.type = type == 'i' ? DWL_TYPE_INTEGER : type == 'r' ? DWL_TYPE_REAL : DWL_TYPE_TEXT,
@@ -84,28 +77,28 @@ int runs_insert(target *t, const run_record *rec, dwl_error *err)
   long long v[8] = {s->read, s->skipped, s->inserted, s->expired, s->updated, s->deleted, s->unchanged, s->rejected};
   dwl_value p[NCOLS];
   size_t n = 0;
-  text(&p[n++], s->run_id);
-  text(&p[n++], s->job);
-  text(&p[n++], rec->started);
-  text(&p[n++], ended);
-  text(&p[n++], rec->status);
-  text(&p[n++], s->mode);
+  odbc_text(&p[n++], s->run_id);
+  odbc_text(&p[n++], s->job);
+  odbc_text(&p[n++], rec->started);
+  odbc_text(&p[n++], ended);
+  odbc_text(&p[n++], rec->status);
+  odbc_text(&p[n++], s->mode);
   for (int i = 0; i < 8; i++) {
     snprintf(nums[i], sizeof nums[i], "%lld", v[i]);
-    text(&p[n++], nums[i]);
+    odbc_text(&p[n++], nums[i]);
   }
-  text(&p[n++], rec->cp_before && rec->cp_before[0] ? rec->cp_before : NULL);
-  text(&p[n++], s->checkpoint[0] ? s->checkpoint : NULL);
+  odbc_text(&p[n++], rec->cp_before && rec->cp_before[0] ? rec->cp_before : NULL);
+  odbc_text(&p[n++], s->checkpoint[0] ? s->checkpoint : NULL);
   snprintf(nums[8], sizeof nums[8], "%.3f", s->seconds);
-  text(&p[n++], nums[8]);
+  odbc_text(&p[n++], nums[8]);
   /* (err messages are already redacted: no password reaches them) */
   char msg[1000];
   snprintf(msg, sizeof msg, "%s", rec->error ? rec->error : "");
-  text(&p[n++], rec->error ? msg : NULL);
-  text(&p[n++], host);
+  odbc_text(&p[n++], rec->error ? msg : NULL);
+  odbc_text(&p[n++], host);
   snprintf(nums[9], sizeof nums[9], "%ld", (long)getpid());
-  text(&p[n++], nums[9]);
-  text(&p[n++], PACKAGE_VERSION);
+  odbc_text(&p[n++], nums[9]);
+  odbc_text(&p[n++], PACKAGE_VERSION);
   char sql[1024];
   size_t len = (size_t)snprintf(sql, sizeof sql, "INSERT INTO " DWL_RUNS_TABLE " (");
   for (size_t i = 0; i < NCOLS; i++)
@@ -220,7 +213,7 @@ int runs_print(target *t, const char *job, long limit, int json, FILE *out, dwl_
            " FROM " DWL_RUNS_TABLE " WHERE job = ? ORDER BY started_at DESC, ended_at DESC LIMIT %ld", limit);
   odbc_stmt *s;
   dwl_value p;
-  text(&p, job);
+  odbc_text(&p, job);
   if (ostmt_prepare(t->c, sql, &s, err) != 0)
     return -1;
   const dwl_value *r;

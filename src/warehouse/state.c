@@ -8,7 +8,7 @@
 
 #include "log.h"
 
-static int state_exec(target *t, const char *sql, const dwl_value *p, size_t n, int *conflict, dwl_error *err)
+int state_exec(target *t, const char *sql, const dwl_value *p, size_t n, int *conflict, dwl_error *err)
 {
   odbc_stmt *st;
   if (conflict)
@@ -20,13 +20,6 @@ static int state_exec(target *t, const char *sql, const dwl_value *p, size_t n, 
     *conflict = 1;
   ostmt_free(st);
   return rc;
-}
-
-static void text(dwl_value *v, const char *s)
-{
-  v->data = s;
-  v->len = s ? strlen(s) : 0;
-  v->is_null = s == NULL;
 }
 
 int state_ensure(target *t, dwl_error *err)
@@ -86,7 +79,7 @@ int state_read(target *t, const char *job, job_state *st, dwl_error *err)
       " WHERE job = ?";
   odbc_stmt *s;
   dwl_value p;
-  text(&p, job);
+  odbc_text(&p, job);
   if (ostmt_prepare(t->c, sql, &s, err) != 0)
     return -1;
   const dwl_value *r;
@@ -127,7 +120,7 @@ static int other_writer(target *t, const char *job, dwl_error *err)
   dwl_value p;
   dwl_error e2;
   err_init(&e2);
-  text(&p, job);
+  odbc_text(&p, job);
   if (!t->d->writer_probe_sql || ostmt_prepare(t->c, sql, &s, &e2) != 0)
     return 0;
   int found = ostmt_execute(s, &p, NULL, 1, &e2) == 0 && ostmt_fetch(s, &r, &e2) == 1;
@@ -203,7 +196,7 @@ int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err
   job_state st;
   if (state_read(t, job, &st, err) != 0)
     return -1;
-  text(&p[0], job);
+  odbc_text(&p[0], job);
   if (!st.found) {
     dwl_error dup;
     err_init(&dup);
@@ -218,17 +211,17 @@ int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err
     }
   }
   /* Committed at once, so a run that finds the lock taken can say by whom. */
-  text(&p[0], since);
-  text(&p[1], host);
-  text(&p[2], pid);
-  text(&p[3], job);
+  odbc_text(&p[0], since);
+  odbc_text(&p[1], host);
+  odbc_text(&p[2], pid);
+  odbc_text(&p[3], job);
   if (state_exec(t, "UPDATE " DWL_STATE_TABLE " SET running_since = ?, running_host = ?, running_pid = ? WHERE job = ?",
                  p, 4, &conflict, err) != 0)
     return conflict ? (err_init(err), locked(t, job, err)) : -1;
   if (odbc_begin(t->c, err) != 0)
     return -1;
   /* The run's first write: it takes the lock its transaction keeps. */
-  text(&p[0], job);
+  odbc_text(&p[0], job);
   if (state_exec(t, "UPDATE " DWL_STATE_TABLE " SET running_pid = running_pid WHERE job = ?", p, 1, &conflict,
                  err) != 0) {
     odbc_rollback(t->c);
@@ -249,17 +242,17 @@ int state_save(target *t, const run_summary *s, dwl_error *err)
   long long v[8] = {s->read, s->skipped, s->inserted, s->expired, s->updated, s->deleted, s->unchanged, s->rejected};
   dwl_value p[15];
   size_t n = 0;
-  text(&p[n++], s->checkpoint[0] ? s->checkpoint : NULL);
-  text(&p[n++], when);
-  text(&p[n++], s->mode);
+  odbc_text(&p[n++], s->checkpoint[0] ? s->checkpoint : NULL);
+  odbc_text(&p[n++], when);
+  odbc_text(&p[n++], s->mode);
   for (int i = 0; i < 8; i++) {
     snprintf(nums[i], sizeof nums[i], "%lld", v[i]);
-    text(&p[n++], nums[i]);
+    odbc_text(&p[n++], nums[i]);
   }
   snprintf(nums[8], sizeof nums[8], "%.3f", s->seconds);
-  text(&p[n++], nums[8]);
-  text(&p[n++], s->run_id);
-  text(&p[n++], s->job);
+  odbc_text(&p[n++], nums[8]);
+  odbc_text(&p[n++], s->run_id);
+  odbc_text(&p[n++], s->job);
   return state_exec(t,
                     "UPDATE " DWL_STATE_TABLE " SET checkpoint = ?, last_run_at = ?, last_status = 'ok', last_mode = ?, "
                     "rows_read = ?, skipped = ?, inserted = ?, expired = ?, updated = ?, deleted = ?, unchanged = ?, "
@@ -276,9 +269,9 @@ void state_record_failure(target *t, const char *job, const char *status, const 
   ts_format(&now, when);
   snprintf(m, sizeof m, "%s: %s", when, msg);
   dwl_value p[3];
-  text(&p[0], status);
-  text(&p[1], m);
-  text(&p[2], job);
+  odbc_text(&p[0], status);
+  odbc_text(&p[1], m);
+  odbc_text(&p[2], job);
   dwl_error e2;
   err_init(&e2);
   if (state_exec(t,
@@ -338,7 +331,7 @@ int state_read_run_id(odbc_conn *c, const dialect *d, const char *job, int wait,
     return -1;
   odbc_stmt *s;
   dwl_value p;
-  text(&p, job);
+  odbc_text(&p, job);
   const dwl_value *r;
   int rc = ostmt_prepare(c, lock ? "SELECT run_id FROM " DWL_STATE_TABLE " WHERE job = ? FOR UPDATE"
                                  : "SELECT run_id FROM " DWL_STATE_TABLE " WHERE job = ?",

@@ -35,6 +35,10 @@ int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err
 /* The job's lock was found taken (a lock conflict): replaces err with
  * exit 3 and a message naming the holder, as state_lock says it. */
 int state_locked(target *t, const char *job, dwl_error *err);
+/* One statement on the state tables: its result; with conflict non-NULL,
+ * *conflict tells whether it failed on a lock conflict (the dialect's
+ * lock_conflict). */
+int state_exec(target *t, const char *sql, const dwl_value *p, size_t n, int *conflict, dwl_error *err);
 /* Inside the transaction: stores the checkpoint and the counts. */
 int state_save(target *t, const run_summary *s, dwl_error *err);
 /* After a rollback: records the failure (autocommit, best effort) with

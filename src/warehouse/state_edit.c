@@ -6,23 +6,12 @@
 
 #include <string.h>
 
-static void text(dwl_value *v, const char *s)
-{
-  v->data = s;
-  v->len = s ? strlen(s) : 0;
-  v->is_null = s == NULL;
-}
-
 /* One statement; a lock conflict (a run holds the job's row, or on SQLite
  * the database's write lock) becomes exit 3 naming the holder. */
 static int edit_exec(target *t, const char *job, const char *sql, const dwl_value *p, size_t n, dwl_error *err)
 {
-  odbc_stmt *st;
-  if (ostmt_prepare(t->c, sql, &st, err) != 0)
-    return -1;
-  int rc = ostmt_execute(st, p, NULL, n, err);
-  int conflict = rc != 0 && t->d->lock_conflict && t->d->lock_conflict(st->state, st->native);
-  ostmt_free(st);
+  int conflict;
+  int rc = state_exec(t, sql, p, n, &conflict, err);
   return conflict ? state_locked(t, job, err) : rc;
 }
 
@@ -32,19 +21,19 @@ static int change(target *t, const char *job, state_action a, const char *checkp
   dwl_value p[2];
   switch (a) {
   case STATE_RESET:
-    text(&p[0], job);
+    odbc_text(&p[0], job);
     return edit_exec(t, job, "UPDATE " DWL_STATE_TABLE " SET checkpoint = NULL WHERE job = ?", p, 1, err);
   case STATE_SET:
-    text(&p[0], job);
+    odbc_text(&p[0], job);
     /* A job that never ran gets its row now: its first run starts there. */
     if (!before->found &&
         edit_exec(t, job, "INSERT INTO " DWL_STATE_TABLE " (job) VALUES (?)", p, 1, err) != 0)
       return -1;
-    text(&p[0], checkpoint);
-    text(&p[1], job);
+    odbc_text(&p[0], checkpoint);
+    odbc_text(&p[1], job);
     return edit_exec(t, job, "UPDATE " DWL_STATE_TABLE " SET checkpoint = ? WHERE job = ?", p, 2, err);
   case STATE_CLEAR_RUNNING:
-    text(&p[0], job);
+    odbc_text(&p[0], job);
     return edit_exec(t, job,
                      "UPDATE " DWL_STATE_TABLE " SET running_since = NULL, running_host = NULL, running_pid = NULL "
                      "WHERE job = ?",
@@ -64,7 +53,7 @@ int state_edit(target *t, const char *job, state_action a, const char *checkpoin
     return -1;
   /* Waiting for the lock is how a live run is found: only briefly. */
   dwl_value p;
-  text(&p, job);
+  odbc_text(&p, job);
   int rc = t->d->lock_wait_sql ? odbc_exec(t->c, t->d->lock_wait_sql, NULL, NULL, 0, err) : 0;
   /* The job's lock first, as a run takes it; then the row as it stands
    * under the lock (none yet: nothing to lock, and nothing to change but

@@ -10,13 +10,6 @@
 
 #include "log.h"
 
-static void text(dwl_value *v, const char *s)
-{
-  v->data = s;
-  v->len = s ? strlen(s) : 0;
-  v->is_null = s == NULL;
-}
-
 static int lock_exec(target *t, const char *sql, const dwl_value *p, size_t n, int *conflict, dwl_error *err)
 {
   odbc_stmt *st;
@@ -98,7 +91,7 @@ static int identity(target *t, dwl_error *err)
 static int held(target *t, const char *job, int *own_job, dwl_error *err)
 {
   dwl_value p;
-  text(&p, t->lock_id);
+  odbc_text(&p, t->lock_id);
   odbc_stmt *s;
   const dwl_value *r;
   char other[130] = "", since[40] = "", host[130] = "", pid[32] = "";
@@ -130,7 +123,7 @@ static int held(target *t, const char *job, int *own_job, dwl_error *err)
 static int row_exists(target *t, dwl_error *err)
 {
   dwl_value p;
-  text(&p, t->lock_id);
+  odbc_text(&p, t->lock_id);
   odbc_stmt *s;
   const dwl_value *r;
   if (ostmt_prepare(t->c, "SELECT 1 FROM " DWL_LOCK_TABLE " WHERE target_table = ?", &s, err) != 0)
@@ -166,7 +159,7 @@ int table_lock_mark(target *t, const char *job, const dwl_ts *started, dwl_error
   int ex = row_exists(t, err);
   if (ex < 0)
     return -1;
-  text(&p[0], t->lock_id);
+  odbc_text(&p[0], t->lock_id);
   dwl_error dup;
   err_init(&dup);
   /* A run starting at the same moment may insert the row first. */
@@ -176,11 +169,11 @@ int table_lock_mark(target *t, const char *job, const dwl_ts *started, dwl_error
     if ((ex = row_exists(t, err)) != 1)
       return ex < 0 ? -1 : err_set(err, dup.code, "%s", dup.msg);
   }
-  text(&p[0], job);
-  text(&p[1], t->lock_since);
-  text(&p[2], t->lock_host);
-  text(&p[3], t->lock_pid);
-  text(&p[4], t->lock_id);
+  odbc_text(&p[0], job);
+  odbc_text(&p[1], t->lock_since);
+  odbc_text(&p[2], t->lock_host);
+  odbc_text(&p[3], t->lock_pid);
+  odbc_text(&p[4], t->lock_id);
   if (lock_exec(t,
                 "UPDATE " DWL_LOCK_TABLE " SET job = ?, running_since = ?, running_host = ?, running_pid = ? "
                 "WHERE target_table = ?",
@@ -207,7 +200,7 @@ int table_lock_take(target *t, const char *job, dwl_error *err)
     return -1;
   dwl_value p;
   int conflict;
-  text(&p, t->lock_id);
+  odbc_text(&p, t->lock_id);
   if (lock_exec(t, "UPDATE " DWL_LOCK_TABLE " SET running_pid = running_pid WHERE target_table = ?", &p, 1,
                 &conflict, err) != 0)
     return conflict ? held(t, job, NULL, err) : -1;
@@ -220,7 +213,7 @@ int table_lock_release(target *t, dwl_error *err)
     return 0;
   dwl_value p;
   int conflict;
-  text(&p, t->lock_id);
+  odbc_text(&p, t->lock_id);
   return lock_exec(t,
                    "UPDATE " DWL_LOCK_TABLE " SET job = NULL, running_since = NULL, running_host = NULL, "
                    "running_pid = NULL WHERE target_table = ?",
@@ -233,9 +226,9 @@ void table_lock_abandon(target *t)
     return;
   dwl_value p[3];
   int conflict;
-  text(&p[0], t->lock_id);
-  text(&p[1], t->lock_host);
-  text(&p[2], t->lock_since);
+  odbc_text(&p[0], t->lock_id);
+  odbc_text(&p[1], t->lock_host);
+  odbc_text(&p[2], t->lock_since);
   dwl_error e2;
   err_init(&e2);
   /* Only this run's mark: another run may have marked the table since. */

@@ -18,16 +18,21 @@ EOF
 # Opened read-write, the FIFO never blocks the test; the run must not
 # inherit this end, or it would never see the end of its input.
 exec 3<>"$FIFO"
-FEED="$FIFO" "$DWLOAD" --progress-interval 1 run "$J" >"$WORK/run.out" 2>"$WORK/run.err" 3>&- &
+# The go FIFO hands the writer its cue to write the second step: it waits
+# in a blocking read, no polling; held open read-write here, the cue never
+# blocks the test.
+mkfifo "$WORK/go"
+exec 4<>"$WORK/go"
+FEED="$FIFO" "$DWLOAD" --progress-interval 1 run "$J" >"$WORK/run.out" 2>"$WORK/run.err" 3>&- 4>&- &
 PID=$!
 # The steps are written from the background: should the run die, a full
 # pipe must not block the test (the writer is ended at the end); the
-# second step waits for the file go, made once the first line is seen.
+# second step waits for the cue on go, sent once the first line is seen.
 { echo "id,name,lmd"; gen_rows 1 5000 "2024-01-01 00:00:00"; } >"$WORK/step1.csv"
 gen_rows 5001 20000 "2024-01-02 00:00:00" >"$WORK/step2.csv"
 {
   cat "$WORK/step1.csv"
-  until [ -e "$WORK/go" ]; do sleep 0.1; done
+  read -r _ <"$WORK/go"
   cat "$WORK/step2.csv"
   : >"$WORK/written"
 } >&3 &
@@ -44,14 +49,14 @@ grep -q "info: progress: read, [0-9]* rows read, [0-9]* rows/s, [0-9]*s elapsed"
 FIRST=$(rows_logged)
 [ "$(awk '{ print $3 }' "/proc/$PID/stat" 2>/dev/null)" != Z ] && [ -e "/proc/$PID" ] &&
   pass "... while it is still reading" || fail "... while it is still reading"
-: >"$WORK/go"
+echo go >&4
 wait_until 300 eval '[ "$(rows_logged)" -gt "${FIRST:-0}" ]'
 is "$([ "$(rows_logged)" -gt "${FIRST:-0}" ] && echo more)" more \
   "after the next rows, a later line counts more rows ($FIRST, then $(rows_logged))"
 wait_until 300 test -e "$WORK/written"
 kill "$W" 2>/dev/null
 wait "$W" 2>/dev/null
-exec 3>&-
+exec 3>&- 4>&-
 finish "$PID"
 is "$?" 0 "the run ends when its source does"
 is "$(sql 'SELECT count(*) FROM t_live')" 20000 "every row loaded"
