@@ -5,7 +5,8 @@
 # many run at once, shown on what the processes hold open: two jobs whose
 # sources are FIFOs both have them open at once with --jobs 2, one at a
 # time with --jobs 1; SIGTERM passed on to the running jobs, which roll
-# back.  One job file keeps the single run's output.
+# back; run options reach each job, but --metrics-file takes one.  One job
+# file keeps the single run's output.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 CSV=$(file feed.csv <<'EOF'
@@ -206,5 +207,21 @@ is "$(overall 'o["exit"], [r["exit"] for r in o["results"]]')" "(143, [143, 143]
   "SIGTERM: the overall line and each job: 143"
 is "$(grep -c 'rolled back: nothing was written' "$WORK/sig.err")" 2 "SIGTERM: each job rolled back"
 is "$(sql 'SELECT count(*) FROM par2_a')" 1 "SIGTERM: the table is as before the interrupted run"
+
+# ---- run options reach each job; --metrics-file takes one job ---------------
+O="$WORK/opts"
+many_job "$O" o_one m_o_one
+many_job "$O" o_two m_o_two
+dw run --lineage-file "$WORK/ol.jsonl" "$O"
+is "$RC" 0 "--lineage-file with a folder: exit 0"
+is "$(python3 -c 'import json, sys; print(" ".join(sorted(json.loads(l)["job"]["name"] + ":" + json.loads(l)["eventType"] for l in open(sys.argv[1]))))' "$WORK/ol.jsonl" 2>&1)" \
+  "o_one:COMPLETE o_one:START o_two:COMPLETE o_two:START" "--lineage-file with a folder: each job's run emits its events"
+dw run --full-refresh "$O"
+is "$RC|$(overall 'o["failed"], [r["exit"] for r in o["results"]]')" "2|(2, [2, 2])" \
+  "--full-refresh with a folder: each job gets it (and, being scd2, refuses it)"
+dw run --metrics-file "$WORK/m.prom" "$O"
+is "$RC" 2 "--metrics-file with a folder: exit 2"
+like "$ERR" "--metrics-file takes one job" "--metrics-file with a folder: says why"
+is "$([ -e "$WORK/m.prom" ] && echo written || echo none)" none "--metrics-file with a folder: no file written"
 
 done_testing
