@@ -20,6 +20,7 @@
 #include "pushdown.h"
 #include "scd.h"
 #include "schema.h"
+#include "schema_keep.h"
 #include "state.h"
 #include "table_lock.h"
 #include "target.h"
@@ -675,6 +676,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     rc = target_prepare_table(r.t, !o->plan, err);
   if (rc == 0)
     rc = schema_check(r.t, r.p.origin_name, err);
+  if (rc == 0 && !o->plan)
+    rc = schema_keep_begin(r.t, err);
   if (rc == 0 && o->plan && o->sqlout)
     rc = target_plan_table(r.t, o->sqlout, err);
   if (rc == 0)
@@ -695,6 +698,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     progress_phase("write");
     rc = writer_flush(r.w, err);
   }
+  if (rc == 0 && !o->plan)
+    rc = schema_keep_end(r.t, err);
   if (spec->lmd) {
     dwl_ts cp = r.have_max && (!r.have_cp || r.max.us > r.cp.us) ? r.max : r.cp;
     if (r.have_max || r.have_cp)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "driver_logs.h"
 #include "log.h"
 #include "suggest.h"
 
@@ -625,6 +626,9 @@ int source_open(const source_config *cfg, dwl_source **out, dwl_error *err)
     .batch_rows = cfg->batch_rows ? cfg->batch_rows : 1024,
   };
   s->ctx->err = err;
+  /* A plugin's ODBC connections (the odbc plugin's) are this process's
+   * too: they go through the same odbcinst.ini view as the warehouse's. */
+  driver_logs_quiet();
   int rc = s->lib->p->open(s->ctx, &args, &s->handle, &s->cols, &s->ncols);
   s->ctx->err = NULL;
   if (s->ctx->undeclared)

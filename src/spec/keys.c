@@ -25,7 +25,7 @@ static const char *const lookup_names[] = {"auto", "scan", "keys", NULL};
 static const char *const null_keys_names[] = {"allow", "reject", NULL};
 static const char *const late_names[] = {"repair", "reject", "ignore", NULL};
 static const char *const engine_names[] = {"memory", "pushdown", NULL};
-static const char *const missing_names[] = {"fail", "null", NULL};
+static const char *const missing_names[] = {"fail", "null", "keep", NULL};
 
 static int read_section(pctx *c, const spec_section *sec, const yaml_node_t *v);
 

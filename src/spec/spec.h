@@ -43,7 +43,7 @@ enum spec_late { LATE_REPAIR = 0, LATE_REJECT, LATE_IGNORE };
 enum spec_engine { ENGINE_MEMORY = 0, ENGINE_PUSHDOWN };
 enum spec_limit_kind { LIMIT_PERCENT = 0, LIMIT_COUNT, LIMIT_ALL };
 /* schema.missing_columns: a column of the table the source does not deliver. */
-enum spec_missing { MISSING_FAIL = 0, MISSING_NULL };
+enum spec_missing { MISSING_FAIL = 0, MISSING_NULL, MISSING_KEEP };
 
 /* load.max_deletes (and run --max-deletes): how many keys one run may
  * delete by absence. */

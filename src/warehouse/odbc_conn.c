@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "driver_logs.h"
 #include "interrupt.h"
 
 /* ---- the statement executing on its own thread ---------------------------- */
@@ -103,6 +104,7 @@ int odbc_connect(const char *connstr, odbc_conn **out, dwl_error *err)
     free(c);
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
+  driver_logs_quiet();
   if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &c->env)) ||
       !SQL_SUCCEEDED(SQLSetEnvAttr(c->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0)) ||
       !SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_DBC, c->env, &c->dbc))) {

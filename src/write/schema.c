@@ -3,7 +3,8 @@
  * longer delivers would quietly give every changed key a new version with
  * NULL there, a history of changes that never happened, so by default the
  * run stops before it writes anything; schema.missing_columns: null
- * accepts the NULLs, and says so in the log of every run.  A column the
+ * accepts the NULLs, and says so in the log of every run; keep carries
+ * the current version's values into new versions (schema_keep.c).  A column the
  * source has and the table has not stops the run too (with the source
  * named, and the same cause, so the exit code can follow it). */
 #include "schema.h"
@@ -45,11 +46,18 @@ int schema_check(const target *t, const char *origin, dwl_error *err)
             "(schema.missing_columns: null)",
             s->target_table, t->nabsent > 1 ? "s" : "", names.data, origin,
             s->mode == MODE_SCD2 ? "versions" : "rows");
+  } else if (s->missing_columns == MISSING_KEEP) {
+    log_msg(LOG_INFO, "table %s has column%s %s, which the source (%s) does not deliver: %s "
+            "(schema.missing_columns: keep)",
+            s->target_table, t->nabsent > 1 ? "s" : "", names.data, origin,
+            s->mode == MODE_SCD2    ? "new versions keep the current version's values"
+            : s->mode == MODE_UPSERT ? "rows keep their values, new rows hold NULL"
+                                     : "new rows hold NULL");
   } else {
     rc = err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA,
                   "table %s has column%s %s, which the source (%s) does not deliver; loading on would give new %s "
                   "NULL there, so nothing was written: deliver the column again, drop it from the table, or set "
-                  "schema.missing_columns: null",
+                  "schema.missing_columns: null (or keep)",
                   s->target_table, t->nabsent > 1 ? "s" : "", names.data, origin,
                   s->mode == MODE_SCD2 ? "versions" : "rows");
   }

@@ -12,7 +12,8 @@
  * exit 1 and cause DWL_CAUSE_SCHEMA.  A table column the source does not
  * deliver goes by schema.missing_columns: fail (the default) refuses the
  * run in the same way; null lets new rows and versions hold NULL there,
- * and says so in the log. */
+ * and says so in the log; keep logs what the column gets
+ * (schema_keep.c fills it in). */
 int schema_check(const target *t, const char *origin, dwl_error *err);
 
 #endif

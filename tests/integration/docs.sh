@@ -179,14 +179,16 @@ is "$RC" 0 "odbc.ini / odbcinst.ini: the $DSN data source connects"
 like "$OUT" "target   ok" "odbc.ini / odbcinst.ini: check reaches the target"
 if is_warehouse postgresql; then
   # CommLog=0 in the example: psqlODBC writes no connection log; with
-  # Debian's CommLog=1 it does (into Logdir, here a folder of the test's).
+  # Debian's CommLog=1 it would (into Logdir, here a folder of the test's),
+  # but dwload connects through a view of odbcinst.ini with it off
+  # (src/warehouse/driver_logs.c; tests/integration/driver_logs.sh).
   mkdir "$WORK/odbcex/logs"
   sed -i "s|^CommLog=0|CommLog=0\nLogdir=$WORK/odbcex/logs|" "$WORK/odbcex/odbcinst.ini"
   ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
   is "$RC|$(ls "$WORK/odbcex/logs" | wc -l | tr -d ' ')" "0|0" "odbcinst.ini: CommLog=0 writes no psqlODBC log"
   sed -i 's/^CommLog=0/CommLog=1/' "$WORK/odbcex/odbcinst.ini"
   ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
-  is "$RC|$(ls "$WORK/odbcex/logs" | grep -c .)" "0|1" "odbcinst.ini: Debian's CommLog=1 would write one"
+  is "$RC|$(ls "$WORK/odbcex/logs" | wc -l | tr -d ' ')" "0|0" "odbcinst.ini: Debian's CommLog=1, through dwload's view: no log either"
 else
   skip_tests 2 "CommLog is psqlODBC's"
 fi

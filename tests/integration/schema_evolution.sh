@@ -2,7 +2,9 @@
 # source that stops delivering a column of the target table.  By default
 # the run fails naming the column and the source, and writes nothing (not
 # even the checkpoint); plan says the same; schema.missing_columns: null
-# loads on, new versions holding NULL there.  Whole tables are compared.
+# loads on, new versions holding NULL there; schema.missing_columns: keep
+# loads on, new versions keeping the current version's value (the keep
+# section at the end).  Whole tables are compared.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 F1=$(file f1.csv <<'EOF'
@@ -140,5 +142,60 @@ is "$RC" 0 "a run loads the table the printed DDL made"
 is "$(dump fresh)" "$FIRST" "the whole table, as a run that created it would have it"
 FEED=$F1 dw plan --sql "$j"
 unlike "$OUT" "CREATE " "plan --sql on an existing table prints no DDL"
+
+# ---- keep: new versions carry the current version's value --------------------
+# (issue 16) name is gone again: key 1 moves, key 2 is as it was, key 3 is
+# new; then key 1 moves once more.  Compared without dim_id, which the
+# engines number in their own order.
+F5=$(file f5.csv <<'EOF'
+id,city,lmd
+1,Bergen,2024-02-01
+2,Rome,2024-02-01
+3,Paris,2024-02-01
+EOF
+)
+F6=$(file f6.csv <<'EOF'
+id,city,lmd
+1,Tromso,2024-03-01
+EOF
+)
+KEEP_COLS="id, name, city, lmd, valid_from, valid_to, is_current, is_deleted"
+j=$(sjob kept dimk scd2 'schema:
+  missing_columns: keep')
+FEED=$F1 dw run "$j"
+is "$RC" 0 "keep: first load: exit 0"
+FEED=$F5 dw run "$j"
+is "$RC" 0 "keep: a missing column: exit 0"
+like "$ERR" "table dimk has column 'name', which the source (f5.csv) does not deliver: new versions keep the current version's values" \
+  "keep: the log says what the run does with the column"
+is "$(counts)" "read=3 skipped=0 inserted=2 expired=1 updated=0 deleted=0 unchanged=1" \
+  "keep: the missing column is no change: key 2 opens no version"
+is "$(sqln "SELECT $KEEP_COLS FROM dimk ORDER BY $ORDER")" \
+"1|Ann|Oslo|2024-01-01 00:00:00|2024-01-01 00:00:00|2024-02-01 00:00:00|0|0
+1|Ann|Bergen|2024-02-01 00:00:00|2024-02-01 00:00:00|<null>|1|0
+2|Bob|Rome|2024-01-01 00:00:00|2024-01-01 00:00:00|<null>|1|0
+3|<null>|Paris|2024-02-01 00:00:00|2024-02-01 00:00:00|<null>|1|0" \
+  "keep: the whole table: key 1's new version keeps Ann, new key 3 has NULL"
+FEED=$F6 dw run "$j"
+is "$RC|$(counts)" "0|read=1 skipped=0 inserted=1 expired=1 updated=0 deleted=0 unchanged=0" \
+  "keep: the next run: one new version"
+is "$(sqln "SELECT $KEEP_COLS FROM dimk WHERE id = 1 ORDER BY $ORDER")" \
+"1|Ann|Oslo|2024-01-01 00:00:00|2024-01-01 00:00:00|2024-02-01 00:00:00|0|0
+1|Ann|Bergen|2024-02-01 00:00:00|2024-02-01 00:00:00|2024-03-01 00:00:00|0|0
+1|Ann|Tromso|2024-03-01 00:00:00|2024-03-01 00:00:00|<null>|1|0" \
+  "keep: a kept value is kept again: key 1's history"
+is "$(checkpoint kept)" "2024-03-01 00:00:00" "keep: the checkpoint moves"
+
+# upsert: the row keeps its value, a new key's row has NULL
+j=$(sjob upk upk upsert 'schema:
+  missing_columns: keep')
+FEED=$F1 dw run "$j"
+is "$RC" 0 "keep, upsert: first load: exit 0"
+FEED=$F5 dw run "$j"
+is "$RC" 0 "keep, upsert: a missing column: exit 0"
+is "$(sqln "SELECT id, name, city, lmd FROM upk ORDER BY id")" \
+"1|Ann|Bergen|2024-02-01 00:00:00
+2|Bob|Rome|2024-02-01 00:00:00
+3|<null>|Paris|2024-02-01 00:00:00" "keep, upsert: the whole table: rows keep their names, the new key has NULL"
 
 done_testing
