@@ -675,6 +675,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     rc = target_prepare_table(r.t, !o->plan, err);
   if (rc == 0)
     rc = schema_check(r.t, r.p.origin_name, err);
+  if (rc == 0)
+    rc = schema_new_columns(r.t, r.have_engine ? &r.e : NULL, o->plan, err);
   if (rc == 0 && o->plan && o->sqlout)
     rc = target_plan_table(r.t, o->sqlout, err);
   if (rc == 0)
@@ -720,6 +722,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
       rc = commit_outcome(&r, err);
     if (rc == 0) {
       rejects_publish(&r.rj);
+      target_unmark_columns(r.t);
       analyze_after_load(&r);
     }
   }
