@@ -306,4 +306,17 @@ is "$(xdump dimk | head -n 4)" "$(printf '%s\n' "$AFTER2" | head -n 4)" \
 is "$(sql "SELECT count(*) FROM dimk WHERE valid_to IS NULL AND email IS NOT NULL")" 2999 \
   "add, the run after the killed one: every current version with an email holds it"
 
+# upsert: the rows take the new column's values (an update each: no history)
+ju=$(sjob growu dimu upsert)
+FEED=$G1 dw run "$ju"
+is "$RC" 0 "add, upsert: first load: exit 0"
+FEED=$G2 dw run "$ju"
+is "$RC" 0 "add, upsert: a new source column: exit 0"
+is "$(counts)" "read=4 skipped=0 inserted=1 expired=0 updated=3 deleted=0 unchanged=0" \
+  "add, upsert: every delivered row is updated or inserted"
+is "$(sqln "SELECT id, name, email, lmd FROM dimu ORDER BY id")" "1|Ann|ann@x|2024-02-01 00:00:00
+2|Bobby|bob@x|2024-02-01 00:00:00
+3|Cid|<null>|2024-02-01 00:00:00
+4|Dan|dan@x|2024-02-01 00:00:00" "add, upsert: the whole table"
+
 done_testing
