@@ -676,6 +676,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     rc = target_prepare_table(r.t, !o->plan, err);
   if (rc == 0)
     rc = schema_check(r.t, r.p.origin_name, err);
+  if (rc == 0)
+    rc = schema_new_columns(r.t, r.have_engine ? &r.e : NULL, o->plan, err);
   if (rc == 0 && !o->plan)
     rc = schema_keep_begin(r.t, err);
   if (rc == 0 && o->plan && o->sqlout)
@@ -725,6 +727,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
       rc = commit_outcome(&r, err);
     if (rc == 0) {
       rejects_publish(&r.rj);
+      target_unmark_columns(r.t);
       analyze_after_load(&r);
     }
   }

@@ -240,7 +240,12 @@ int build_b(pushdown *p, dwl_buf *b, dwl_error *err)
     alleq(p, b, "d", "a", c->t2, c->nt2);
     buf_adds(b, " AS dwl_ceq2, ");
     alleq(p, b, "d", "a", c->t1, c->nt1);
-    buf_printf(b, " AS dwl_ceq1 FROM dwl_pd_a a LEFT JOIN (SELECT 1 AS dwl_m, x.* FROM %s x) d ON ", t->table_q);
+    /* plan before the ALTER TABLE of a column this run adds: it is NULL */
+    buf_adds(b, " AS dwl_ceq1 FROM dwl_pd_a a LEFT JOIN (SELECT 1 AS dwl_m, ");
+    for (size_t i = 0; i < t->ncols; i++)
+      if (t->cols[i].not_in_table && !t->cols[i].added)
+        buf_printf(b, "NULL AS %s, ", t->cols[i].q);
+    buf_printf(b, "x.* FROM %s x) d ON ", t->table_q);
     keyeq(p, b, "d", "a");
     if (scd2) {
       buf_adds(b, " AND ");

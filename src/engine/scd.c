@@ -116,6 +116,25 @@ int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t
   return 0;
 }
 
+int scd_fill_column(scd_engine *e, size_t col, dwl_error *err)
+{
+  if (e->spec->mode != MODE_SCD2 || in_set(e->cols.t1, e->cols.nt1, col))
+    return 0;  /* upsert overwrites the row; a listed type 1 column is one already */
+  size_t n2 = 0;
+  for (size_t i = 0; i < e->cols.nt2; i++)
+    if (e->cols.t2[i] != col)
+      e->cols.t2[n2++] = e->cols.t2[i];
+  if (n2 == e->cols.nt2)
+    return 0;  /* not tracked (the lmd, the delete flag, a column load.type2 leaves out) */
+  e->cols.nt2 = n2;
+  size_t *t1 = realloc(e->cols.t1, (e->cols.nt1 + 1) * sizeof *t1);
+  if (!t1)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  t1[e->cols.nt1++] = col;
+  e->cols.t1 = t1;
+  return 0;
+}
+
 void scd_free(scd_engine *e)
 {
   free(e->cols.key);

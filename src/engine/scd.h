@@ -123,6 +123,14 @@ void scd_free(scd_engine *e);
  * case-insensitive); -1 when absent. */
 ssize_t scd_col_index(const dwl_column *cols, size_t ncols, const char *name);
 
+/* A column the table gets in this run (schema.new_columns: add), source
+ * index `col`: the stored versions hold NULL there, so for this run it is
+ * compared as a type 1 column of the current version: a key whose other
+ * values are unchanged takes the value in place (no new version), a key
+ * that changed opens its version with it, closed versions keep NULL.
+ * Later runs track it as the job's rules say.  Before any row. */
+int scd_fill_column(scd_engine *e, size_t col, dwl_error *err);
+
 /* Registers one current version read from the target.  `row` is in source
  * layout (only key, type 1 and type 2 positions are read). */
 int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, int tombstone, dwl_error *err);

@@ -44,6 +44,8 @@ enum spec_engine { ENGINE_MEMORY = 0, ENGINE_PUSHDOWN };
 enum spec_limit_kind { LIMIT_PERCENT = 0, LIMIT_COUNT, LIMIT_ALL };
 /* schema.missing_columns: a column of the table the source does not deliver. */
 enum spec_missing { MISSING_FAIL = 0, MISSING_NULL, MISSING_KEEP };
+/* schema.new_columns: a source column the table has not. */
+enum spec_new { NEW_ADD = 0, NEW_FAIL };
 
 /* load.max_deletes (and run --max-deletes): how many keys one run may
  * delete by absence. */
@@ -94,6 +96,7 @@ typedef struct dwl_spec {
   long long future_tolerance_us; /* load.future_tolerance: lmd later than now + this is bad; -1: off */
 
   int missing_columns;   /* schema.missing_columns: enum spec_missing */
+  int new_columns;       /* schema.new_columns: enum spec_new */
 
   /* dimension: bookkeeping column names; NULL leaves one out */
   char *surrogate_key;

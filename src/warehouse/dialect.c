@@ -56,6 +56,11 @@ SQLSMALLINT dialect_param_text(int dwl_type)
   return SQL_VARCHAR;
 }
 
+void dialect_add_column(dwl_buf *b, const char *table_q, const char *col_q, const char *type)
+{
+  buf_printf(b, "ALTER TABLE %s ADD COLUMN %s %s", table_q, col_q, type);
+}
+
 void dialect_update_from_begin(dwl_buf *b, const char *table, const char *stage, const char *on)
 {
   (void)stage, (void)on;

@@ -51,6 +51,16 @@ struct dialect {
   /* Column type for CREATE TABLE: the returned text, which is either buf
    * (filled) or a constant; use the return value, not buf. */
   const char *(*type_sql)(const dwl_column *col, char *buf, size_t n);
+  /* schema.new_columns: add: the statement adding column col_q of type
+   * `type` (type_sql's) to table_q, which existing rows hold NULL in. */
+  void (*add_column)(dwl_buf *b, const char *table_q, const char *col_q, const char *type);
+  /* Where DDL commits by itself: add_column marks the column as not yet
+   * filled (its comment), this query (schema, table) lists the marked
+   * columns, so a run after a failed one fills them as the failed run
+   * would have, and clear_mark, after the commit, unmarks one.  NULL
+   * where a failed run leaves no column. */
+  const char *marked_columns_sql;
+  void (*clear_mark)(dwl_buf *b, const char *table_q, const char *col_q, const char *type);
   /* SQL type to bind a parameter of a column type with. */
   SQLSMALLINT (*param_type)(int dwl_type);
   /* Batched inserts as one array parameter per column

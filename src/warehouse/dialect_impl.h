@@ -30,6 +30,9 @@ void dialect_conn_default(const char *connstr, const char *attr, const char *set
  * type themselves. */
 SQLSMALLINT dialect_param_text(int dwl_type);
 
+/* Standard SQL: ALTER TABLE t ADD COLUMN c type (all three warehouses). */
+void dialect_add_column(dwl_buf *b, const char *table_q, const char *col_q, const char *type);
+
 /* Standard SQL: UPDATE d SET ... FROM s WHERE on (PostgreSQL, SQLite 3.33). */
 void dialect_update_from_begin(dwl_buf *b, const char *table, const char *stage, const char *on);
 void dialect_update_from_end(dwl_buf *b, const char *stage, const char *on);

@@ -56,6 +56,20 @@ static void maria_delete_unmatched(dwl_buf *b, const char *table, const char *st
   buf_printf(b, "DELETE d FROM %s AS d LEFT JOIN %s AS s ON %s WHERE s.%s IS NULL", table, stage, on, stage_col);
 }
 
+/* schema.new_columns: add: ALTER TABLE commits at once, before the run
+ * fills the column; the comment says it is not filled yet. */
+#define FILL_MARK "dwload: new column, not filled yet"
+
+static void maria_add_column(dwl_buf *b, const char *table_q, const char *col_q, const char *type)
+{
+  buf_printf(b, "ALTER TABLE %s ADD COLUMN %s %s COMMENT '" FILL_MARK "'", table_q, col_q, type);
+}
+
+static void maria_clear_mark(dwl_buf *b, const char *table_q, const char *col_q, const char *type)
+{
+  buf_printf(b, "ALTER TABLE %s MODIFY COLUMN %s %s COMMENT ''", table_q, col_q, type);
+}
+
 const dialect dialect_mariadb = {
   .name = "mariadb",
   .dbms_prefix = "MariaDB",
@@ -74,6 +88,10 @@ const dialect dialect_mariadb = {
   .sk_int_type = "BIGINT",
   .sk_hash_type = "CHAR(64)",
   .type_sql = maria_type_sql,
+  .add_column = maria_add_column,
+  .marked_columns_sql = "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+                        "COALESCE(?, DATABASE()) AND table_name = ? AND column_comment = '" FILL_MARK "'",
+  .clear_mark = maria_clear_mark,
   /* MariaDB converts bound text to the column's type itself. */
   .param_type = dialect_param_text,
   .lock_conflict = maria_lock_conflict,

@@ -160,6 +160,7 @@ const dialect dialect_pg = {
   .sk_int_type = "BIGINT",
   .sk_hash_type = "CHAR(64)",
   .type_sql = pg_type_sql,
+  .add_column = dialect_add_column,
   .param_type = pg_param_type,
   /* psqlODBC converts every one of a multi-row INSERT's parameters (5000
    * for 500 rows of 10 columns) and the server binds each; one text

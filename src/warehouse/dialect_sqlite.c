@@ -75,6 +75,7 @@ const dialect dialect_sqlite = {
   .sk_int_type = "INTEGER",
   .sk_hash_type = "TEXT",
   .type_sql = sqlite_type_sql,
+  .add_column = dialect_add_column,
   /* libsqliteodbc stores bound text as given; binding everything as text
    * keeps canonical forms ("2020-01-01") byte for byte. */
   .param_type = dialect_param_text,

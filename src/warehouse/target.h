@@ -32,7 +32,11 @@ typedef struct tcol {
   int have_known;        /* an existing table's column: have is its kind and limits (PostgreSQL, MariaDB) */
   dwl_column have;
   int have_check;        /* it may take less than the source holds: check values */
-  int not_in_table;      /* a source column the existing table has not (schema.c judges it) */
+  int not_in_table;      /* a source column the existing table has not (schema.c judges it); scans
+                          * read NULL for it: the table has it only as this run's ALTER TABLE */
+  int added;             /* not_in_table, and this run's ALTER TABLE added it */
+  int marked;            /* added by a run that failed after its ALTER TABLE committed (MariaDB):
+                          * still to be filled, as a new column is */
   int have_min_set, have_max_set;  /* an integer column narrower than 64 bits: its range */
   long long have_min, have_max;
 } tcol;
@@ -84,9 +88,23 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
 int target_prepare_table(target *t, int create, dwl_error *err);
 
 /* plan --sql: prints to `out` the DDL a run would execute on the table
- * (CREATE TABLE and its key index when it does not exist yet), each
+ * (CREATE TABLE and its key index when it does not exist yet; with
+ * schema.new_columns: add, each new column's ALTER TABLE), each
  * statement followed by ";\n"; runs none.  After target_prepare_table. */
 int target_plan_table(target *t, FILE *out, dwl_error *err);
+
+/* schema.new_columns: add: adds each source column the existing table
+ * has not (not_in_table), typed as CREATE TABLE would type it, by the
+ * dialect's ALTER TABLE; existing rows hold NULL there.  Inside the run's
+ * transaction where DDL is transactional; elsewhere (MariaDB) on a
+ * connection of its own, committed at once.  With `print` (plan --sql)
+ * the statements are printed instead.  Returns how many, or -1. */
+int target_add_columns(target *t, FILE *print, dwl_error *err);
+
+/* After the commit, where the dialect marks added columns: unmarks those
+ * this run filled (added or marked); best effort, a warning when it
+ * fails (the next run fills them once more). */
+void target_unmark_columns(target *t);
 
 /* Current versions (scd2) or all rows (upsert), in source layout.  With
  * all_cols only the listed source columns are fetched (others NULL).

@@ -51,7 +51,13 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
   buf_adds(&sql, "SELECT ");
   for (size_t i = 0; i < nsel; i++) {
     map[i] = all_cols ? i : cols[i];
-    buf_printf(&sql, "%sd.%s", i ? ", " : "", t->cols[map[i] + off].q);
+    /* A column this run adds holds NULL in every stored row; before the
+     * ALTER TABLE (plan), or on a connection that cannot see it yet
+     * (SQLite's reader), there is no column to name. */
+    if (t->cols[map[i] + off].not_in_table)
+      buf_printf(&sql, "%sNULL", i ? ", " : "");
+    else
+      buf_printf(&sql, "%sd.%s", i ? ", " : "", t->cols[map[i] + off].q);
   }
   if (scd2 && which == SCAN_DELETED)
     buf_printf(&sql, "%sd.%s, %s", nsel ? ", " : "", t->cols[t->ix[TC_VALID_TO]].q, t->d->true_lit);

@@ -1,6 +1,7 @@
 /* The target table itself: an existing table's columns, their declared
  * types and limits, and what they can take (target_value_fits); or the
- * table created with the key index dwload's own lookups need. */
+ * table created with the key index dwload's own lookups need; and the
+ * source's new columns added to it (schema.new_columns: add). */
 #include "target.h"
 
 #include <stdio.h>
@@ -29,11 +30,24 @@ static int existing_columns(target *t, char ***out, size_t *n, dwl_error *err)
   } else {
     snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE 1 = 0", t->table_q);
   }
+  /* Where DDL commits by itself (MariaDB), reading the table inside the
+   * run's transaction would hold a metadata lock on it to the end, and the
+   * ALTER TABLE of a new column, on a connection of its own, would wait
+   * for it: the columns are read on that other connection. */
+  odbc_conn *conn = t->c, *own = NULL;
+  if (!t->d->transactional_ddl && t->c->in_txn) {
+    if (target_open_conn(t, &own, err) != 0)
+      return -1;
+    conn = own;
+  }
   odbc_stmt *st;
-  if (ostmt_prepare(t->c, sql, &st, err) != 0)
+  if (ostmt_prepare(conn, sql, &st, err) != 0) {
+    odbc_close(own);
     return -1;
+  }
   if (ostmt_execute(st, params, NULL, np, err) != 0) {
     ostmt_free(st);
+    odbc_close(own);
     return -1;
   }
   *n = 0;
@@ -84,6 +98,7 @@ static int existing_columns(target *t, char ***out, size_t *n, dwl_error *err)
     }
   }
   ostmt_free(st);
+  odbc_close(own);
   return rc;
 }
 
@@ -169,40 +184,62 @@ int target_value_fits(const target *t, size_t src, const char *v, size_t len, co
   return 0;
 }
 
-/* The declared limits of the existing table's columns (numeric(p,s),
- * varchar(n)) from the dialect's catalog query, into cols[].have; best
- * effort: without them, only the kind of value is checked. */
-static void column_limits(target *t)
+/* Runs one of the dialect's catalog queries (parameters: schema, table)
+ * and hands each row with a column name in its first value to `fn`; best
+ * effort: a query that fails gives no rows. */
+static void catalog_rows(target *t, const char *sql, void (*fn)(target *t, const dwl_value *r))
 {
   odbc_stmt *st;
   dwl_error e2;
   err_init(&e2);
   const dwl_value p[2] = {{t->schema, t->schema ? strlen(t->schema) : 0, !t->schema}, {t->table, strlen(t->table), 0}};
-  if (!t->d->column_limits_sql || ostmt_prepare(t->c, t->d->column_limits_sql, &st, &e2) != 0)
+  if (!sql || ostmt_prepare(t->c, sql, &st, &e2) != 0)
     return;
   const dwl_value *r;
   if (ostmt_execute(st, p, NULL, 2, &e2) == 0)
-    while (ostmt_fetch(st, &r, &e2) == 1) {
-      for (size_t c = 0; !r[0].is_null && c < t->ncols; c++) {
-        tcol *tc = &t->cols[c];
-        if (!tc->have_known || strlen(tc->name) != r[0].len || strncasecmp(tc->name, r[0].data, r[0].len) != 0)
-          continue;
-        long v1 = r[1].is_null ? 0 : strtol(r[1].data, NULL, 10), v2 = r[2].is_null ? 0 : strtol(r[2].data, NULL, 10);
-        long v3 = r[3].is_null ? 0 : strtol(r[3].data, NULL, 10);
-        if (tc->have.type == DWL_TYPE_NUMERIC && v1 > 0 && v1 <= 65 && v2 >= 0 && v2 <= v1) {
-          tc->have.precision = (int)v1;
-          tc->have.scale = (int)v2;
-        } else if (tc->have.type == DWL_TYPE_TEXT && v3 > 0 && v3 < 65535) {
-          tc->have.precision = (int)v3;
-        } else if (tc->have.type == DWL_TYPE_INTEGER) {
-          tc->have_min_set = !r[4].is_null;
-          tc->have_min = tc->have_min_set ? strtoll(r[4].data, NULL, 10) : 0;
-          tc->have_max_set = !r[5].is_null;
-          tc->have_max = tc->have_max_set ? strtoll(r[5].data, NULL, 10) : 0;
-        }
-      }
-    }
+    while (ostmt_fetch(st, &r, &e2) == 1)
+      if (!r[0].is_null)
+        fn(t, r);
   ostmt_free(st);
+}
+
+static int named(const tcol *tc, const dwl_value *name)
+{
+  return strlen(tc->name) == name->len && strncasecmp(tc->name, name->data, name->len) == 0;
+}
+
+/* The declared limits of the existing table's columns (numeric(p,s),
+ * varchar(n)) from the dialect's catalog query, into cols[].have; best
+ * effort: without them, only the kind of value is checked. */
+static void column_limits(target *t, const dwl_value *r)
+{
+  for (size_t c = 0; c < t->ncols; c++) {
+    tcol *tc = &t->cols[c];
+    if (!tc->have_known || !named(tc, &r[0]))
+      continue;
+    long v1 = r[1].is_null ? 0 : strtol(r[1].data, NULL, 10), v2 = r[2].is_null ? 0 : strtol(r[2].data, NULL, 10);
+    long v3 = r[3].is_null ? 0 : strtol(r[3].data, NULL, 10);
+    if (tc->have.type == DWL_TYPE_NUMERIC && v1 > 0 && v1 <= 65 && v2 >= 0 && v2 <= v1) {
+      tc->have.precision = (int)v1;
+      tc->have.scale = (int)v2;
+    } else if (tc->have.type == DWL_TYPE_TEXT && v3 > 0 && v3 < 65535) {
+      tc->have.precision = (int)v3;
+    } else if (tc->have.type == DWL_TYPE_INTEGER) {
+      tc->have_min_set = !r[4].is_null;
+      tc->have_min = tc->have_min_set ? strtoll(r[4].data, NULL, 10) : 0;
+      tc->have_max_set = !r[5].is_null;
+      tc->have_max = tc->have_max_set ? strtoll(r[5].data, NULL, 10) : 0;
+    }
+  }
+}
+
+/* A column a failed run added and could not fill (the dialect's mark):
+ * cols[].marked. */
+static void marked_column(target *t, const dwl_value *r)
+{
+  for (size_t c = 0; c < t->ncols; c++)
+    if (t->cols[c].role == TC_SRC && named(&t->cols[c], &r[0]))
+      t->cols[c].marked = 1;
 }
 
 /* Whether the source's values need checking against the existing
@@ -247,7 +284,8 @@ static int check_columns(target *t, dwl_error *err)
     free(have);
     return -1;
   }
-  column_limits(t);
+  catalog_rows(t, t->d->column_limits_sql, column_limits);
+  catalog_rows(t, t->d->marked_columns_sql, marked_column);
   int rc = 0;
   for (size_t c = 0; c < t->ncols && rc == 0; c++) {
     int found = 0;
@@ -419,7 +457,60 @@ int target_prepare_table(target *t, int create, dwl_error *err)
   return 0;
 }
 
+int target_add_columns(target *t, FILE *print, dwl_error *err)
+{
+  dwl_buf sql;
+  buf_init(&sql, 0);
+  int n = 0;
+  for (size_t i = 0; i < t->ncols; i++) {
+    tcol *c = &t->cols[i];
+    if (!c->not_in_table || c->added)
+      continue;
+    char ty[128];
+    buf_reset(&sql);
+    t->d->add_column(&sql, t->table_q, c->q, t->d->type_sql(&c->decl, ty, sizeof ty));
+    if (buf_failed(&sql)) {
+      buf_free(&sql);
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    }
+    if (ddl(t, sql.data, print, err) != 0) {
+      buf_free(&sql);
+      return -1;
+    }
+    n++;
+    if (print)
+      continue;
+    c->added = 1;
+    log_msg(LOG_INFO, "added column %s to table %s (schema.new_columns: add)%s", c->name, t->spec->target_table,
+            t->d->transactional_ddl ? "" : ", committed at once: the warehouse's DDL is not transactional");
+  }
+  buf_free(&sql);
+  return n;
+}
+
+void target_unmark_columns(target *t)
+{
+  dwl_buf sql;
+  buf_init(&sql, 0);
+  for (size_t i = 0; t->d->clear_mark && i < t->ncols; i++) {
+    const tcol *c = &t->cols[i];
+    if (!c->added && !c->marked)
+      continue;
+    char ty[128];
+    dwl_error e2;
+    err_init(&e2);
+    buf_reset(&sql);
+    t->d->clear_mark(&sql, t->table_q, c->q, t->d->type_sql(&c->decl, ty, sizeof ty));
+    if (buf_failed(&sql) || odbc_exec(t->c, sql.data, NULL, NULL, 0, &e2) != 0)
+      log_msg(LOG_WARN, "could not mark column %s of table %s as filled (%s): the next run fills it once more",
+              c->name, t->spec->target_table, buf_failed(&sql) ? "out of memory" : e2.msg);
+  }
+  buf_free(&sql);
+}
+
 int target_plan_table(target *t, FILE *out, dwl_error *err)
 {
-  return t->exists ? 0 : create_table(t, out, err);
+  if (!t->exists)
+    return create_table(t, out, err);
+  return t->spec->new_columns == NEW_ADD && target_add_columns(t, out, err) < 0 ? -1 : 0;
 }

@@ -4,16 +4,24 @@
 #define DWL_SCHEMA_H
 
 #include "err.h"
+#include "scd.h"
 #include "target.h"
 
 /* Judges how the existing table's columns differ from the source's
  * (target_prepare_table found out), naming `origin` (the source, as
- * messages name it).  A source column the table has not refuses the run,
- * exit 1 and cause DWL_CAUSE_SCHEMA.  A table column the source does not
+ * messages name it).  A source column the table has not goes by
+ * schema.new_columns: fail refuses the run, exit 4 and cause
+ * DWL_CAUSE_SCHEMA; add (the default) lets schema_new_columns add it.  A table column the source does not
  * deliver goes by schema.missing_columns: fail (the default) refuses the
  * run in the same way; null lets new rows and versions hold NULL there,
  * and says so in the log; keep logs what the column gets
  * (schema_keep.c fills it in). */
 int schema_check(const target *t, const char *origin, dwl_error *err);
+
+/* schema.new_columns: add, after schema_check: the engine `e` (NULL for
+ * modes without one) fills the new columns in place for this run
+ * (scd_fill_column), and unless `plan` the table gets them
+ * (target_add_columns). */
+int schema_new_columns(target *t, scd_engine *e, int plan, dwl_error *err);
 
 #endif

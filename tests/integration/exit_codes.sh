@@ -47,9 +47,10 @@ id,name,city,lmd
 1,Ann,Oslo,2024-01-02 00:00:00
 EOF
 )
-J=$(upjob schema "$F2" t_schema)
+J=$(upjob schema "$F2" t_schema "" 'schema:
+  new_columns: fail')
 dw --log-format json run "$J"
-exit_is 4 "schema: a source column the table lacks"
+exit_is 4 "schema: a source column the table lacks (schema.new_columns: fail)"
 like "$ERR" "has no column 'city'" "schema: the message names the column"
 is "$(json_exit)" 4 "schema: the JSON error line carries exit 4"
 is "$(sql "SELECT checkpoint FROM dwload_state WHERE job = 'schema'")" "$CKPT" "schema: the checkpoint did not move"
