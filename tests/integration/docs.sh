@@ -174,7 +174,7 @@ if is_warehouse sqlite; then
 else
   NOLEAK=${ASAN_OPTIONS:-}
 fi
-ASAN_OPTIONS=$NOLEAK ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
+ASAN_OPTIONS=$NOLEAK ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check --connect "$WORK/dsn.yaml"
 is "$RC" 0 "odbc.ini / odbcinst.ini: the $DSN data source connects"
 like "$OUT" "target   ok" "odbc.ini / odbcinst.ini: check reaches the target"
 if is_warehouse postgresql; then
@@ -182,10 +182,10 @@ if is_warehouse postgresql; then
   # Debian's CommLog=1 it does (into Logdir, here a folder of the test's).
   mkdir "$WORK/odbcex/logs"
   sed -i "s|^CommLog=0|CommLog=0\nLogdir=$WORK/odbcex/logs|" "$WORK/odbcex/odbcinst.ini"
-  ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
+  ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check --connect "$WORK/dsn.yaml"
   is "$RC|$(ls "$WORK/odbcex/logs" | wc -l | tr -d ' ')" "0|0" "odbcinst.ini: CommLog=0 writes no psqlODBC log"
   sed -i 's/^CommLog=0/CommLog=1/' "$WORK/odbcex/odbcinst.ini"
-  ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
+  ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check --connect "$WORK/dsn.yaml"
   is "$RC|$(ls "$WORK/odbcex/logs" | grep -c .)" "0|1" "odbcinst.ini: Debian's CommLog=1 would write one"
 else
   skip_tests 2 "CommLog is psqlODBC's"

@@ -75,7 +75,7 @@ like "$ERR" "table dim has columns 'name', 'city', which the source (f3.csv) doe
   "both columns are named"
 
 # dwload check finds it too, without a run
-FEED=$F2 dw check "$j"
+FEED=$F2 dw check --connect "$j"
 is "$RC" 4 "check: exit 4"
 like "$OUT$ERR" "table dim has column 'name', which the source (f2.csv) does not deliver" "check: the same message"
 
@@ -90,7 +90,7 @@ is "$RC" 4 "a new source column: exit 4"
 like "$ERR" "table dim exists but has no column 'email', which the source (f4.csv) delivers" \
   "the message names the column and the source"
 is "$(dump dim)" "$FIRST" "a new source column: the table is unchanged"
-FEED=$F4 dw check "$j"
+FEED=$F4 dw check --connect "$j"
 like "$OUT$ERR" "has no column 'email', which the source (f4.csv) delivers" "check: the same message"
 
 # ---- null: load on, new versions hold NULL ------------------------------------
