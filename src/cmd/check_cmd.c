@@ -1,6 +1,8 @@
-/* dwload check: each step of a run up to the first write (spec, plugin
- * and rejects before connecting, then target, state, source, columns,
- * table), reported as it passes or fails.
+/* dwload check: each step of a run up to the first write (spec, plugin,
+ * types and rejects before connecting; with --connect then target, state,
+ * source, columns, table), reported as it passes or fails.  The table
+ * step names every difference between the table and the job, each on its
+ * line.
  * With --json the report is one document, which also names the engine the
  * job uses and why, and whether pushdown would take the job: the test
  * suite reads that instead of keeping its own copy of pushdown's rules. */
@@ -17,6 +19,7 @@
 #include "prepare.h"
 #include "rules.h"
 #include "run.h"
+#include "runs.h"
 #include "scd.h"
 #include "schema.h"
 #include "state.h"
@@ -108,6 +111,19 @@ static void engine_fields(json_t *doc, const dwl_spec *spec)
   json_object_set_new(doc, "pushdown", json_string(why ? refusal : "ok"));
 }
 
+typedef struct diff_report {
+  report *rp;
+  int n;
+} diff_report;
+
+static int table_diff(void *ud, const char *msg)
+{
+  diff_report *dr = ud;
+  step(dr->rp, "table", 0, "%s", msg);
+  dr->n++;
+  return 0;
+}
+
 void check_spec_failed(const char *path, const check_opts *o, const dwl_error *err, FILE *out)
 {
   report rp;
@@ -148,6 +164,11 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
     goto out;
   }
   step(&rp, "plugin", 1, "%s", about);
+  if (precheck_types(spec, about, sizeof about, err) != 0) {
+    step(&rp, "types", 0, "%s", err->msg);
+    goto out;
+  }
+  step(&rp, "types", 1, "%s", about);
   if (spec->reject_file) {
     if (precheck_rejects(spec, about, sizeof about, err) != 0) {
       step(&rp, "rejects", 0, "%s", err->msg);
@@ -155,6 +176,16 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
     }
     step(&rp, "rejects", 1, "%s can be written", about);
   }
+  /* Offline unless asked: check is also what a deploy runs where the
+   * warehouse is not reachable. */
+  if (!o->connect) {
+    if (rp.doc)
+      json_object_set_new(rp.doc, "connected", json_false());
+    rc = 0;
+    goto out;
+  }
+  if (rp.doc)
+    json_object_set_new(rp.doc, "connected", json_true());
   if (target_connect(spec, &t, err) != 0) {
     step(&rp, "target", 0, "%s", err->msg);
     goto out;
@@ -165,7 +196,14 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
     step(&rp, "state", 0, "%s", err->msg);
     goto out;
   }
-  step(&rp, "state", 1, "%s", st.checkpoint[0] ? st.checkpoint : "no checkpoint yet");
+  int have_state = odbc_table_exists(t->c, NULL, DWL_STATE_TABLE, err);
+  int have_runs = have_state < 0 ? -1 : odbc_table_exists(t->c, NULL, DWL_RUNS_TABLE, err);
+  if (have_runs < 0) {
+    step(&rp, "state", 0, "%s", err->msg);
+    goto out;
+  }
+  step(&rp, "state", 1, "%s; %s %s, %s %s", st.checkpoint[0] ? st.checkpoint : "no checkpoint yet", DWL_STATE_TABLE,
+       have_state ? "exists" : "will be created", DWL_RUNS_TABLE, have_runs ? "exists" : "will be created");
   source_config cfg = source_config_for(spec, st.checkpoint[0] ? st.checkpoint : NULL);
   if (source_open(&cfg, &src, err) != 0) {
     step(&rp, "source", 0, "%s", err->msg);
@@ -184,8 +222,36 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
     goto out;
   }
   step(&rp, "columns", 1, "the spec's columns are in the source");
-  if (target_prepare_table(t, 0, err) != 0 || schema_check(t, src->origin_name, err) != 0) {
+  if (target_prepare_table(t, 0, err) != 0) {
     step(&rp, "table", 0, "%s", err->msg);
+    goto out;
+  }
+  /* Every difference on its own line, not only the first a run stops at. */
+  diff_report dr = {&rp, 0};
+  int ndiff = schema_diffs(t, src->origin_name, table_diff, &dr);
+  int indexed = ndiff < 0 ? 2 : target_key_indexed(t, err);
+  if (indexed < 0) {
+    step(&rp, "table", 0, "%s", err->msg);
+    goto out;
+  }
+  if (indexed == 0) {
+    dwl_buf keys;
+    buf_init(&keys, 0);
+    for (size_t i = 0; i < spec->key.n; i++)
+      buf_printf(&keys, "%s%s", i ? ", " : "", spec->key.v[i]);
+    step(&rp, "table", 0,
+         "table %s has no index that begins with its key (%s): each run would find current versions by reading "
+         "the whole table; create one, as dwload does for a table it creates",
+         spec->target_table, keys.data ? keys.data : "");
+    buf_free(&keys);
+    ndiff++;
+  }
+  if (ndiff != 0) {
+    if (ndiff < 0)
+      err_set(err, DWL_EXIT_FAILED, "out of memory");
+    else
+      err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA, "table %s differs from the job in %d way%s",
+               spec->target_table, ndiff, ndiff > 1 ? "s" : "");
     goto out;
   }
   step(&rp, "table", 1, "%s %s (%zu columns)", spec->target_table, t->exists ? "exists" : "will be created",

@@ -12,10 +12,14 @@
 typedef struct check_opts {
   int json;       /* --json: one JSON document on out instead of lines */
   int spec_only;  /* --spec-only: the spec alone; no plugin, no connection */
+  int connect;    /* --connect: also the warehouse, the source and the table (else offline) */
 } check_opts;
 
-/* Validates, loads the plugin, connects, reports each step on out; stops
- * at the first step that fails (-1, err set). */
+/* Validates, loads the plugin, checks the declared types and the reject
+ * folder; with o->connect connects, opens the source and compares the
+ * table.  Reports each step on out; stops at the first step that fails
+ * (-1, err set), except the table's differences, which are all reported
+ * (exit 4, DWL_CAUSE_SCHEMA). */
 int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *err);
 
 /* check --json of a job file that did not load: the document with its

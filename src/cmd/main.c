@@ -49,8 +49,8 @@ static const char usage_text[] =
     "  run JOB.yaml... | DIR several jobs, an overall JSON line last [--jobs N] [--fail-fast]\n"
     "  plan JOB.yaml         everything run does except writing [--sql]\n"
     "                        [--max-deletes LIMIT] [--allow-empty]\n"
-    "  check JOB.yaml        validate the spec, load the plugin, connect, report\n"
-    "                        [--json] [--spec-only]\n"
+    "  check JOB.yaml        validate the spec and the plugin's options offline\n"
+    "                        [--json] [--spec-only | --connect]\n"
     "  state JOB.yaml        show the stored checkpoint and the last run\n"
     "  runs JOB.yaml         the job's last runs, newest first [--limit N] [--json]\n"
     "  asof JOB.yaml --at T  print the dimension as it stood at time T, as CSV\n"
@@ -101,7 +101,7 @@ enum {
   OPT_AT = 1 << 1,
   OPT_EMPTY_EXIT = 1 << 2,
   OPT_MAX_DELETES = 1 << 3,  /* and --allow-empty */
-  OPT_CHECK = 1 << 4,        /* --json and --spec-only */
+  OPT_CHECK = 1 << 4,        /* --json, --spec-only and --connect */
   OPT_SIGNALS = 1 << 5,      /* a signal rolls the run back and reports */
   OPT_STATE = 1 << 6,        /* --reset, --set, --clear-running (and --json) */
   OPT_REFRESH = 1 << 7,      /* --full-refresh, --backfill-from, --backfill-to */
@@ -357,6 +357,7 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     {"allow-empty", no_argument, NULL, 'E'},
     {"json", no_argument, NULL, 'j'},
     {"spec-only", no_argument, NULL, 'S'},
+    {"connect", no_argument, NULL, 'K'},
     {"reset", no_argument, NULL, 'R'},
     {"set", required_argument, NULL, 'T'},
     {"clear-running", no_argument, NULL, 'C'},
@@ -449,6 +450,11 @@ static int cmd_job(const command *cmd, int argc, char **argv)
       if (many_arg(&a, c == 'f' ? "--full-refresh" : c == 'b' ? "--backfill-from" : "--backfill-to") != 0 ||
           (c != 'f' && many_arg(&a, optarg) != 0))
         return DWL_EXIT_USAGE;
+      break;
+    case 'K':
+      if (!(cmd->opts & OPT_CHECK))
+        return usage_error("--connect applies only to check");
+      a.check.connect = 1;
       break;
     case 'j':
     case 'S':
@@ -569,9 +575,11 @@ static const command commands[] = {
    "  --max-deletes LIMIT, --allow-empty, --full-refresh, --backfill-from,\n"
    "  --backfill-to  as for run\n"},
   {"check", cmd_job, job_check, OPT_CHECK,
-   "Usage: dwload check [--json] [--spec-only] JOB.yaml\n\n"
-   "Validates the spec, loads the plugin, opens the source, connects to the\n"
-   "target and reports each step.\n"
+   "Usage: dwload check [--json] [--spec-only | --connect] JOB.yaml\n\n"
+   "Validates the spec, loads the plugin, checks the declared columns and types\n"
+   "and the reject folder, and reports each step, without connecting.\n"
+   "  --connect    also connect, open the source and compare the target table\n"
+   "               with the job: every difference on its own line, exit 4\n"
    "  --json       one JSON document instead of lines; it also names the engine\n"
    "               the job uses and why, and whether pushdown would take it\n"
    "  --spec-only  check the spec alone: no plugin, no connection\n"},

@@ -57,7 +57,8 @@ int precheck_rejects(const dwl_spec *spec, char *about, size_t n, dwl_error *err
 
 int precheck_job(const dwl_spec *spec, int writes, dwl_error *err)
 {
-  if (precheck_plugin(spec, NULL, 0, err) != 0 || (writes && precheck_rejects(spec, NULL, 0, err) != 0))
+  if (precheck_plugin(spec, NULL, 0, err) != 0 || precheck_types(spec, NULL, 0, err) != 0 ||
+      (writes && precheck_rejects(spec, NULL, 0, err) != 0))
     return -1;
   return 0;
 }

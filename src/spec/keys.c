@@ -144,7 +144,13 @@ static int parse_opt(pctx *c, const char *key, const yaml_node_t *k, const yaml_
         return perr(c, NPOS(item), "%s: list items must be scalars, found %s", dotted,
                     kind_name(item));
       char *t = scalar_text(c, item);
-      if (!t || list_push(c, &o->list, t) != 0)
+      if (!t)
+        return -1;
+      if (add_item_pos(c, dotted, t, item) != 0) {
+        free(t);
+        return -1;
+      }
+      if (list_push(c, &o->list, t) != 0)
         return -1;
     }
     return 0;
@@ -165,6 +171,10 @@ static int parse_opt(pctx *c, const char *key, const yaml_node_t *k, const yaml_
       char *kc = strdup(mk);
       if (!kc)
         return oom(c);
+      if (add_item_pos(c, dotted, mk, node_at(c, p->key)) != 0) {
+        free(kc);
+        return -1;
+      }
       if (list_push(c, &o->list, kc) != 0)
         return -1;
       char *t = scalar_text(c, mv);

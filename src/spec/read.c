@@ -145,6 +145,22 @@ int add_pos(pctx *c, const char *sect, const char *key, const yaml_node_t *k)
   return 0;
 }
 
+/* The position of one column of a list, or of one key of a plugin
+ * option's mapping, as "NAME[ITEM]" (spec_key_at finds it): checks made
+ * later against the source's declared columns point at the entry itself. */
+int add_item_pos(pctx *c, const char *name, const char *item, const yaml_node_t *k)
+{
+  dwl_buf b;
+  buf_init(&b, 0);
+  if (buf_printf(&b, "%s[%s]", name, item) != 0) {
+    buf_free(&b);
+    return oom(c);
+  }
+  int rc = add_pos(c, NULL, b.data, k);
+  buf_free(&b);
+  return rc;
+}
+
 /* Position of a given key, else of `fallback`, else 1:1. */
 void key_pos(pctx *c, const char *key, const char *fallback, int *line, int *col)
 {
@@ -334,6 +350,10 @@ int get_list(pctx *c, const yaml_node_t *v, const char *name, int columns, spec_
       free(t);
       return perr(c, NPOS(v), "%s: column names must not be empty", name);
     }
+    if (columns && add_item_pos(c, name, t, v) != 0) {
+      free(t);
+      return -1;
+    }
     return list_push(c, out, t);
   }
   if (v->type != YAML_SEQUENCE_NODE)
@@ -354,6 +374,10 @@ int get_list(pctx *c, const yaml_node_t *v, const char *name, int columns, spec_
     }
     if (columns && list_find(out, t)) {
       perr(c, NPOS(item), "%s: column '%s' is listed twice", name, t);
+      free(t);
+      return -1;
+    }
+    if (columns && add_item_pos(c, name, t, item) != 0) {
       free(t);
       return -1;
     }

@@ -50,6 +50,8 @@ int expect_mapping(pctx *c, const yaml_node_t *v, const char *name);
 /* ---- positions of the keys given (dwl_spec.pos) */
 /* Records key `sect.key` (or `key` when sect is NULL) at node k. */
 int add_pos(pctx *c, const char *sect, const char *key, const yaml_node_t *k);
+/* The position of a list's column or an option mapping's key, as "NAME[ITEM]". */
+int add_item_pos(pctx *c, const char *name, const char *item, const yaml_node_t *k);
 /* Position of a given key, else of `fallback`, else 1:1. */
 void key_pos(pctx *c, const char *key, const char *fallback, int *line, int *col);
 int given(pctx *c, const char *key);

@@ -37,7 +37,7 @@ static const conn_rule rules[] = {
    "the server refused the user or password: check the user and the variable the job reads the password from"},
   {NULL, 0, NULL,
    "check that the server is up and reachable and the connection string's server, port and database; "
-   "`dwload check JOB` tries the connection; exit 1 is worth a retry if the server was down"},
+   "`dwload check --connect JOB` tries the connection; exit 1 is worth a retry if the server was down"},
 };
 
 const char *connect_hint(const dwl_error *err)

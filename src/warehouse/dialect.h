@@ -106,6 +106,11 @@ struct dialect {
    * character length (NULL unless bounded), and the least and greatest
    * integer (NULL unless narrower than 64 bits).  NULL: not known. */
   const char *column_limits_sql;
+  /* The indexes of a table, two parameters: the schema (NULL: the
+   * connection's) and the bare table name; rows of index name and column
+   * name, each index's columns in their order (check --connect looks for
+   * one on the job's key).  NULL: not known, not checked. */
+  const char *key_index_sql;
   /* What the warehouse's names can hold: longest name (bytes, or
    * characters with ident_chars), and whether a trailing blank and
    * characters outside the Basic Multilingual Plane are refused. */

@@ -109,6 +109,9 @@ const dialect dialect_mariadb = {
                        "WHEN 'mediumint' THEN 8388607 WHEN 'int' THEN 2147483647 END END "
                        "FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE()) "
                        "AND table_name = ?",
+  .key_index_sql = "SELECT index_name, column_name FROM information_schema.statistics "
+                   "WHERE table_schema = COALESCE(?, DATABASE()) AND table_name = ? "
+                   "ORDER BY index_name, seq_in_index",
   /* Each statement sees what is committed when it starts: a table created
    * on another connection during the run is usable at once. */
   .session_sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",

@@ -190,6 +190,11 @@ const dialect dialect_pg = {
                        "CASE data_type WHEN 'smallint' THEN 32767 WHEN 'integer' THEN 2147483647 END "
                        "FROM information_schema.columns WHERE table_schema = COALESCE(?, current_schema()) "
                        "AND table_name = ?",
+  .key_index_sql = "SELECT i.relname, a.attname FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid "
+                   "JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_class i ON i.oid = x.indexrelid "
+                   "CROSS JOIN LATERAL unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord) "
+                   "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum "
+                   "WHERE n.nspname = COALESCE(?, current_schema()) AND c.relname = ? ORDER BY i.relname, k.ord",
   .max_ident = 63, /* NAMEDATALEN - 1 */
   .text_no_nul = 1,
   .max_columns = 1600,

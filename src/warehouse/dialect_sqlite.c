@@ -87,6 +87,14 @@ const dialect dialect_sqlite = {
   .partial_index = 1,
   .index_schema_on_name = 1,
   .columns_sql = "SELECT name, type FROM pragma_table_info(?, ?) ORDER BY cid",
+  /* An INTEGER PRIMARY KEY is the rowid, in no index_list: its column is
+   * listed as an index of its own.  (pragma_index_info finds no row when
+   * its schema comes from a join: the index name alone finds it.) */
+  .key_index_sql = "WITH p AS (SELECT COALESCE(?, 'main') AS s, ? AS t) "
+                   "SELECT n, c FROM (SELECT il.name AS n, ii.name AS c, ii.seqno AS o FROM p, "
+                   "pragma_index_list(p.t, p.s) AS il, pragma_index_info(il.name) AS ii "
+                   "UNION ALL SELECT ' primary key', ti.name, ti.pk FROM p, pragma_table_info(p.t, p.s) AS ti "
+                   "WHERE ti.pk > 0) ORDER BY n, o",
   .real_digits = 15,
   .max_ident = 128,
   .max_columns = 2000,

@@ -32,8 +32,8 @@ typedef struct tcol {
   int have_known;        /* an existing table's column: have is its kind and limits (PostgreSQL, MariaDB) */
   dwl_column have;
   int have_check;        /* it may take less than the source holds: check values */
-  int not_in_table;      /* a source column the existing table has not (schema.c judges it); scans
-                          * read NULL for it: the table has it only as this run's ALTER TABLE */
+  int not_in_table;      /* a column of the layout the existing table has not (schema.c judges it);
+                          * scans read NULL for it: the table has it only as this run's ALTER TABLE */
   int added;             /* not_in_table, and this run's ALTER TABLE added it */
   int marked;            /* added by a run that failed after its ALTER TABLE committed (MariaDB):
                           * still to be filled, as a new column is */
@@ -83,9 +83,17 @@ void target_free(target *t);
 /* Builds the column layout from the source columns. */
 int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err);
 
-/* Checks whether the table exists and has every column of the layout;
- * when it is missing and `create` is set, creates it (and its indexes). */
+/* Checks whether the table exists and reads its columns (the layout's it
+ * lacks are marked not_in_table, its own the layout lacks are t->absent:
+ * schema.c judges both); when it is missing and `create` is set, creates
+ * it (and its indexes). */
 int target_prepare_table(target *t, int create, dwl_error *err);
+
+/* Whether an index of the existing table begins with the job's key
+ * columns (in any order), as the one dwload creates does: 1 yes, 0 no, 2
+ * the job needs none (no key, or not mode scd2 or upsert) or the dialect
+ * cannot tell, -1 with err set.  After target_prepare_table. */
+int target_key_indexed(target *t, dwl_error *err);
 
 /* plan --sql: prints to `out` the DDL a run would execute on the table
  * (CREATE TABLE and its key index when it does not exist yet; with

@@ -286,8 +286,7 @@ static int check_columns(target *t, dwl_error *err)
   }
   catalog_rows(t, t->d->column_limits_sql, column_limits);
   catalog_rows(t, t->d->marked_columns_sql, marked_column);
-  int rc = 0;
-  for (size_t c = 0; c < t->ncols && rc == 0; c++) {
+  for (size_t c = 0; c < t->ncols; c++) {
     int found = 0;
     for (size_t i = 0; i < n && !found; i++)
       found = have[i] && strcasecmp(have[i], t->cols[c].name) == 0;
@@ -296,14 +295,8 @@ static int check_columns(target *t, dwl_error *err)
         !sqlite_keeps_text(tc->have_type))
       tc->real_digits = t->d->real_digits;
     tc->have_check = found && needs_check(t, tc);
-    /* A source column is schema.c's to judge, with the source named; a
-     * bookkeeping column the table lacks is the job's mistake. */
-    tc->not_in_table = !found && tc->role == TC_SRC;
-    if (!found && tc->role != TC_SRC)
-      rc = err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA,
-                    "table %s exists but has no column '%s'; add it, or point target.table at a new table and "
-                    "dwload creates it",
-                    t->spec->target_table, t->cols[c].name);
+    /* schema.c judges every missing column, so check can name them all. */
+    tc->not_in_table = !found;
   }
   /* The table's columns the layout has not: taken over for schema.c. */
   for (size_t i = 0; i < n; i++) {
@@ -317,7 +310,46 @@ static int check_columns(target *t, dwl_error *err)
     have[t->nabsent++] = have[i];
   }
   t->absent = have;
-  return rc;
+  return 0;
+}
+
+int target_key_indexed(target *t, dwl_error *err)
+{
+  const dwl_spec *s = t->spec;
+  if (!t->exists || !t->d->key_index_sql || s->key.n == 0 || (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT))
+    return 2;
+  const dwl_value p[2] = {{t->schema, t->schema ? strlen(t->schema) : 0, !t->schema}, {t->table, strlen(t->table), 0}};
+  odbc_stmt *st;
+  if (ostmt_prepare(t->c, t->d->key_index_sql, &st, err) != 0)
+    return -1;
+  int found = 0, f = 0;
+  if (ostmt_execute(st, p, NULL, 2, err) != 0) {
+    ostmt_free(st);
+    return -1;
+  }
+  /* Rows come index by index, columns in order: the first key.n columns
+   * of one index must each be a key column (an index lists a column once). */
+  char index[256] = "";
+  size_t at = 0, matched = 0;
+  const dwl_value *r;
+  while (!found && (f = ostmt_fetch(st, &r, err)) == 1) {
+    if (r[0].is_null || r[1].is_null)
+      continue;
+    if (strlen(index) != r[0].len || strncmp(index, r[0].data, r[0].len) != 0) {
+      snprintf(index, sizeof index, "%.*s", (int)r[0].len, r[0].data);
+      at = matched = 0;
+    }
+    if (at++ >= s->key.n)
+      continue;
+    for (size_t k = 0; k < s->key.n; k++)
+      if (strlen(s->key.v[k]) == r[1].len && strncasecmp(s->key.v[k], r[1].data, r[1].len) == 0) {
+        matched++;
+        break;
+      }
+    found = matched == s->key.n;
+  }
+  ostmt_free(st);
+  return f < 0 ? -1 : found;
 }
 
 /* DDL that would commit the run's transaction (MariaDB) runs on a
@@ -464,7 +496,7 @@ int target_add_columns(target *t, FILE *print, dwl_error *err)
   int n = 0;
   for (size_t i = 0; i < t->ncols; i++) {
     tcol *c = &t->cols[i];
-    if (!c->not_in_table || c->added)
+    if (!c->not_in_table || c->added || c->role != TC_SRC)
       continue;
     char ty[128];
     buf_reset(&sql);

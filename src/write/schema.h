@@ -24,4 +24,14 @@ int schema_check(const target *t, const char *origin, dwl_error *err);
  * (target_add_columns). */
 int schema_new_columns(target *t, scd_engine *e, int plan, dwl_error *err);
 
+/* Every difference check --connect reports, each one message to fn (which
+ * returns non-zero to stop): the layout's columns the table lacks (a
+ * source column only when schema.new_columns: add cannot take it), the
+ * table's the source does not deliver (one each; none with
+ * schema.missing_columns: null or keep), and the source's columns whose table
+ * column is declared a type that cannot hold their values (an integer
+ * column for a date).  Returns how many, -1 out of memory. */
+typedef int (*schema_diff_fn)(void *ud, const char *msg);
+int schema_diffs(const target *t, const char *origin, schema_diff_fn fn, void *ud);
+
 #endif

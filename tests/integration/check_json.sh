@@ -48,10 +48,10 @@ SCD2='  mode: scd2
 
 # ---- the whole check ---------------------------------------------------------
 J=$(cj t_mem "$WH_CONN" "$SCD2")
-dw check --json "$J"
+dw check --connect --json "$J"
 is "$RC" 0 "check --json of a good job exits 0"
 is "$(printf '%s\n' "$OUT" | wc -l)" 1 "one line on stdout"
-is "$(steps | tr '\n' ',')" "spec ok,plugin ok,target ok,state ok,source ok,columns ok,table ok," \
+is "$(steps | tr '\n' ',')" "spec ok,plugin ok,types ok,target ok,state ok,source ok,columns ok,table ok," \
   "every step of the text check, each ok"
 is "$(jfield ok)" true "ok: true"
 is "$(jfield job)" '"t_mem"' "the job's name"
@@ -60,8 +60,8 @@ is "$(jfield engine)" '"memory"' "no load.engine: memory"
 like "$(jfield engine_reason)" "not set; memory is the default" "the reason: the default"
 is "$(jfield pushdown)" '"ok"' "pushdown would take it"
 is "$(table_exists t_mem)" 0 "check --json created no table"
-dw check "$J"
-is "$(printf '%s\n' "$OUT" | grep -c ' ok ')" 7 "without --json: the seven lines as before"
+dw check --connect "$J"
+is "$(printf '%s\n' "$OUT" | grep -c ' ok ')" 8 "without --json: the eight lines as before"
 
 # ---- --spec-only: the spec alone -----------------------------------------------
 # No connection is made: an unreachable target still checks.
@@ -75,8 +75,8 @@ is "$(jfield engine)" '"pushdown"' "load.engine: pushdown: pushdown"
 like "$(jfield engine_reason)" "t_off.yaml:13:3: the spec sets load.engine: pushdown" \
   "the reason names where the spec sets it"
 is "$(jfield pushdown)" '"ok"' "a pushdown job that loaded: ok"
-dw check "$J"
-is "$RC" 1 "without --spec-only the same job fails at its target"
+dw check --connect "$J"
+is "$RC" 1 "without --spec-only, with --connect, the same job fails at its target"
 like "$OUT" "target   FAILED" "... at the target step"
 
 J=$(cj t_abs "$NOWH" "$SCD2

@@ -78,7 +78,7 @@ is "$RC" 0 "state before any run exits 0"
 like "$OUT" "no run yet" "state before any run says no run yet"
 
 # ---- check -----------------------------------------------------------------
-dw check "$J"
+dw check --connect "$J"
 is "$RC" 0 "check of a good job exits 0"
 for s in spec target state plugin source columns table; do
   is "$(printf '%s\n' "$OUT" | grep -c "^$s  *ok ")" 1 "check reports step '$s' ok"
@@ -87,7 +87,7 @@ like "$OUT" "will be created" "check: the table does not exist yet"
 is "$(table_exists people)" 0 "check created no table"
 
 K=$(cli_job people_dim "$SPINE/append_1.csv" ident)
-dw check "$K"
+dw check --connect "$K"
 is "$([ "$RC" -ne 0 ] && echo non-zero || echo "$RC")" non-zero \
   "check with a key column not in the source exits non-zero"
 like "$OUT" "FAILED" "check with a bad key column says FAILED"
@@ -196,7 +196,7 @@ else
 fi
 EXDB=$WH
 for e in customers append replace; do
-  DWLOAD_WAREHOUSE="$EXDB" dw check "$EX/$e.yaml"
+  DWLOAD_WAREHOUSE="$EXDB" dw check --connect "$EX/$e.yaml"
   is "$RC" 0 "example $e.yaml passes check"
 done
 DWLOAD_WAREHOUSE="$EXDB" dw run "$EX/customers.yaml"

@@ -102,6 +102,7 @@ rmdir "$WORK/jobs/my plugins"
 is "$(words "$DWLOAD" run "")" "orders.yaml other.yml plugdir" \
   "dwload run <TAB>: the job files and directories, not notes.txt"
 is "$(words "$DWLOAD" check or)" "orders.yaml" "dwload check or<TAB>: orders.yaml"
+is "$(words "$DWLOAD" check --c)" "--connect" "dwload check --c<TAB>: --connect"
 is "$(words "$DWLOAD" migrate "")" "" "dwload migrate <TAB>: no job file (migrate takes none)"
 
 # ---- read from the program, not copied ---------------------------------------------

@@ -6,7 +6,7 @@
 
 printf 'a,lmd\n1,2024-01-01\n' >"$WORK/f.csv"
 JOB=$(mkjob verjob "$WORK/f.csv" t_verjob </dev/null)
-dw check "$JOB"
+dw check --connect "$JOB"
 shown=$(printf '%s\n' "$OUT" | sed -n 's/^target *ok *[A-Za-z]* \([^ ]*\) .*/\1/p')
 case $WAREHOUSE in
   postgresql) want=$(sql 'SHOW server_version' | sed 's/ .*//') ;;

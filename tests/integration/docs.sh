@@ -174,7 +174,7 @@ if is_warehouse sqlite; then
 else
   NOLEAK=${ASAN_OPTIONS:-}
 fi
-ASAN_OPTIONS=$NOLEAK ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
+ASAN_OPTIONS=$NOLEAK ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check --connect "$WORK/dsn.yaml"
 is "$RC" 0 "odbc.ini / odbcinst.ini: the $DSN data source connects"
 like "$OUT" "target   ok" "odbc.ini / odbcinst.ini: check reaches the target"
 if is_warehouse postgresql; then
@@ -184,10 +184,10 @@ if is_warehouse postgresql; then
   # (src/warehouse/driver_logs.c; tests/integration/driver_logs.sh).
   mkdir "$WORK/odbcex/logs"
   sed -i "s|^CommLog=0|CommLog=0\nLogdir=$WORK/odbcex/logs|" "$WORK/odbcex/odbcinst.ini"
-  ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
+  ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check --connect "$WORK/dsn.yaml"
   is "$RC|$(ls "$WORK/odbcex/logs" | wc -l | tr -d ' ')" "0|0" "odbcinst.ini: CommLog=0 writes no psqlODBC log"
   sed -i 's/^CommLog=0/CommLog=1/' "$WORK/odbcex/odbcinst.ini"
-  ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check "$WORK/dsn.yaml"
+  ODBCSYSINI="$WORK/odbcex" ODBCINI=/nonexistent dw check --connect "$WORK/dsn.yaml"
   is "$RC|$(ls "$WORK/odbcex/logs" | wc -l | tr -d ' ')" "0|0" "odbcinst.ini: Debian's CommLog=1, through dwload's view: no log either"
 else
   skip_tests 2 "CommLog is psqlODBC's"

@@ -369,6 +369,24 @@ dw() {
   LAST=$(tail -n 1 "$WORK/stdout")
 }
 
+# wh_down_conn: a connection to this warehouse that cannot be made: the
+# server's port 1 on loopback (nothing listens there), a SQLite file in a
+# missing folder
+wh_down_conn() {
+  case $WAREHOUSE in
+    sqlite) echo "Driver=SQLite3;Database=$WORK/no/such/dir/w.db" ;;
+    *) printf '%s' "$WH_CONN" | sed 's/Port=[0-9]*/Port=1/' ;;
+  esac
+}
+
+# check_steps: the steps of the check --json document in OUT, "step
+# ok|FAILED," each
+check_steps() {
+  printf '%s' "$OUT" | python3 -c '
+import json, sys
+print("".join("%s %s," % (s["step"], "ok" if s["ok"] else "FAILED") for s in json.loads(sys.stdin.read())["steps"]))'
+}
+
 # field NAME: a member of the JSON summary in LAST, as JSON text
 # ("ok" for strings without quotes, null, numbers as written).
 field() {

@@ -14,12 +14,7 @@ id,name,lmd
 EOF
 )
 
-# A connection to this warehouse that cannot be made: the server's port
-# 1 on loopback (nothing listens there), a SQLite file in a missing folder.
-case $WAREHOUSE in
-  sqlite) DOWN="Driver=SQLite3;Database=$WORK/no/such/dir/w.db" ;;
-  *) DOWN=$(printf '%s' "$WH_CONN" | sed 's/Port=[0-9]*/Port=1/') ;;
-esac
+DOWN=$(wh_down_conn)
 
 # pc_job NAME CONNECTION [SOURCE-LINE] [LOAD-LINE]: an append job file
 pc_job() {
@@ -52,12 +47,6 @@ inc_run() {
   like "$ERR" "$WORK/_shared.yaml:$3" "$4: the included file's line and column"
 }
 
-# steps: check --json's steps in OUT, "step ok|FAILED," each
-steps() {
-  printf '%s' "$OUT" | python3 -c '
-import json, sys
-print("".join("%s %s," % (s["step"], "ok" if s["ok"] else "FAILED") for s in json.loads(sys.stdin.read())["steps"]))'
-}
 
 # ---- a misspelt option, the warehouse down: exit 2, the option named -------
 J=$(pc_job pc_down "$DOWN" '  delimitr: ","')
@@ -96,7 +85,7 @@ J=$(pc_job pc_rej "$WH_CONN" "" '  reject_file: missing/rejects.csv
   max_rejects: 5')
 dw check --json "$J"
 is "$RC" 4 "reject folder missing: check exits 4"
-is "$(steps)" "spec ok,plugin ok,rejects FAILED," "reject folder missing: check --json's rejects step fails, before target"
+is "$(check_steps)" "spec ok,plugin ok,types ok,rejects FAILED," "reject folder missing: check --json's rejects step fails, before target"
 like "$OUT" "$J:12:3: load.reject_file: its folder $WORK/missing cannot take the reject file: No such file or directory" \
   "reject folder missing: the message names file:line:col and the folder"
 BEFORE=$(wh_dump)

@@ -82,7 +82,7 @@ like "$ERR" "table dim has columns 'name', 'city', which the source (f3.csv) doe
   "both columns are named"
 
 # dwload check finds it too, without a run
-FEED=$F2 dw check "$j"
+FEED=$F2 dw check --connect "$j"
 is "$RC" 4 "check: exit 4"
 like "$OUT$ERR" "table dim has column 'name', which the source (f2.csv) does not deliver" "check: the same message"
 
@@ -102,7 +102,7 @@ like "$ERR" "table dim exists but has no column 'email', which the source (f4.cs
 like "$ERR" "schema.new_columns: add" "the message names the way out"
 is "$(dump dim)" "$FIRST" "a new source column: the table is unchanged"
 is "$(cols dim)" "$(echo "$DIM_COLS" | tr -d ' ')" "new_columns: fail: the table has no new column"
-FEED=$F4 dw check "$jf"
+FEED=$F4 dw check --connect "$jf"
 like "$OUT$ERR" "has no column 'email', which the source (f4.csv) delivers" "check: the same message"
 
 # ---- null: load on, new versions hold NULL ------------------------------------

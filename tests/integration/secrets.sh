@@ -70,7 +70,7 @@ EOF
 J=$(sjob plain "$GOOD_CONN" dim "$FEED")
 probe 0 "run (password written in the job file)" run "$J"
 like "$(cat "$OUTS/$N."*.err)" "***" "the log shows the connection with the password masked"
-probe 0 "check" check "$J"
+probe 0 "check" check --connect "$J"
 probe 0 "state" state "$J"
 probe 0 "plan --sql" plan --sql "$J"
 probe 0 "asof" asof "$J" --at '2024-01-02 00:00:00'
@@ -82,7 +82,7 @@ probe 0 "run (password from \${VAR})" run "$J"
 if ! is_warehouse sqlite; then
   J=$(sjob wrongpw "$(conn_with "$WRONG")" dim3 "$FEED")
   probe 1 "wrong password" run "$J"
-  probe 1 "wrong password, check" check "$J"
+  probe 1 "wrong password, check" check --connect "$J"
 fi
 J=$(sjob badhost "$BAD_HOST_CONN" dim4 "$FEED")
 probe 1 "unreachable warehouse" run "$J"

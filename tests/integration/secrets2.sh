@@ -82,7 +82,7 @@ sjob() {
 J=$(sjob braced "$(wh_user_conn "$USER1" '${DW_PW}')" dim)
 probe 0 "run, Pwd=\${DW_PW} holding ; } {" run "$J"
 is "$(sql "SELECT count(*) FROM dim")" 2 "the user with that password loaded the rows"
-probe 0 "check" check "$J"
+probe 0 "check" check --connect "$J"
 probe 0 "state" state "$J"
 probe 0 "plan --sql" plan --sql "$J"
 probe 0 "run with JSON logs" --log-format json run "$J"
@@ -123,7 +123,7 @@ fi
 J=$(sjob pqopt "$PQ_CONN" dim4)
 probe 0 "run, pqopt={... password=...}" run "$J"
 is "$(sql "SELECT count(*) FROM dim4")" 2 "pqopt: the rows are loaded (on PostgreSQL, by libpq's password)"
-probe 0 "check, pqopt" check "$J"
+probe 0 "check, pqopt" check --connect "$J"
 probe 0 "state, pqopt" state "$J"
 probe 0 "run with JSON logs, pqopt" --log-format json run "$J"
 
@@ -132,7 +132,7 @@ for kw in "Pwd={$P1;$P2}}$P3}" "PASSWORD=$P1" "pwd=$P2" "Password = $P3" "pqopt=
           "pqopt={sslpassword=$P2 password='$P3 x'}" "TLSKeyPwd=$P1" "Database=postgresql://u:$P2@h/db" \
           "Token=$P3" "UID=u;PWD={$P1"; do
   probe 1 "cannot connect, $(printf '%s' "$kw" | sed "s/$P1/P1/g; s/$P2/P2/g; s/$P3/P3/g")" \
-    check "$(sjob down "$DOWN;$kw" dim5)"
+    check --connect "$(sjob down "$DOWN;$kw" dim5)"
 done
 
 # ---- what stays behind -------------------------------------------------------------
