@@ -105,8 +105,10 @@ dw check --json "$J"
 like "$OUT" '"connected":false' "plain check --json says it did not connect"
 
 # ---- a table missing two columns: both named, exit 4 ---------------------------
+# (schema.new_columns: fail; with add, the default, a run adds them)
 sql "CREATE TABLE cc_two (id INTEGER)"
 J=$(cc_job cc_two "$WH_CONN" append "$TYPES" '  lmd: lmd')
+printf 'schema:\n  new_columns: fail\n' >>"$J"
 dw check --connect "$J"
 is "$RC" 4 "a table missing two columns: check --connect exits 4"
 like "$OUT" "table    FAILED table cc_two exists but has no column 'name'" "the first missing column named"
@@ -114,6 +116,10 @@ like "$OUT" "table    FAILED table cc_two exists but has no column 'lmd'" "the s
 is "$(printf '%s\n' "$OUT" | grep -c 'table    FAILED')" 2 "each difference on its own line"
 dw run "$J"
 is "$RC" 4 "the run refuses the same table (exit 4)"
+sql "CREATE TABLE cc_add (id INTEGER)"
+J=$(cc_job cc_add "$WH_CONN" append "$TYPES" '  lmd: lmd')
+dw check --connect "$J"
+is "$RC" 0 "new_columns: add (the default): source columns the table lacks are no difference"
 
 # ---- a column of a type that cannot hold the source's values -------------------
 sql "CREATE TABLE cc_type (id INTEGER, name VARCHAR(40), lmd INTEGER, extra INTEGER)"

@@ -347,19 +347,19 @@ GK="$WORK/gk.csv"
 EOF
   awk 'BEGIN { for (i = 4; i <= 3000; i++) printf "%d,name %d,e%d@x,2024-02-01\n", i, i, i }'; } >"$GK"
 export GK
-jk=$(sjob growk dimk scd2)
+jk=$(sjob growk dimgk scd2)
 FEED=$G1 dw run "$jk"
 is "$RC" 0 "add, killed run: first load: exit 0"
 FEED=$GK python3 "$TOP_SRCDIR/tests/integration/killat.py" read:0.5 "$GK" -- "$DWLOAD" run "$jk" >"$WORK/killat.out" 2>&1
 like "$(cat "$WORK/killat.out")" "killed at read:0.5" "add, killed run: killed while reading the feed"
-left_column dimk "add, killed run"
+left_column dimgk "add, killed run"
 FEED=$GK dw run "$jk"
 is "$RC" 0 "add, the run after the killed one: exit 0"
 is "$(counts)" "read=3000 skipped=0 inserted=2998 expired=1 updated=1 deleted=0 unchanged=1" \
   "add, the run after the killed one: the counts of a first appearance"
-is "$(xdump dimk | head -n 4)" "$(printf '%s\n' "$AFTER2" | head -n 4)" \
+is "$(xdump dimgk | head -n 4)" "$(printf '%s\n' "$AFTER2" | head -n 4)" \
   "add, the run after the killed one: keys 1 to 3 as without the kill"
-is "$(sql "SELECT count(*) FROM dimk WHERE valid_to IS NULL AND email IS NOT NULL")" 2999 \
+is "$(sql "SELECT count(*) FROM dimgk WHERE valid_to IS NULL AND email IS NOT NULL")" 2999 \
   "add, the run after the killed one: every current version with an email holds it"
 
 # upsert: the rows take the new column's values (an update each: no history)
