@@ -56,6 +56,7 @@ typedef struct run_ctx {
   dwl_ts started;       /* the run's timestamp: deletions by absence */
   int emptied;          /* mode replace: the old rows are deleted */
   long long refreshed;  /* --full-refresh: rows deleted first; -1 none */
+  long long scanned;    /* rows the lookup read from the target: its count */
   long long unreadable; /* rejected rows whose key could not be read */
   char first_unreadable[300];
   odbc_conn *failed_conn;  /* the connection whose commit call failed: its
@@ -226,6 +227,7 @@ static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const 
 static int on_current(void *ud, const dwl_value *row, const dwl_ts *vf, int deleted, dwl_error *err)
 {
   run_ctx *r = ud;
+  progress_step(++r->scanned);
   return scd_add_current(&r->e, row, vf, deleted, err);
 }
 
@@ -233,6 +235,7 @@ static int on_gone(void *ud, const dwl_value *row, const dwl_ts *valid_to, int d
 {
   run_ctx *r = ud;
   (void)deleted;
+  progress_step(++r->scanned);
   return scd_add_gone(&r->e, row, valid_to, err);
 }
 
@@ -278,7 +281,9 @@ static int read_current(run_ctx *r, int keyed, dwl_error *err)
   int gone = r->spec->deletes != DEL_NONE && r->spec->delete_style == DELSTYLE_EXPIRE;
   double t0 = now_s();
   int rc = 0;
-  progress_phase("lookup");
+  /* The line counts the rows the target really returns, not the delta. */
+  r->scanned = 0;
+  progress_phase_total("lookup", -1);
   if (!keyed) {
     rc = target_scan(r->t, scan, nscan, 0, on_current, r, err);
     if (rc == 0 && gone)
@@ -399,6 +404,7 @@ static int run_pushdown(run_ctx *r, dwl_error *err)
       return -1;
     absent_ok = g == 0;
   }
+  progress_phase_total("apply", PUSHDOWN_APPLY_STEPS);
   if (pushdown_apply(r->pd, absent_ok, &counts, err) != 0)
     return -1;
   add_counts(r, &counts);
@@ -437,7 +443,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
 
   scd_counts counts = {0};
   scd_sink sink = writer_sink(r->w);
-  progress_phase("apply");
+  progress_phase_total("apply", (long long)r->e.delta.n);
   if (scd_apply(&r->e, &sink, &counts, err) != 0)
     return -1;
   if (scd_deferred(&r->e) > 0 && (read_history(r, err) != 0 || scd_repair(&r->e, &sink, &counts, err) != 0)) {
@@ -697,7 +703,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
       rc = writer_delete_all(r.w, err);
   }
   if (rc == 0) {
-    progress_phase("write");
+    progress_phase_total("write", writer_pending_statements(r.w));
     rc = writer_flush(r.w, err);
   }
   if (rc == 0 && !o->plan)

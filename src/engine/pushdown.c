@@ -43,6 +43,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "progress.h"
 
 /* Runs a statement that only builds temporary tables or reads; these run
  * in plan mode too. */
@@ -151,24 +152,33 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
     if (rc == 0)
       rc = apply_absent(p, &b, counts, err);
     buf_free(&b);
+    progress_step(PUSHDOWN_APPLY_STEPS);
     return rc;
   }
   dwl_buf b;
   buf_init(&b, 0);
   double t0 = now_s();
+  /* Each step (a statement or a few) one of PUSHDOWN_APPLY_STEPS. */
   int rc = build_a(p, &b, err);
+  progress_step(1);
   if (rc == 0)
     rc = analyze(p, "dwl_pd_a", err);
+  progress_step(2);
   if (rc == 0)
     rc = check_conflicts(p, &b, err);
+  progress_step(3);
   if (rc == 0)
     rc = build_b(p, &b, err);
+  progress_step(4);
   if (rc == 0)
     rc = p->spec->mode == MODE_SCD2 ? run_scd2(p, &b, counts, err) : run_upsert(p, &b, counts, err);
+  progress_step(5);
   if (rc == 0)
     rc = apply_revive(p, &b, counts, err);
+  progress_step(6);
   if (rc == 0)
     rc = apply_absent(p, &b, counts, err);
+  progress_step(PUSHDOWN_APPLY_STEPS);
   buf_free(&b);
   if (rc == 0)
     log_msg(LOG_INFO, "pushdown: %lld rows staged; changes computed and applied in the warehouse in %.2fs", p->n,

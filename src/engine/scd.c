@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "progress.h"
 
 ssize_t scd_col_index(const dwl_column *cols, size_t ncols, const char *name)
 {
@@ -397,7 +398,10 @@ int scd_apply(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_error
       g->minseq = r->seq;
   }
   qsort(groups, ng, sizeof *groups, cmp_groups);
+  size_t applied = 0;  /* delta rows walked: the apply phase's count */
   for (size_t g = 0; g < ng; g++) {
+    progress_step((long long)applied);
+    applied += groups[g].n;
     rs_row *const *gr = &rows[groups[g].first];
     if (e->spec->mode == MODE_SCD2) {
       int d = defer_late(e, groups[g].first, gr, groups[g].n, err);
@@ -411,6 +415,7 @@ int scd_apply(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_error
     if (r != 0)
       goto out;
   }
+  progress_step((long long)applied);
   rc = 0;
   if (e->ndeferred) {
     e->sorted = rows;  /* the waiting keys' rows, for scd_repair */

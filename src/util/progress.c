@@ -3,12 +3,19 @@
  * run itself calls nothing; one mutex orders its writes with the log's,
  * and with the count lines a command draws itself (progress_count).
  * Without a terminal the same thread logs the figures at a steady
- * interval instead: the liveness a scheduler's log shows. */
+ * interval instead: the liveness a scheduler's log shows.
+ *
+ * A counted phase (progress_phase_total) shows what it has done, and with
+ * a known total the percent and an ETA from its own rate.  The run's hot
+ * loops only store a counter (progress_step: one relaxed atomic store, no
+ * lock, no clock); the thread reads it when it redraws, so the loops pay
+ * nothing for the redraws' cadence. */
 #include "progress.h"
 
 #include "log.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +31,11 @@ static struct {
   pthread_cond_t cv;
   const char *phase;
   long long rows;
+  /* the counted phase: done of total (-1: unknown), from phase_start */
+  int counted;
+  _Atomic long long done;
+  long long total;
+  double phase_start;
   struct timespec t0;
   double read_start, read_end;  /* seconds since t0; rows/s is over reading */
   int drawn;                    /* the line is on the screen */
@@ -60,16 +72,58 @@ static void erase(void)
   pg.drawn = 0;
 }
 
+/* s seconds as hh:mm:ss (00:00:00 for what cannot be shown). */
+static void hms(double s, char out[16])
+{
+  int secs = s > 0 && s < 360000 ? (int)s : 0;
+  snprintf(out, 16, "%02d:%02d:%02d", secs / 3600, secs / 60 % 60, secs % 60);
+}
+
+/* The figures of a counted phase at t: done, percent (-1: no total) and
+ * the seconds left (-1: not known yet), from the phase's rate so far. */
+static long long phase_figures(double t, int *pct, double *left)
+{
+  long long done = atomic_load_explicit(&pg.done, memory_order_relaxed);
+  double spent = t - pg.phase_start;
+  *pct = -1;
+  *left = -1;
+  if (pg.total >= 0) {
+    if (done > pg.total)
+      done = pg.total;
+    *pct = pg.total > 0 ? (int)(done * 100 / pg.total) : 100;  /* nothing to do is done */
+    if (done == pg.total)
+      *left = 0;
+    else if (done > 0 && spent > 0)
+      *left = spent * (double)(pg.total - done) / (double)done;
+  }
+  return done;
+}
+
 /* Called with the mutex held. */
 static void draw(void)
 {
   double t = since_start();
-  long long rate = read_rate(t);
-  int secs = (int)t;
+  char el[16];
+  hms(t, el);
   /* Short enough for an 80-column terminal: a wrapped line cannot be
    * redrawn in place. */
-  fprintf(stderr, "\r\033[K%-7s %12lld rows  %10lld rows/s  %02d:%02d:%02d", pg.phase, pg.rows, rate, secs / 3600,
-          secs / 60 % 60, secs % 60);
+  if (!pg.counted) {
+    fprintf(stderr, "\r\033[K%-7s %12lld rows  %10lld rows/s  %s", pg.phase, pg.rows, read_rate(t), el);
+  } else {
+    int pct;
+    double left;
+    long long done = phase_figures(t, &pct, &left);
+    if (pct < 0) {
+      double spent = t - pg.phase_start;
+      fprintf(stderr, "\r\033[K%-7s %12lld rows scanned  %10lld rows/s  %s", pg.phase, done,
+              spent > 0 ? (long long)((double)done / spent) : 0, el);
+    } else {
+      char eta[16] = "--:--:--";
+      if (left >= 0)
+        hms(left, eta);
+      fprintf(stderr, "\r\033[K%-7s %10lld/%-10lld %3d%%  ETA %s  %s", pg.phase, done, pg.total, pct, eta, el);
+    }
+  }
   fflush(stderr);
   pg.drawn = 1;
 }
@@ -81,8 +135,20 @@ static void log_line(void)
   double t = since_start();
   const char *phase = pg.phase;
   long long rows = pg.rows, rate = read_rate(t);
+  int counted = pg.counted, pct;
+  double left, spent = t - pg.phase_start;
+  long long done = counted ? phase_figures(t, &pct, &left) : 0, total = pg.total;
   pthread_mutex_unlock(&pg.mu);
-  log_msg(LOG_INFO, "progress: %s, %lld rows read, %lld rows/s, %.0fs elapsed", phase, rows, rate, t);
+  if (!counted)
+    log_msg(LOG_INFO, "progress: %s, %lld rows read, %lld rows/s, %.0fs elapsed", phase, rows, rate, t);
+  else if (pct < 0)
+    log_msg(LOG_INFO, "progress: %s, %lld rows scanned, %lld rows/s, %.0fs elapsed", phase, done,
+            spent > 0 ? (long long)((double)done / spent) : 0, t);
+  else if (left < 0)
+    log_msg(LOG_INFO, "progress: %s, %lld of %lld (%d%%), ETA unknown, %.0fs elapsed", phase, done, total, pct, t);
+  else
+    log_msg(LOG_INFO, "progress: %s, %lld of %lld (%d%%), ETA %.0fs, %.0fs elapsed", phase, done, total, pct,
+            left, t);
   pthread_mutex_lock(&pg.mu);
 }
 
@@ -134,6 +200,7 @@ void progress_begin(int want)
   clock_gettime(CLOCK_MONOTONIC, &pg.t0);
   pg.phase = "connect";
   pg.rows = 0;
+  pg.counted = 0;
   pg.read_start = pg.read_end = 0;
   pg.stop = 0;
   pg.drawn = 0;
@@ -145,19 +212,45 @@ void progress_begin(int want)
   pg.active = 1;
 }
 
-void progress_phase(const char *phase)
+/* Names the phase; with `counted`, from a count of 0 of `total`. */
+static void set_phase(const char *phase, int counted, long long total)
 {
   if (!pg.active)
     return;
   pthread_mutex_lock(&pg.mu);
+  double t = since_start();
   if (strcmp(phase, "read") == 0 && pg.read_start == 0)
-    pg.read_start = since_start();
+    pg.read_start = t;
   else if (strcmp(pg.phase, "read") == 0)
-    pg.read_end = since_start();
+    pg.read_end = t;
+  /* The phase that ends shows its last count once: a short phase is seen
+   * to finish (100%) even between two ticks. */
+  if (pg.counted && !pg.to_log)
+    draw();
   pg.phase = phase;
+  pg.counted = counted;
+  pg.total = total >= 0 ? total : -1;
+  pg.phase_start = t;
+  atomic_store_explicit(&pg.done, 0, memory_order_relaxed);
   if (!pg.to_log)
     draw();
   pthread_mutex_unlock(&pg.mu);
+}
+
+void progress_phase(const char *phase)
+{
+  set_phase(phase, 0, 0);
+}
+
+void progress_phase_total(const char *phase, long long total)
+{
+  set_phase(phase, 1, total);
+}
+
+void progress_step(long long done)
+{
+  if (pg.active)
+    atomic_store_explicit(&pg.done, done, memory_order_relaxed);
 }
 
 void progress_rows(long long rows)

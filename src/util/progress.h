@@ -1,5 +1,6 @@
 /* The live progress line of a run on a terminal: phase, rows read, rows
- * per second and elapsed time, redrawn in place on stderr a few times a
+ * per second (or a counted phase's count, percent and ETA) and elapsed
+ * time, redrawn in place on stderr a few times a
  * second.  Every function is a no-op while no line is active.  And the
  * count line of a command that draws it itself, step by step (migrate). */
 #ifndef DWL_PROGRESS_H
@@ -15,6 +16,14 @@ void progress_begin(int want);
 void progress_set_interval(int seconds);
 /* Names the run's current phase (a static string) and redraws at once. */
 void progress_phase(const char *phase);
+/* Names a counted phase: the line shows how many of `total` it has done
+ * (progress_step), the percent and an ETA; with a total of -1 (not known
+ * beforehand) how many rows it has scanned and their rate.  The phase it ends is drawn
+ * once more with its last count. */
+void progress_phase_total(const char *phase, long long total);
+/* How many the counted phase has done so far.  Cheap enough for a loop
+ * over rows: a relaxed atomic store, read by the redraws. */
+void progress_step(long long done);
 /* Source rows read so far. */
 void progress_rows(long long rows);
 /* Stops the line and erases it. */

@@ -70,7 +70,7 @@ static int sink_insert(void *ud, const scd_version *v, dwl_error *err)
    * it too, so it must reach the table first (and the insert after). */
   if (w->staged_expire && v->valid_from.us == w->staged_vf &&
       fp_eq(fp_tuple(v->vals, c->key, c->nkey), w->staged_key)) {
-    if (stages_apply(w, err) != 0 || batch_flush(w->main, err) != 0)
+    if (stages_apply(w, NULL, err) != 0 || batch_flush(w->main, err) != 0)
       return -1;
     w->staged_expire = 0;
   }
@@ -125,7 +125,7 @@ static int sink_set(writer *w, int slot, const size_t *idx, size_t nidx, const d
     if (slot == SLOT_T1_CUR) {
       fp128 k = fp_tuple(row, w->cols->key, w->cols->nkey);
       if (w->staged_t1 && fp_eq(k, w->t1_key)) {
-        if (!batch_unadd(w->stages[slot].b) && stages_apply(w, err) != 0)
+        if (!batch_unadd(w->stages[slot].b) && stages_apply(w, NULL, err) != 0)
           return -1;
       }
       w->staged_t1 = 1;

@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "keymap.h"
+#include "progress.h"
 #include "writer_impl.h"
 
 /* ---- staged operations (PostgreSQL, MariaDB) ------------------------------ */
@@ -285,23 +286,53 @@ int staged(const writer *w, const dwl_value *keyrow)
   return w->t->d->stages_writes && staged_key(w, keyrow);
 }
 
+/* Type 1 overwrites of a current version come before its expire: they
+ * find it by the current predicate, and the engine emits them first. */
+static const int stage_order[NSLOTS] = {SLOT_T1_CUR, SLOT_EXPIRE, SLOT_T1_ALL, SLOT_UPDATE,
+                                        SLOT_REMOVE, SLOT_DROP, SLOT_RESHAPE};
+_Static_assert(NSLOTS == 7, "every slot has its place in the order");
+
+/* The statements stages_apply runs for stage s: 0 when it has nothing new;
+ * else its last rows (when some wait), the statistics (when the dialect
+ * refreshes them), the UPDATE and the emptying. */
+static long long stage_statements(const writer *w, const stage *s)
+{
+  if (!s->used || (batch_pending(s->b) == 0 && batch_sent(s->b) == s->applied))
+    return 0;
+  return (batch_pending(s->b) > 0) + (w->t->d->analyze_sql != NULL) + 2;
+}
+
+long long stages_pending(const writer *w)
+{
+  long long n = 0;
+  for (int i = 0; i < NSLOTS; i++)
+    n += stage_statements(w, &w->stages[i]);
+  return n;
+}
+
+/* One more statement of the write phase run (none counted when NULL: an
+ * application in the middle of the apply phase, sink.c). */
+static void step(long long *steps)
+{
+  if (steps)
+    progress_step(++*steps);
+}
+
 /* Applies what is staged.  Staged operations name the version they change
  * by key and valid_from, so they commute with inserts of later versions and
  * can wait for the end; see sink_insert for the one exception. */
-int stages_apply(writer *w, dwl_error *err)
+int stages_apply(writer *w, long long *steps, dwl_error *err)
 {
-  /* Type 1 overwrites of a current version come before its expire: they
-   * find it by the current predicate, and the engine emits them first. */
-  static const int order[NSLOTS] = {SLOT_T1_CUR, SLOT_EXPIRE, SLOT_T1_ALL, SLOT_UPDATE,
-                                     SLOT_REMOVE, SLOT_DROP, SLOT_RESHAPE};
-  _Static_assert(NSLOTS == 7, "every slot has its place in the order");
   for (int i = 0; i < NSLOTS; i++) {
-    int k = order[i];
+    int k = stage_order[i];
     stage *s = &w->stages[k];
-    if (!s->used || (batch_pending(s->b) == 0 && batch_sent(s->b) == s->applied))
+    if (stage_statements(w, s) == 0)
       continue;
-    if (batch_flush(s->b, err) != 0)
-      return -1;
+    if (batch_pending(s->b) > 0) {
+      if (batch_flush(s->b, err) != 0)
+        return -1;
+      step(steps);
+    }
     /* Fresh statistics let the planner probe the key index per staged row
      * instead of hashing the whole table. */
     if (w->t->d->analyze_sql) {
@@ -309,14 +340,17 @@ int stages_apply(writer *w, dwl_error *err)
       snprintf(sql, sizeof sql, "%s %s", w->t->d->analyze_sql, s->name);
       if (run_sql(w, NULL, sql, NULL, NULL, 0, err) != 0)
         return -1;
+      step(steps);
     }
     if (run_sql(w, NULL, s->apply_sql, NULL, NULL, 0, err) != 0)
       return -1;
+    step(steps);
     /* Emptied, so the next application only carries what came since. */
     char sql[80];
     snprintf(sql, sizeof sql, "DELETE FROM %s", s->name);
     if (run_sql(w, NULL, sql, NULL, NULL, 0, err) != 0)
       return -1;
+    step(steps);
     s->applied = batch_sent(s->b);
   }
   return 0;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
 #include "writer_impl.h"
 
 SQLSMALLINT col_ptype(const writer *w, size_t tc)
@@ -153,11 +154,21 @@ void writer_free(writer *w)
   free(w);
 }
 
+long long writer_pending_statements(const writer *w)
+{
+  return stages_pending(w) + (batch_pending(w->main) > 0);
+}
+
 int writer_flush(writer *w, dwl_error *err)
 {
-  if (stages_apply(w, err) != 0)
+  long long steps = 0;
+  if (stages_apply(w, &steps, err) != 0)
     return -1;
-  return batch_flush(w->main, err);
+  if (batch_pending(w->main) == 0)
+    return 0;
+  int rc = batch_flush(w->main, err);
+  progress_step(++steps);
+  return rc;
 }
 
 int writer_insert_source(writer *w, const dwl_value *row, dwl_error *err)

@@ -23,6 +23,9 @@ void writer_free(writer *w);
 int writer_insert_source(writer *w, const dwl_value *row, dwl_error *err);
 /* Removes every row (replace), inside the run's transaction. */
 int writer_delete_all(writer *w, dwl_error *err);
+/* The statements writer_flush will run: the write phase's total, each of
+ * them a step of its progress. */
+long long writer_pending_statements(const writer *w);
 /* Sends buffered inserts. */
 int writer_flush(writer *w, dwl_error *err);
 /* Stages the distinct keys of `rows` that have no NULL part in a temporary

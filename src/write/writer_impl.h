@@ -89,7 +89,10 @@ void stage_free(stage *s);
 int stage_add(writer *w, int kind, const dwl_value *vals, dwl_error *err);
 int staged_key(const writer *w, const dwl_value *keyrow);
 int staged(const writer *w, const dwl_value *keyrow);
-int stages_apply(writer *w, dwl_error *err);
+/* steps: counts each statement run into the write phase's progress, or
+ * NULL; stages_pending: how many it will run. */
+int stages_apply(writer *w, long long *steps, dwl_error *err);
+long long stages_pending(const writer *w);
 
 /* sink.c: the key's values of a source row into p; returns how many. */
 size_t key_params(const writer *w, const dwl_value *row, dwl_value *p);

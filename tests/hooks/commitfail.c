@@ -14,19 +14,17 @@
  * Unset: the calls pass through.  Built for the suite, never installed. */
 #include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sql.h>
 #include <sqlext.h>
+
+#include "hold.h"
 
 typedef SQLRETURN (*endtran_fn)(SQLSMALLINT, SQLHANDLE, SQLSMALLINT);
 typedef SQLRETURN (*driverconnect_fn)(SQLHDBC, SQLHWND, SQLCHAR *, SQLSMALLINT, SQLCHAR *, SQLSMALLINT,
@@ -51,41 +49,6 @@ static void cut_sockets(void)
   closedir(d);
 }
 
-/* hold: says it is at the commit, waits for the test's go */
-static void hold(void)
-{
-  const char *fifo = getenv("DWL_TEST_COMMIT_FIFO");
-  if (!fifo)
-    return;
-  char ready[4096];
-  snprintf(ready, sizeof ready, "%s.ready", fifo);
-  int rfd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (rfd >= 0)
-    close(rfd);
-  /* Opened read-write, so the open does not wait for the test; the wait
-   * for its line is bounded (60 s), so a test that fails leaves no run
-   * behind.  dwload's signal handlers do not restart calls: retried. */
-  int fd = open(fifo, O_RDWR);
-  if (fd < 0)
-    return;
-  struct timespec t0, now;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (;;) {
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    long left = 60000 - (long)((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
-    if (left <= 0)
-      break;
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    int n = poll(&p, 1, (int)left);
-    char c;
-    if (n > 0 && read(fd, &c, 1) == 1 && c == '\n')
-      break;
-    if (n < 0 && errno != EINTR)
-      break;
-  }
-  close(fd);
-}
-
 SQLRETURN SQL_API SQLEndTran(SQLSMALLINT htype, SQLHANDLE h, SQLSMALLINT completion)
 {
   endtran_fn real = (endtran_fn)(void (*)(void))dlsym(RTLD_NEXT, "SQLEndTran");
@@ -100,7 +63,7 @@ SQLRETURN SQL_API SQLEndTran(SQLSMALLINT htype, SQLHANDLE h, SQLSMALLINT complet
     return SQL_ERROR;
   }
   if (strcmp(mode, "hold") == 0) {
-    hold();
+    hook_hold(getenv("DWL_TEST_COMMIT_FIFO"));
     return real(htype, h, completion);
   }
   SQLRETURN rc = real(htype, h, completion);

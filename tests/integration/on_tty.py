@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """on_tty.py OUTFILE TTYFILE COMMAND...: runs COMMAND with its stdin and
 stderr on a pseudo-terminal and its stdout in OUTFILE, copies everything
-written to the terminal into TTYFILE, and exits with COMMAND's status.
-The integration tests use it to see what a person at a terminal sees."""
+written to the terminal into TTYFILE as it comes (a test may watch the
+file while COMMAND runs), and exits with COMMAND's status.  The
+integration tests use it to see what a person at a terminal sees."""
 import os
 import pty
 import subprocess
@@ -15,19 +16,18 @@ def main():
     with open(out_path, "wb") as out:
         child = subprocess.Popen(argv, stdin=slave, stdout=out, stderr=slave, close_fds=True)
     os.close(slave)
-    seen = bytearray()
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: every process holding the terminal has gone
-            break
-        if not chunk:
-            break
-        seen += chunk
+    with open(tty_path, "wb") as f:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every process holding the terminal has gone
+                break
+            if not chunk:
+                break
+            f.write(chunk)
+            f.flush()
     os.close(master)
     rc = child.wait()
-    with open(tty_path, "wb") as f:
-        f.write(bytes(seen))
     sys.exit(rc if rc >= 0 else 128 - rc)
 
 
