@@ -142,6 +142,27 @@ run_ok "$u" "upsert rerun, nothing new"
 is "$(field updated)|$(field inserted)" "0|0" "upsert rerun: nothing updated or inserted"
 is "$(tdump t_rid_upsert)" "$before" "upsert rerun: the table is as it was"
 
+# ---- upsert, deletes: absent: a key that comes back ---------------------------
+vcsv="$WORK/v.csv"
+printf 'id,amount,lmd\n1,10,2024-01-01 00:00:00\n2,20,2024-01-01 00:00:00\n3,30,2024-01-01 00:00:00\n' >"$vcsv"
+v=$(rid_job rid_revive "$vcsv" t_rid_revive "id: integer, amount: integer" <<EOF
+load:
+  mode: upsert
+  key: id
+  lmd: lmd
+  deletes: absent
+EOF
+)
+pushdown_took "$v" "revive"
+# the second run deletes key 3 by absence
+two_runs "$v" "$vcsv" "revive" 'id,amount,lmd\n1,10,2024-01-01 00:00:00\n2,20,2024-01-01 00:00:00\n'
+is "$(field deleted)" 1 "revive: the second run deletes the absent key"
+# key 3 again, its row not past the checkpoint: it comes back
+printf 'id,amount,lmd\n1,10,2024-01-01 00:00:00\n2,20,2024-01-01 00:00:00\n3,30,2024-01-01 00:00:00\n' >"$vcsv"
+run_ok "$v" "revive: third run"
+is "$(labelled t_rid_revive "id" "id" "$R1" "$(field run_id)")" "1|run1 2|run1 3|run2 " \
+  "revive: the key that comes back carries the third run's id (run2 here), the others the first's"
+
 # ---- append and replace ----------------------------------------------------
 acsv="$WORK/a.csv"
 printf 'id,amount\n1,10\n2,20\n' >"$acsv"
