@@ -666,6 +666,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     rc = precheck_job(spec, !o->plan, err);  /* before connecting: precheck.h */
   if (rc == 0)
     rc = connect_target(&r, err);
+  if (rc == 0 && !o->plan)
+    r.t->run_id = sum->run_id;  /* target.run_id_column's value */
   if (rc == 0 && !o->plan) {
     /* Everything from here to the commit is one transaction. */
     rc = table_lock_mark(r.t, spec->job, &r.started, err);

@@ -114,7 +114,8 @@ int apply_expires(pushdown *p, dwl_buf *b, dwl_error *err)
   keyeq(p, &on, "d", "s");
   buf_printf(&on, " AND d.%s = s.dwl_cvf AND ", tq(p, TC_VALID_FROM));
   curpred(p, &on, "d", "s");
-  int rc = on.data ? update_from(p, b, "dwl_pd_x", tc, ex, ns, on.data, err)
+  /* Closing a version leaves its run id: the run changed none of its values. */
+  int rc = on.data ? update_from(p, b, "dwl_pd_x", tc, ex, ns, on.data, NULL, NULL, 0, err)
                    : err_set(err, DWL_EXIT_FAILED, "out of memory");
   buf_free(&on);
   return rc;
@@ -146,8 +147,11 @@ int insert_versions(pushdown *p, dwl_buf *b, dwl_error *err)
     return -1;
   char basetxt[24];
   snprintf(basetxt, sizeof basetxt, "%lld", base);
-  dwl_value param = {.data = basetxt, .len = strlen(basetxt), .is_null = 0};
-  SQLSMALLINT ptype = t->d->param_type(DWL_TYPE_INTEGER);
+  /* the surrogate key's base (the first column), the run id (the last) */
+  dwl_value param[2] = {{.data = basetxt, .len = strlen(basetxt), .is_null = 0}};
+  SQLSMALLINT ptype[2] = {t->d->param_type(DWL_TYPE_INTEGER)};
+  size_t np = seq ? 1 : 0;
+  np += rid_param(p, &param[np], &ptype[np]);
   buf_printf(b, "INSERT INTO %s (", t->table_q);
   for (size_t i = 0; i < t->ncols; i++)
     buf_printf(b, "%s%s", i ? ", " : "", t->cols[i].q);
@@ -164,6 +168,7 @@ int insert_versions(pushdown *p, dwl_buf *b, dwl_error *err)
         buf_adds(b, "CASE WHEN e.dwl_del = 1 THEN e.dwl_skt ELSE e.dwl_sk END");
       break;
     case TC_VALID_FROM: buf_adds(b, "e.dwl_vf"); break;
+    case TC_RUN_ID: buf_adds(b, "?"); break;
     case TC_VALID_TO: buf_adds(b, "COALESCE(e.dwl_nvt, e.dwl_oe)"); break;
     case TC_CURRENT:
       buf_printf(b, "CASE WHEN e.dwl_nvt IS NULL THEN %s ELSE %s END", t->d->true_lit, t->d->false_lit);
@@ -185,7 +190,7 @@ int insert_versions(pushdown *p, dwl_buf *b, dwl_error *err)
     }
   }
   buf_printf(b, " FROM dwl_pd_e e WHERE e.dwl_ev = 1%s", is_tomb(p) ? "" : " AND e.dwl_del = 0");
-  return apply(p, b, seq ? &param : NULL, seq ? &ptype : NULL, seq ? 1 : 0, err);
+  return apply(p, b, np ? param : NULL, np ? ptype : NULL, np, err);
 }
 
 int scd2_counts(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
@@ -250,14 +255,21 @@ int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
     /* One MERGE does all three. */
     buf_printf(b, "MERGE INTO %s AS d USING dwl_pd_u AS s ON (%s) WHEN MATCHED AND s.dwl_del = 1 THEN DELETE",
                t->table_q, on.data);
+    /* the run id: of the rows it updates, then of those it inserts */
+    dwl_value rid[2];
+    SQLSMALLINT rty[2];
+    size_t np = 0;
     if (c->nt2) {
       buf_adds(b, " WHEN MATCHED AND s.dwl_ceq2 = 0 THEN UPDATE SET ");
       for (size_t i = 0; i < c->nt2; i++)
         buf_printf(b, "%s%s = s.%s", i ? ", " : "", p->q[c->t2[i]], p->q[c->t2[i]]);
+      if ((np += rid_param(p, &rid[np], &rty[np])))
+        buf_printf(b, ", %s = ?", tq(p, TC_RUN_ID));
     }
     buf_adds(b, " WHEN NOT MATCHED AND s.dwl_del = 0 THEN INSERT ");
     insert_cols(p, b, " VALUES (", ")");
-    rc = apply(p, b, NULL, NULL, 0, err);
+    np += rid_param(p, &rid[np], &rty[np]);
+    rc = apply(p, b, np ? rid : NULL, np ? rty : NULL, np, err);
   } else {
     if (del) {
       dwl_buf don;
@@ -277,7 +289,10 @@ int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
       buf_printf(b, "INSERT INTO %s ", t->table_q);
       insert_cols(p, b, " SELECT ", "");
       buf_adds(b, " FROM dwl_pd_u AS s WHERE s.dwl_del = 0 AND s.dwl_ck = 0");
-      rc = apply(p, b, NULL, NULL, 0, err);
+      dwl_value rid;
+      SQLSMALLINT rty;
+      size_t np = rid_param(p, &rid, &rty);
+      rc = apply(p, b, np ? &rid : NULL, np ? &rty : NULL, np, err);
     }
   }
   buf_free(&on);
@@ -369,7 +384,10 @@ int apply_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
     counts->revived += n;
     buf_printf(b, "INSERT INTO %s ", t->table_q);
     insert_cols(p, b, " SELECT ", from.data);
-    rc = apply(p, b, NULL, NULL, 0, err);
+    dwl_value rid;
+    SQLSMALLINT rty;
+    size_t np = rid_param(p, &rid, &rty);
+    rc = apply(p, b, np ? &rid : NULL, np ? &rty : NULL, np, err);
   }
   buf_free(&from);
   return rc < 0 ? -1 : 0;

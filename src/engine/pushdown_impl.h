@@ -81,8 +81,12 @@ void alleq(const pushdown *p, dwl_buf *b, const char *a, const char *c2, const s
 void curpred(const pushdown *p, dwl_buf *b, const char *d, const char *a);
 void over(const pushdown *p, dwl_buf *b, const char *a, const char *extra, const char *order);
 void staged_cols(const pushdown *p, dwl_buf *b, const char *a);
-int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols,
-                const char *const *exprs, size_t n, const char *on, dwl_error *err);
+/* The run id column (target.run_id_column): 1 when the table has one,
+ * with its value bound into *v and *ty; else 0. */
+size_t rid_param(const pushdown *p, dwl_value *v, SQLSMALLINT *ty);
+int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols, const char *const *exprs,
+                size_t n, const char *on, const dwl_value *params, const SQLSMALLINT *types, size_t np,
+                dwl_error *err);
 int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const char *on,
                 dwl_error *err);
 void insert_cols(const pushdown *p, dwl_buf *b, const char *mid, const char *end);

@@ -91,26 +91,38 @@ void staged_cols(const pushdown *p, dwl_buf *b, const char *a)
     buf_printf(b, ", %s.%s", a, xname[x]);
 }
 
+size_t rid_param(const pushdown *p, dwl_value *v, SQLSMALLINT *ty)
+{
+  if (p->t->ix[TC_RUN_ID] < 0)
+    return 0;
+  *v = *writer_run_id(p->w);
+  *ty = p->t->d->param_type(DWL_TYPE_TEXT);
+  return 1;
+}
+
 /* An update of the dimension from a stage, in the dialect's syntax.
- * set[] pairs target columns with expressions over s; `on` matches d and s. */
-int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols,
-                       const char *const *exprs, size_t n, const char *on, dwl_error *err)
+ * set[] pairs target columns with expressions over s (and params); `on`
+ * matches d and s. */
+int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols, const char *const *exprs,
+                size_t n, const char *on, const dwl_value *params, const SQLSMALLINT *types, size_t np,
+                dwl_error *err)
 {
   const dialect *d = p->t->d;
   d->update_begin(b, p->t->table_q, stage, on);
   for (size_t i = 0; i < n; i++)
     buf_printf(b, "%s%s%s = %s", i ? ", " : "", d->set_prefix, tcols[i], exprs[i]);
   d->update_end(b, stage, on);
-  return apply(p, b, NULL, NULL, 0, err);
+  return apply(p, b, params, types, np, err);
 }
 
 /* update_from setting the source columns idx[] from the stage's columns
- * of the same names. */
+ * of the same names, and the run id column: the run changes these rows'
+ * values in place. */
 int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const char *on,
                        dwl_error *err)
 {
-  const char **tc = calloc(n ? n : 1, sizeof *tc);
-  char **ex = calloc(n ? n : 1, sizeof *ex);
+  const char **tc = calloc(n + 1, sizeof *tc);
+  char **ex = calloc(n + 1, sizeof *ex);
   int rc = tc && ex ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; rc == 0 && i < n; i++) {
     tc[i] = p->q[idx[i]];
@@ -120,23 +132,37 @@ int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, s
     if (!(ex[i] = buf_steal(&e1)))
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
+  dwl_value rid;
+  SQLSMALLINT rty;
+  size_t nset = n, np = rid_param(p, &rid, &rty);
+  if (rc == 0 && np) {
+    tc[nset] = tq(p, TC_RUN_ID);
+    if (!(ex[nset++] = strdup("?")))
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
   if (rc == 0)
-    rc = update_from(p, b, stage, tc, (const char *const *)ex, n, on, err);
-  for (size_t i = 0; ex && i < n; i++)
+    rc = update_from(p, b, stage, tc, (const char *const *)ex, nset, on, &rid, &rty, np, err);
+  for (size_t i = 0; ex && i < nset; i++)
     free(ex[i]);
   free(ex);
   free(tc);
   return rc;
 }
 
-/* "(a, b)<mid>s.a, s.b<end>": an upsert's insert of the staged columns. */
+/* "(a, b)<mid>s.a, s.b<end>": an upsert's insert of the staged columns,
+ * and of the run id column (its value a parameter: rid_param). */
 void insert_cols(const pushdown *p, dwl_buf *b, const char *mid, const char *end)
 {
+  int rid = p->t->ix[TC_RUN_ID] >= 0;
   buf_addc(b, '(');
   for (size_t i = 0; i < p->ncols; i++)
     buf_printf(b, "%s%s", i ? ", " : "", p->q[i]);
+  if (rid)
+    buf_printf(b, ", %s", tq(p, TC_RUN_ID));
   buf_printf(b, ")%s", mid);
   for (size_t i = 0; i < p->ncols; i++)
     buf_printf(b, "%ss.%s", i ? ", " : "", p->q[i]);
+  if (rid)
+    buf_adds(b, ", ?");
   buf_adds(b, end);
 }

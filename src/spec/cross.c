@@ -126,6 +126,38 @@ static int check_bookkeeping(pctx *c)
   return 0;
 }
 
+/* target.run_id_column against every other column the job names: the
+ * run id would overwrite it, or it the run id. */
+static int check_run_id_column(pctx *c)
+{
+  dwl_spec *s = c->s;
+  const char *rid = s->run_id_column;
+  if (!rid)
+    return 0;
+  int scd2 = s->mode == MODE_SCD2;
+  const struct {
+    const char *key;
+    const char *val;
+  } named[] = {{"load.lmd", s->lmd},
+               {"load.deletes.column", s->delete_column},
+               {"dimension.surrogate_key", scd2 ? s->surrogate_key : NULL},
+               {"dimension.valid_from", scd2 ? s->valid_from : NULL},
+               {"dimension.valid_to", scd2 ? s->valid_to : NULL},
+               {"dimension.current", scd2 ? s->current : NULL},
+               {"dimension.deleted", scd2 ? s->deleted : NULL}};
+  const named_list lists[3] = {{"load.key", &s->key}, {"load.type2", &s->type2}, {"load.type1", &s->type1}};
+  int line, col;
+  key_pos(c, "target.run_id_column", "target", &line, &col);
+  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+    if (named[i].val && strcasecmp(named[i].val, rid) == 0)
+      return perr(c, line, col, "target.run_id_column: column '%s' is also %s%s", rid, named[i].key,
+                  given(c, named[i].key) ? "" : " (its default)");
+  for (int i = 0; i < 3; i++)
+    if (list_find(lists[i].l, rid))
+      return perr(c, line, col, "target.run_id_column: column '%s' is also in %s", rid, lists[i].name);
+  return 0;
+}
+
 int check_cross(pctx *c)
 {
   dwl_spec *s = c->s;
@@ -215,7 +247,7 @@ int check_cross(pctx *c)
     key_pos(c, "load.engine", NULL, &line, &col);
     return perr(c, line, col, "load.engine: pushdown %s", why);
   }
-  if (check_lists(c) != 0)
+  if (check_lists(c) != 0 || check_bookkeeping(c) != 0)
     return -1;
-  return check_bookkeeping(c);
+  return check_run_id_column(c);
 }

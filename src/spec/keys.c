@@ -211,6 +211,31 @@ static int read_lock_timeout(pctx *c, const spec_key *k, const yaml_node_t *v, c
   return 0;
 }
 
+/* The longest run id column name: PostgreSQL's 63 bytes, within every
+ * warehouse's limit, so the name is checked before any connection. */
+#define SPEC_MAX_RUN_ID_COLUMN 63
+
+/* target.run_id_column: a column dwload creates and fills, so a plain
+ * identifier that every warehouse takes alike: ASCII letters, digits and
+ * '_', not starting with a digit. */
+static int read_run_id_column(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
+{
+  (void)k;
+  char **out = dst;
+  if (get_str(c, v, name, STR_NONEMPTY, out) != 0)
+    return -1;
+  const char *s = *out;
+  size_t len = strlen(s);
+  int ok = len <= SPEC_MAX_RUN_ID_COLUMN && !(s[0] >= '0' && s[0] <= '9');
+  for (size_t i = 0; ok && i < len; i++)
+    ok = (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+         s[i] == '_';
+  if (!ok)
+    return perr(c, NPOS(v), "%s: '%.80s' is not a column name dwload can create: use at most %d ASCII letters, "
+                "digits and '_', not starting with a digit", name, s, SPEC_MAX_RUN_ID_COLUMN);
+  return 0;
+}
+
 /* load.type2: also records that it was given (it defaults to every column
  * not otherwise listed). */
 static int read_type2(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
@@ -318,6 +343,8 @@ static const spec_key target_keys[] = {
    "the table to load, table or schema.table", NULL, NULL},
   {"lock_timeout", SPEC_T_DURATION, 0, FIELD(lock_timeout_ms), "30s", NULL,
    "the longest wait for any lock, at least 1s", NULL, read_lock_timeout},
+  {"run_id_column", SPEC_T_STRING, SPEC_K_NONEMPTY, FIELD(run_id_column), NULL, NULL,
+   "a column holding the id of the run that wrote each row (default: none)", NULL, read_run_id_column},
 };
 static const spec_section target_sec = SECTION("target", "in target", "target", 0, target_keys);
 

@@ -71,6 +71,7 @@ void spec_free(dwl_spec *s)
   free(s->source_opts);
   free(s->target_connection);
   free(s->target_table);
+  free(s->run_id_column);
   free(s->lmd);
   free(s->lmd_format);
   free(s->reject_file);

@@ -71,6 +71,7 @@ typedef struct dwl_spec {
   char *target_connection;
   char *target_table;
   long long lock_timeout_ms;     /* target.lock_timeout: the longest wait for any lock */
+  char *run_id_column;   /* target.run_id_column: each row's run id; NULL: none */
 
   int mode;              /* enum spec_mode; default append */
   char *lmd;             /* NULL: no checkpoint */

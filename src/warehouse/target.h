@@ -19,7 +19,13 @@
 #include "spec.h"
 #include "ts.h"
 
-enum tc_role { TC_SRC = 0, TC_SK, TC_VALID_FROM, TC_VALID_TO, TC_CURRENT, TC_DELETED, TC_NROLES };
+/* TC_RUN_ID (target.run_id_column) is always the last column: the source
+ * columns keep their places after the surrogate key. */
+enum tc_role { TC_SRC = 0, TC_SK, TC_VALID_FROM, TC_VALID_TO, TC_CURRENT, TC_DELETED, TC_RUN_ID, TC_NROLES };
+
+/* The run id column's width: a run id is 36 characters (run_id.h); room
+ * for ids of another form keeps existing tables usable. */
+#define TARGET_RUN_ID_WIDTH 64
 
 typedef struct tcol {
   const char *name;      /* borrowed from the spec or the source */
@@ -47,6 +53,7 @@ typedef struct target {
   char *connstr;         /* the connection string used, with dialect extras */
   const dialect *d;
   const dwl_spec *spec;
+  const char *run_id;    /* this run's id, which every row it writes carries (TC_RUN_ID); NULL in plan mode */
   char *table_q;         /* quoted, possibly schema-qualified */
   char *schema, *table;  /* unquoted parts */
   tcol *cols;

@@ -1,7 +1,8 @@
-/* The target table's column layout: the source's columns and the
- * dimension's bookkeeping columns (surrogate key, validity, flags), their
- * roles and quoted names, name clashes, the predicate for current
- * versions, and the canonical text of its points in time. */
+/* The target table's column layout: the source's columns, the
+ * dimension's bookkeeping columns (surrogate key, validity, flags) and the
+ * run id column (target.run_id_column), their roles and quoted names, name
+ * clashes, the predicate for current versions, and the canonical text of
+ * its points in time. */
 #include "target.h"
 
 #include <ctype.h>
@@ -60,6 +61,13 @@ static int add_col(target *t, colset *cs, const char *name, int role, size_t src
                      "the source has columns '%s' and '%s', whose names differ only in case; dwload matches column "
                      "names without regard to case, so rename one",
                      t->cols[i].name, name);
+    if (role == TC_RUN_ID) {
+      int line = 0, col = 0;
+      const char *file = spec_key_at(t->spec, "target.run_id_column", &line, &col);
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
+                      "%s:%d:%d: target.run_id_column: '%s' is already a column of the %s; choose another name",
+                      file, line, col, name, t->cols[i].role == TC_SRC ? "source" : "dimension");
+    }
     return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                    "%s: dimension column '%s' has the name of a source column; rename it under dimension:",
                    t->spec->path, role == TC_SRC ? t->cols[i].name : name);
@@ -89,6 +97,14 @@ static int add_col(target *t, colset *cs, const char *name, int role, size_t src
 
 static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl_error *err);
 
+/* target.run_id_column, last in every mode: text, NULL in rows written
+ * before the column was added. */
+static int add_run_id(target *t, colset *cs, dwl_error *err)
+{
+  dwl_column rid = {.type = DWL_TYPE_TEXT, .precision = TARGET_RUN_ID_WIDTH, .nullable = 1};
+  return t->spec->run_id_column ? add_col(t, cs, t->spec->run_id_column, TC_RUN_ID, 0, rid, err) : 0;
+}
+
 /* A source that wide is not a dimension but a mistake or an attack; every
  * warehouse refuses fewer (each dialect's max_columns says how many). */
 #define TARGET_MAX_COLUMNS 4096
@@ -99,7 +115,7 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
     return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA, "the source has %zu columns; dwload loads at most %d", nsrc,
                    TARGET_MAX_COLUMNS);
   colset cs;
-  int rc = colset_init(&cs, t, nsrc + 6, err);  /* and the bookkeeping columns */
+  int rc = colset_init(&cs, t, nsrc + 7, err);  /* and the bookkeeping columns */
   if (rc == 0)
     rc = layout(t, &cs, src, nsrc, err);
   free(cs.slot);
@@ -145,7 +161,7 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
       return -1;
   }
   if (!scd2)
-    return 0;
+    return add_run_id(t, cs, err);
   /* valid_from may be the lmd column itself (seed 001's ROW_EFF_DT). */
   if (t->lmd >= 0 && strcasecmp(s->valid_from, src[t->lmd].name) == 0)
     t->ix[TC_VALID_FROM] = (ssize_t)t->lmd + (s->surrogate_key ? 1 : 0);
@@ -156,6 +172,8 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
   if (s->current && add_col(t, cs, s->current, TC_CURRENT, 0, flag, err) != 0)
     return -1;
   if (s->deleted && add_col(t, cs, s->deleted, TC_DELETED, 0, flag, err) != 0)
+    return -1;
+  if (add_run_id(t, cs, err) != 0)
     return -1;
 
   dwl_buf p;

@@ -112,7 +112,8 @@ static int sink_expire(void *ud, const dwl_value *keyrow, const dwl_ts *valid_fr
   return run_slot(w, SLOT_EXPIRE, w->params, n, err);
 }
 
-/* Type 1 or upsert update: values of idx[] from `row`. */
+/* Type 1 or upsert update: values of idx[] from `row`, and the run id:
+ * a row whose values the run changes in place is the run's. */
 static int sink_set(writer *w, int slot, const size_t *idx, size_t nidx, const dwl_value *row,
                     const dwl_ts *valid_from, dwl_error *err)
 {
@@ -138,10 +139,14 @@ static int sink_set(writer *w, int slot, const size_t *idx, size_t nidx, const d
     }
     for (size_t i = 0; i < nidx; i++)
       w->params[n++] = row[idx[i]];
+    if (has_run_id(w))
+      w->params[n++] = w->rid;
     return stage_add(w, slot, w->params, err);
   }
   for (size_t i = 0; i < nidx; i++)
     w->params[n++] = row[idx[i]];
+  if (has_run_id(w))
+    w->params[n++] = w->rid;
   n += key_params(w, row, &w->params[n]);
   if (slot == SLOT_T1_CUR)
     n += target_cur_params(w->t, &w->params[n]);

@@ -25,12 +25,18 @@ static void where_key(const writer *w, dwl_buf *b, SQLSMALLINT *types, size_t *n
   }
 }
 
-/* SET list "a = ?, b = ?" over source columns idx[]. */
+/* SET list "a = ?, b = ?" over source columns idx[], then the run id
+ * column's (sink_set binds the values in that order). */
 static void set_list(const writer *w, dwl_buf *b, const size_t *idx, size_t n, SQLSMALLINT *types, size_t *nt)
 {
   for (size_t i = 0; i < n; i++) {
     size_t tc = tcol_of(w, idx[i]);
     buf_printf(b, "%s%s = ?", i ? ", " : "", w->t->cols[tc].q);
+    types[(*nt)++] = col_ptype(w, tc);
+  }
+  if (has_run_id(w)) {
+    size_t tc = (size_t)w->t->ix[TC_RUN_ID];
+    buf_printf(b, "%s%s = ?", n ? ", " : "", w->t->cols[tc].q);
     types[(*nt)++] = col_ptype(w, tc);
   }
 }
@@ -53,6 +59,7 @@ int stage_role(long what)
   case SC_VT: return TC_VALID_TO;
   case SC_CUR: return TC_CURRENT;
   case SC_SK: return TC_SK;
+  case SC_RUN: return TC_RUN_ID;
   default: return TC_DELETED;
   }
 }

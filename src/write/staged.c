@@ -21,7 +21,7 @@
 static char *stage_col_name(const writer *w, long what, dwl_error *err)
 {
   static const char *const names[] = {"dwl_valid_from", "dwl_valid_to", "dwl_deleted", "dwl_old_valid_from",
-                                      "dwl_old_deleted", "dwl_current", "dwl_sk"};
+                                      "dwl_old_deleted", "dwl_current", "dwl_sk", "dwl_run_id"};
   const char *name = what < 0 ? names[-what - 1] : w->t->cols[tcol_of(w, (size_t)what)].name;
   dwl_buf q;
   buf_init(&q, 0);
@@ -107,18 +107,24 @@ static char *apply_sql(const writer *w, int kind, const char *const *tset, const
   return buf_steal(&b);
 }
 
-/* SET pairs for source columns idx[], whose stage columns start at `off`. */
+/* SET pairs for source columns idx[], whose stage columns start at `off`,
+ * and the run id column from the stage column after them. */
 static char *apply_set(const writer *w, int kind, const size_t *idx, size_t n, size_t off, const char *extra,
                        int with_vf)
 {
-  const char **tset = calloc(n ? n : 1, sizeof *tset), **sset = calloc(n ? n : 1, sizeof *sset);
+  const char **tset = calloc(n + 1, sizeof *tset), **sset = calloc(n + 1, sizeof *sset);
   char *sql = NULL;
   if (tset && sset) {
     for (size_t i = 0; i < n; i++) {
       tset[i] = w->t->cols[tcol_of(w, idx[i])].q;
       sset[i] = w->stages[kind].cols[off + i];
     }
-    sql = apply_sql(w, kind, tset, sset, n, extra, with_vf);
+    size_t nset = n;
+    if (has_run_id(w)) {
+      tset[nset] = w->t->cols[w->t->ix[TC_RUN_ID]].q;
+      sset[nset++] = w->stages[kind].cols[off + n];
+    }
+    sql = apply_sql(w, kind, tset, sset, nset, extra, with_vf);
   }
   free(tset);
   free(sset);
@@ -211,6 +217,8 @@ int build_stages(writer *w, dwl_error *err)
       extra[ne++] = SC_VF;
       for (size_t i = 0; i < c->nt1; i++)
         extra[ne++] = (long)c->t1[i];
+      if (has_run_id(w))
+        extra[ne++] = SC_RUN;
       rc = stage_init(w, SLOT_T1_CUR, "dwl_stage_type1", extra, ne, err);
       if (rc == 0)
         w->stages[SLOT_T1_CUR].apply_sql = apply_set(w, SLOT_T1_CUR, c->t1, c->nt1, nk + 1, NULL, 1);
@@ -225,6 +233,8 @@ int build_stages(writer *w, dwl_error *err)
     ne = 0;
     for (size_t i = 0; i < c->nt2; i++)
       extra[ne++] = (long)c->t2[i];
+    if (has_run_id(w))
+      extra[ne++] = SC_RUN;
     rc = stage_init(w, SLOT_UPDATE, "dwl_stage_update", extra, ne, err);
     if (rc == 0)
       w->stages[SLOT_UPDATE].apply_sql = apply_set(w, SLOT_UPDATE, c->t2, c->nt2, nk, NULL, 0);

@@ -34,6 +34,16 @@ size_t tcol_of(const writer *w, size_t src)
   return src + (w->t->ix[TC_SK] >= 0 ? 1 : 0);
 }
 
+int has_run_id(const writer *w)
+{
+  return w->t->ix[TC_RUN_ID] >= 0;
+}
+
+const dwl_value *writer_run_id(const writer *w)
+{
+  return &w->rid;
+}
+
 /* The writer's batches: in plan mode every row goes through bound
  * parameters, and is printed unless `print` is 0 (a stage the run reads
  * through is filled even then: a temporary table is no write). */
@@ -100,6 +110,12 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
     rc = batch_open(t->c, t->d, t->table_q, main_cols, types, t->ncols, &o, &w->main, err);
   free(types);
   free(main_cols);
+  /* Every row the run writes carries its id; plan mode has no run, and
+   * shows where the id goes. */
+  const char *rid = t->run_id ? t->run_id : "<run id>";
+  w->rid = (dwl_value){.data = rid, .len = strlen(rid), .is_null = 0};
+  if (rc == 0 && has_run_id(w))
+    w->row[t->ix[TC_RUN_ID]] = w->rid;
   if (rc == 0 && cols) {
     w->from_t1 = calloc(t->ncols, 1);
     if (!w->from_t1)
@@ -174,7 +190,8 @@ int writer_flush(writer *w, dwl_error *err)
 int writer_insert_source(writer *w, const dwl_value *row, dwl_error *err)
 {
   for (size_t i = 0; i < w->t->ncols; i++)
-    w->row[i] = row[w->t->cols[i].src];
+    if (w->t->cols[i].role == TC_SRC)
+      w->row[i] = row[w->t->cols[i].src];
   return batch_add(w->main, w->row, err);
 }
 

@@ -19,6 +19,10 @@ typedef struct writer writer;
 int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer **out, dwl_error *err);
 void writer_free(writer *w);
 
+/* The value of the run id column (target.run_id_column) for this run's
+ * rows: its id, or in plan mode a placeholder. */
+const dwl_value *writer_run_id(const writer *w);
+
 /* Inserts a source row as is (append, replace). */
 int writer_insert_source(writer *w, const dwl_value *row, dwl_error *err);
 /* Removes every row (replace), inside the run's transaction. */

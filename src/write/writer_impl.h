@@ -19,7 +19,7 @@ enum { STAGE_KEYS = NSLOTS, NSTAGES };
 
 /* What a stage column or a reshape's SET pair holds besides source
  * columns (which are their indexes, >= 0): the bookkeeping values. */
-enum { SC_VF = -1, SC_VT = -2, SC_DEL = -3, SC_OLDVF = -4, SC_OLDDEL = -5, SC_CUR = -6, SC_SK = -7 };
+enum { SC_VF = -1, SC_VT = -2, SC_DEL = -3, SC_OLDVF = -4, SC_OLDDEL = -5, SC_CUR = -6, SC_SK = -7, SC_RUN = -8 };
 
 /* A staged kind of operation: its temporary table and the statement that
  * applies it. */
@@ -43,6 +43,7 @@ struct writer {
   char *what;              /* "inserting into TABLE", for errors of batches sent on their own */
   dwl_value *params;       /* scratch for binding one row */
   dwl_value *row;          /* one row being built */
+  dwl_value rid;           /* the run id column's value (target.run_id_column) */
   unsigned char *from_t1;  /* per table column: a type 1 column (takes t1vals) */
   odbc_stmt *slots[NSLOTS];
   char *slot_sql[NSLOTS];
@@ -67,6 +68,9 @@ struct writer {
  * source column src. */
 SQLSMALLINT col_ptype(const writer *w, size_t tc);
 size_t tcol_of(const writer *w, size_t src);
+/* Whether the table has a run id column (target.run_id_column): the
+ * updates that change a row's values then set it too. */
+int has_run_id(const writer *w);
 batch_opts writer_batch_opts(const writer *w, int print);
 
 /* plan.c */

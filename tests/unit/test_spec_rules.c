@@ -115,6 +115,36 @@ START_TEST(test_lmd_format_requires_lmd)
 }
 END_TEST
 
+/* target.run_id_column: no default; a plain identifier; not a column the
+ * job names otherwise (the dimension's only in mode scd2, where they
+ * exist). */
+START_TEST(test_run_id_column)
+{
+  dwl_spec *s = load_ok(BASE "load:\n  mode: append\n");
+  ck_assert_ptr_null(s->run_id_column);
+  spec_free(s);
+  s = load_ok(BASE "  run_id_column: _Loaded_by2\nload:\n  mode: append\n");
+  ck_assert_str_eq(s->run_id_column, "_Loaded_by2");
+  spec_free(s);
+  s = load_ok(BASE "  run_id_column: valid_from\nload:\n  mode: upsert\n  key: [id]\n");
+  ck_assert_str_eq(s->run_id_column, "valid_from");
+  spec_free(s);
+  expect_error(BASE "  run_id_column: 9lives\nload:\n  mode: append\n", 8, 18,
+               "target.run_id_column: '9lives' is not a column name dwload can create");
+  expect_error(BASE "  run_id_column: run-id\nload:\n  mode: append\n", 8, 18, "is not a column name");
+  expect_error(BASE "  run_id_column: ''\nload:\n  mode: append\n", 8, 18, "run_id_column");
+  expect_error(BASE "  run_id_column: a234567890123456789012345678901234567890123456789012345678901234\n"
+               "load:\n  mode: append\n", 8, 18, "at most 63");
+  expect_error(BASE "  run_id_column: Valid_From\nload:\n  mode: scd2\n  key: [id]\n  lmd: l\n", 8, 3,
+               "column 'Valid_From' is also dimension.valid_from (its default)");
+  expect_error(BASE "  run_id_column: v\nload:\n  mode: scd2\n  key: [id]\n  lmd: l\ndimension:\n  current: v\n", 8, 3,
+               "column 'v' is also dimension.current");
+  expect_error(BASE "  run_id_column: name\nload:\n  mode: scd2\n  key: [id]\n  lmd: l\n  type1: [name]\n", 8, 3,
+               "column 'name' is also in load.type1");
+  expect_error(BASE "  run_id_column: l\nload:\n  mode: append\n  lmd: l\n", 8, 3, "column 'l' is also load.lmd");
+}
+END_TEST
+
 /* load.future_tolerance (default 1d, off) and target.lock_timeout
  * (default 30s, at least 1s): durations as load.lookback writes them. */
 START_TEST(test_future_tolerance_and_lock_timeout)
@@ -291,6 +321,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_delete_column_not_key);
   tcase_add_test(tc, test_open_end);
   tcase_add_test(tc, test_dimension_accepted_in_append);
+  tcase_add_test(tc, test_run_id_column);
   suite_add_tcase(su, tc);
   return su;
 }
