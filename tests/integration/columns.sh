@@ -19,7 +19,9 @@ userId,name,city,operation,sequenceNum
 123,Isabel,Chihuahua,UPDATE,2024-01-05 00:00:00
 EOF
 )
-j=$(mkjob cdc "$csv" users <<'EOF'
+# cdc_job [LOAD-LINE]: the job, with one more load key when given
+cdc_job() {
+  mkjob cdc "$csv" users <<EOF
 columns:
   exclude: [operation, sequenceNum]
 load:
@@ -27,6 +29,7 @@ load:
   key: [userId]
   lmd: sequenceNum
   deletes: {column: operation, values: [DELETE]}
+${1:-}
 dimension:
   surrogate_key: null
   current: null
@@ -34,7 +37,8 @@ dimension:
   valid_from: start_at
   valid_to: end_at
 EOF
-)
+}
+j=$(cdc_job)
 dw plan --sql "$j"
 is "$RC" 0 "exclude: plan --sql: exit 0"
 like "$OUT" "CREATE TABLE" "exclude: plan --sql shows the table it would create"
@@ -74,6 +78,20 @@ is "$(tdump users '1, 4')" \
 125|Mercedes|Mexicali|2024-01-05 00:00:00|2024-01-06 00:00:00
 125|Mercedes|Guadalajara|2024-01-06 00:00:00|<null>
 126|Lily|Cancun|2024-01-02 00:00:00|2024-01-07 00:00:00" "exclude: the whole table after the second delivery"
+
+# A late row: dated inside the stored history, whose sequence column the
+# table does not hold; the history is rebuilt from valid_from.
+file users.csv >/dev/null <<'EOF'
+userId,name,city,operation,sequenceNum
+125,Mercedes,Ensenada,UPDATE,2024-01-03 00:00:00
+EOF
+j=$(cdc_job "  lookback: 7d")
+run_ok "$j" "exclude: a late row"
+is "$(tdump users '1, 4' | grep '^125')" \
+"125|Mercedes|Tijuana|2024-01-02 00:00:00|2024-01-03 00:00:00
+125|Mercedes|Ensenada|2024-01-03 00:00:00|2024-01-05 00:00:00
+125|Mercedes|Mexicali|2024-01-05 00:00:00|2024-01-06 00:00:00
+125|Mercedes|Guadalajara|2024-01-06 00:00:00|<null>" "exclude: the late row repairs the key's history"
 
 # ---- upsert: the op and lmd columns excluded --------------------------------
 csv=$(file acct.csv <<'EOF'
