@@ -211,17 +211,27 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
   }
   dwl_buf names;
   buf_init(&names, 0);
-  for (size_t i = 0; i < src->ncols; i++)
-    buf_printf(&names, "%s%s", i ? ", " : "", src->cols[i].name);
-  step(&rp, "source", 1, "%zu columns: %s", src->ncols, names.data ? names.data : "");
-  buf_free(&names);
-  if (prep_init(&p, spec, src, err) != 0 || target_layout(t, src->cols, src->ncols, err) != 0 ||
+  for (size_t i = 0; i < src->nraw; i++)
+    buf_printf(&names, "%s%s", i ? ", " : "", src->raw_cols[i].name);
+  step(&rp, "source", 1, "%zu columns: %s", src->nraw, names.data ? names.data : "");
+  t->nhidden = src->ncols - src->nstored;
+  if (prep_init(&p, spec, src, err) != 0 || target_layout(t, src->cols, src->nstored, err) != 0 ||
       ((spec->mode == MODE_SCD2 || spec->mode == MODE_UPSERT) &&
        (have_engine = 1, scd_init(&e, spec, src->cols, src->ncols, ts_now(), err)) != 0)) {
+    buf_free(&names);
     step(&rp, "columns", 0, "%s", err->msg);
     goto out;
   }
-  step(&rp, "columns", 1, "the spec's columns are in the source");
+  /* With columns:, the ones that reach the table, under their names there. */
+  buf_reset(&names);
+  for (size_t i = 0; src->map && i < src->nstored; i++)
+    buf_printf(&names, "%s%s", i ? ", " : "", src->cols[i].name);
+  if (src->map)
+    step(&rp, "columns", 1, "the spec's columns are in the source; the table's %zu: %s", src->nstored,
+         names.data ? names.data : "");
+  else
+    step(&rp, "columns", 1, "the spec's columns are in the source");
+  buf_free(&names);
   if (target_prepare_table(t, 0, err) != 0) {
     step(&rp, "table", 0, "%s", err->msg);
     goto out;

@@ -143,14 +143,14 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
         return -1;
       }
       if (bad) {
-        if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0 ||
+        if (set_aside(r, r->p.origin_name, origin, NULL, 0, source_raw(r->src, i), r->src->nraw, why, err) != 0 ||
             reject_present(r, r->p.origin_name, origin, in, r->src->ncols, err) != 0)
           return -1;
         continue;
       }
       if (r->p.lmd >= 0 && too_far_ahead(r, &in[r->p.lmd], &lmd, why, sizeof why)) {
         /* set aside for its date, but delivered: its key is present */
-        if (set_aside(r, r->p.origin_name, origin, NULL, 0, in, r->src->ncols, why, err) != 0 ||
+        if (set_aside(r, r->p.origin_name, origin, NULL, 0, source_raw(r->src, i), r->src->nraw, why, err) != 0 ||
             reject_present(r, r->p.origin_name, origin, in, r->src->ncols, err) != 0)
           return -1;
         continue;
@@ -182,6 +182,8 @@ static int on_plugin_reject(void *ud, uint64_t origin, const char *raw, size_t r
   r->sum->read++;
   if (set_aside(r, name, origin, raw, raw_len, values, nvalues, reason, err) != 0)
     return -1;
+  if (r->src)  /* its key, in the engine's layout as the source's other rows */
+    values = source_row(r->src, values, &nvalues);
   return reject_present(r, name, origin, values, nvalues, err);
 }
 
@@ -528,7 +530,8 @@ static int open_source(run_ctx *r, dwl_error *err)
   cfg.reject_ud = r;
   if (source_open(&cfg, &r->src, err) != 0)
     return -1;
-  if (prep_init(&r->p, spec, r->src, err) != 0 || target_layout(r->t, r->src->cols, r->src->ncols, err) != 0)
+  r->t->nhidden = r->src->ncols - r->src->nstored;
+  if (prep_init(&r->p, spec, r->src, err) != 0 || target_layout(r->t, r->src->cols, r->src->nstored, err) != 0)
     return -1;
   r->p.t = r->t;
   if (spec->mode == MODE_SCD2 || spec->mode == MODE_UPSERT) {
@@ -539,6 +542,7 @@ static int open_source(run_ctx *r, dwl_error *err)
       at.us -= ((at.us % DWL_US_PER_DAY) + DWL_US_PER_DAY) % DWL_US_PER_DAY;
     if (scd_init(&r->e, spec, r->src->cols, r->src->ncols, at, err) != 0)
       return -1;
+    scd_hide(&r->e, r->src->nstored);
     r->e.tick_us = r->t->vdate ? DWL_US_PER_DAY : 1;
     r->e.origin_name = r->p.origin_name;
     r->e.reject = on_late_reject;

@@ -136,6 +136,18 @@ int scd_fill_column(scd_engine *e, size_t col, dwl_error *err)
   return 0;
 }
 
+void scd_hide(scd_engine *e, size_t nstored)
+{
+  /* The spec's checks keep key, type1 and type2 off hidden columns; only
+   * the default tracked set (upsert's holds the lmd and deletes column)
+   * would reach them, and stored versions read them as NULL. */
+  size_t n = 0;
+  for (size_t i = 0; i < e->cols.nt2; i++)
+    if (e->cols.t2[i] < nstored)
+      e->cols.t2[n++] = e->cols.t2[i];
+  e->cols.nt2 = n;
+}
+
 void scd_free(scd_engine *e)
 {
   free(e->cols.key);

@@ -117,6 +117,9 @@ typedef struct scd_engine {
  * names fail with exit code 2 and the spec position. */
 int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t ncols, dwl_ts run_ts,
              dwl_error *err);
+/* Columns from nstored on are the engine's only (columns.exclude of the
+ * lmd or deletes column): no tracked set compares them.  After scd_init. */
+void scd_hide(scd_engine *e, size_t nstored);
 void scd_free(scd_engine *e);
 
 /* Resolves `name` among the source columns (exact match first, then

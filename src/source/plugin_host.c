@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "columns.h"
 #include "driver_logs.h"
 #include "log.h"
 #include "suggest.h"
@@ -642,6 +643,12 @@ int source_open(const source_config *cfg, dwl_source **out, dwl_error *err)
     err_set(err, DWL_EXIT_FAILED, "source %s has no columns", cfg->plugin);
     goto fail;
   }
+  s->raw_cols = s->cols;
+  s->nraw = s->nstored = s->ncols;
+  if (cfg->spec && columns_open(cfg->spec, s->raw_cols, s->nraw, &s->map, err) != 0)
+    goto fail;
+  if (s->map)
+    s->cols = columns_cols(s->map, &s->ncols, &s->nstored);
   *out = s;
   return 0;
 fail:
@@ -661,7 +668,27 @@ int source_next(dwl_source *s, dwl_batch *b, dwl_error *err)
     err_set(err, DWL_EXIT_FAILED, "source %s failed without saying why", s->lib->p->name);
   if (rc == DWL_OK && b->nrows == 0)
     rc = DWL_EOF;
+  s->raw_values = b->values;
+  if (rc == DWL_OK && s->map && !(b->values = columns_rows(s->map, b->values, b->nrows))) {
+    err_set(err, DWL_EXIT_FAILED, "out of memory");
+    rc = DWL_ERR;
+  }
   return rc;
+}
+
+const dwl_value *source_raw(const dwl_source *s, size_t i)
+{
+  return &s->raw_values[i * s->nraw];
+}
+
+const dwl_value *source_row(dwl_source *s, const dwl_value *values, size_t *nvalues)
+{
+  if (!s->map || !values || *nvalues != s->nraw)
+    return values;
+  const dwl_value *v = columns_rows(s->map, values, 1);
+  if (v)
+    *nvalues = s->ncols;
+  return v ? v : values;
 }
 
 void source_close(dwl_source *s)
@@ -672,5 +699,6 @@ void source_close(dwl_source *s)
     s->lib->p->close(s->handle);
   ctx_free(s->ctx);
   plugin_unload(s->lib);
+  columns_free(s->map);
   free(s);
 }

@@ -37,8 +37,13 @@ typedef struct dwl_source {
   plugin_lib *lib;
   struct dwl_ctx *ctx;
   void *handle;
-  const dwl_column *cols;
+  const dwl_column *cols;  /* as the engine sees them: after columns: (columns.h) */
   size_t ncols;
+  size_t nstored;          /* the first nstored of cols reach the table; the rest only the engine */
+  const dwl_column *raw_cols;  /* as the plugin gives them */
+  size_t nraw;
+  struct col_map *map;     /* NULL: no columns: section, cols are raw_cols */
+  const dwl_value *raw_values; /* the last batch as the plugin gave it (nraw a row) */
   /* What messages call the source's rows: the file's name (the last part
    * of the `path` option) when the source has one, else "PLUGIN row". */
   char origin_name[256];
@@ -58,7 +63,8 @@ typedef struct source_config {
   const char *include_path;    /* the job's include: file, for positions in it; NULL none */
   const char *base_dir;        /* relative DWL_OPT_PATH values resolve here */
   const char *job;
-  const char *lmd_column;      /* or NULL */
+  const char *lmd_column;      /* or NULL; the source's name */
+  const dwl_spec *spec;        /* its columns: section applies to the rows; NULL none */
   const char *checkpoint;      /* canonical text or NULL */
   size_t batch_rows;           /* 0: default */
   /* Rows the plugin rejects; NULL: a rejected row fails the source, with
@@ -75,6 +81,13 @@ int source_open(const source_config *cfg, dwl_source **out, dwl_error *err);
  * into about (when not NULL).  Run and check call it before connecting,
  * so a misspelt option is exit 2 also with the warehouse down. */
 int source_precheck(const source_config *cfg, char *about, size_t n, dwl_error *err);
+/* A row of the plugin's layout (nvalues == s->nraw) in the engine's, as
+ * source_next gives rows; other rows as they are.  Valid until the next
+ * call of either. */
+const dwl_value *source_row(dwl_source *s, const dwl_value *values, size_t *nvalues);
+/* Row i of the last batch as the plugin gave it (s->nraw values): what a
+ * reject file keeps, so a fixed row can be fed again. */
+const dwl_value *source_raw(const dwl_source *s, size_t i);
 /* DWL_OK with a batch, DWL_EOF, or DWL_ERR with err set. */
 int source_next(dwl_source *s, dwl_batch *b, dwl_error *err);
 void source_close(dwl_source *s);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "columns.h"
 #include "norm.h"
 #include "scd.h"
 
@@ -23,7 +24,8 @@ source_config source_config_for(const dwl_spec *spec, const char *checkpoint)
     .include_path = spec->include,
     .base_dir = spec->dir,
     .job = spec->job,
-    .lmd_column = spec->lmd,
+    .lmd_column = columns_source_name(spec, spec->lmd),
+    .spec = spec,
     .checkpoint = checkpoint,
   };
   return cfg;

@@ -247,7 +247,7 @@ int check_cross(pctx *c)
     key_pos(c, "load.engine", NULL, &line, &col);
     return perr(c, line, col, "load.engine: pushdown %s", why);
   }
-  if (check_lists(c) != 0 || check_bookkeeping(c) != 0)
+  if (check_columns(c) != 0 || check_lists(c) != 0 || check_bookkeeping(c) != 0)
     return -1;
   return check_run_id_column(c);
 }

@@ -325,6 +325,74 @@ static int read_missing(pctx *c, const spec_key *k, const yaml_node_t *v, const 
   return get_enum(c, v, name, k->values, dst);
 }
 
+/* columns.include / columns.exclude: a list of source column names, each
+ * item's position kept as "columns.include.NAME", for the errors found
+ * when the source's columns are known (source/columns.c). */
+static int read_col_names(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
+{
+  (void)k;
+  spec_list *l = dst;
+  if (get_list(c, v, name, 1, l) != 0)
+    return -1;
+  if (l->n == 0)
+    return perr(c, NPOS(v), "%s: expected at least one column", name);
+  if (dst == &c->s->col_include)
+    c->s->col_include_given = 1;
+  if (v->type != YAML_SEQUENCE_NODE)
+    return add_pos(c, name, l->v[0], v);
+  size_t i = 0;
+  for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++, i++)
+    if (add_pos(c, name, l->v[i], node_at(c, *it)) != 0)
+      return -1;
+  return 0;
+}
+
+/* columns.rename: a mapping of source name to target name; each pair's
+ * position is "columns.rename.SOURCE" (its key). */
+static int read_rename(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
+{
+  (void)k;
+  (void)dst;  /* rename_from; rename_to beside it */
+  dwl_spec *s = c->s;
+  if (expect_mapping(c, v, name) != 0)
+    return -1;
+  for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+    const char *from = pair_key(c, v, p, "in columns.rename");
+    if (!from)
+      return -1;
+    const yaml_node_t *kn = node_at(c, p->key), *vn = node_at(c, p->value);
+    if (!*from)
+      return perr(c, NPOS(kn), "%s: column names must not be empty", name);
+    if (list_find(&s->rename_from, from))
+      return perr(c, NPOS(kn), "%s: column '%s' is renamed twice", name, from);
+    if (vn->type != YAML_SCALAR_NODE || is_null(vn))
+      return perr(c, NPOS(vn), "%s.%s: expected the column's name in the table, found %s", name, from,
+                  kind_name(vn));
+    char *to = scalar_text(c, vn);
+    if (!to)
+      return -1;
+    if (!*to) {
+      free(to);
+      return perr(c, NPOS(vn), "%s.%s: column names must not be empty", name, from);
+    }
+    ssize_t j = spec_list_index(&s->rename_to, to);
+    if (j >= 0) {
+      perr(c, NPOS(vn), "%s.%s: '%s' is already the new name of '%s'; two columns cannot have one name", name,
+           from, to, s->rename_from.v[j]);
+      free(to);
+      return -1;
+    }
+    char *fc = strdup(from);
+    if (!fc || list_push(c, &s->rename_from, fc) != 0 || list_push(c, &s->rename_to, to) != 0) {
+      free(to);
+      return fc ? -1 : oom(c);
+    }
+    if (add_pos(c, name, from, kn) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 /* ---- the tables -------------------------------------------------------------- */
 
 #define FIELD(f) offsetof(dwl_spec, f)
@@ -421,6 +489,16 @@ static const spec_key schema_keys[] = {
 };
 static const spec_section schema_sec = SECTION("schema", "in schema", "schema", 0, schema_keys);
 
+static const spec_key columns_keys[] = {
+  {"include", SPEC_T_COLUMNS, 0, FIELD(col_include), NULL, NULL,
+   "the only source columns that reach the table", NULL, read_col_names},
+  {"exclude", SPEC_T_COLUMNS, 0, FIELD(col_exclude), NULL, NULL,
+   "source columns kept out of the table", NULL, read_col_names},
+  {"rename", SPEC_T_NAMES, 0, FIELD(rename_from), NULL, NULL,
+   "source name: name in the table", NULL, read_rename},
+};
+static const spec_section columns_sec = SECTION("columns", "in columns", "columns", 0, columns_keys);
+
 static const spec_key top_keys[] = {
   {"version", SPEC_T_INT, 0, SPEC_NO_FIELD, "1", NULL, "the spec version", NULL, read_version},
   {"job", SPEC_T_STRING, SPEC_K_REQUIRED, FIELD(job), NULL, NULL, "the job's name", NULL, read_job},
@@ -434,16 +512,18 @@ static const spec_key top_keys[] = {
    "the bookkeeping columns of mode scd2", &dim_sec, NULL},
   {"schema", SPEC_T_MAPPING, SPEC_K_NULLABLE, SPEC_NO_FIELD, NULL, NULL,
    "what happens when the source's columns and the table's differ", &schema_sec, NULL},
+  {"columns", SPEC_T_MAPPING, SPEC_K_NULLABLE, SPEC_NO_FIELD, NULL, NULL,
+   "which source columns reach the table, under which names", &columns_sec, NULL},
 };
 static const spec_section top_sec = SECTION(NULL, "at top level", "Top level", 0, top_keys);
 
 const spec_section *const spec_sections[] = {&top_sec, &source_sec, &target_sec, &load_sec, &deletes_sec,
-                                             &dim_sec, &schema_sec, NULL};
+                                             &dim_sec, &schema_sec, &columns_sec, NULL};
 
 const char *spec_type_name(int type)
 {
   static const char *const names[] = {"string", "int", "bool", "count", "duration",
-                                      "one of", "columns", "list", "limit", "mapping"};
+                                      "one of", "columns", "list", "limit", "mapping", "names"};
   return type >= 0 && (size_t)type < sizeof names / sizeof names[0] ? names[type] : "?";
 }
 

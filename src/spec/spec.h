@@ -6,6 +6,7 @@
 #define DWL_SPEC_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include "err.h"
 #include "ts.h"
 
@@ -99,6 +100,16 @@ typedef struct dwl_spec {
   int missing_columns;   /* schema.missing_columns: enum spec_missing */
   int new_columns;       /* schema.new_columns: enum spec_new */
 
+  /* columns: which source columns reach the table, and under which names
+   * (source/columns.c applies it to every plugin's rows).  Names in these
+   * lists are source names; each entry's position is "columns.include.NAME",
+   * "columns.exclude.NAME" or "columns.rename.NAME". */
+  spec_list col_include;
+  int col_include_given; /* include: given: only its columns are kept */
+  spec_list col_exclude;
+  spec_list rename_from; /* parallel lists: source name -> target name */
+  spec_list rename_to;
+
   /* dimension: bookkeeping column names; NULL leaves one out */
   char *surrogate_key;
   int sk_strategy;       /* enum spec_sk_strategy */
@@ -155,6 +166,12 @@ int spec_parse_lmd_text(const dwl_spec *s, const char *text, dwl_ts *out);
 int spec_parse_limit(const char *text, spec_limit *out);
 /* "50%", "1000" or "all", for messages. */
 void spec_format_limit(const spec_limit *l, char *out, size_t n);
+
+/* Index of `name` in l, without regard to case, or -1. */
+ssize_t spec_list_index(const spec_list *l, const char *name);
+/* Whether source column `source_name` reaches the table under columns:
+ * (include, exclude); names compare without regard to case. */
+int spec_col_kept(const dwl_spec *s, const char *source_name);
 
 /* Looks up a source option by name; NULL if absent. */
 const spec_opt *spec_source_opt(const dwl_spec *s, const char *name);

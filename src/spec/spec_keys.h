@@ -1,5 +1,6 @@
 /* The job spec's keys as data: one table per mapping of the job file
- * (top level, source, target, load, load.deletes, dimension), each entry
+ * (top level, source, target, load, load.deletes, dimension, schema,
+ * columns), each entry
  * naming a key, its type, its default as dwload-job(5) writes it, its
  * allowed values, a short help, and where dwload-job(5) describes it.
  * The parser walks these tables (keys.c): a key that is not in its table
@@ -25,7 +26,8 @@ enum spec_key_type {
   SPEC_T_COLUMNS,     /* a list of column names */
   SPEC_T_LIST,        /* a list of strings */
   SPEC_T_LIMIT,       /* a count, a percentage or all */
-  SPEC_T_MAPPING      /* a mapping of the keys of `sub` */
+  SPEC_T_MAPPING,     /* a mapping of the keys of `sub` */
+  SPEC_T_NAMES        /* a mapping of names to names (columns.rename) */
 };
 
 enum {

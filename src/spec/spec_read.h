@@ -95,5 +95,7 @@ int parse_root(pctx *c, const yaml_node_t *root);
 int spec_keys_defaults(dwl_spec *s);
 /* The rules between keys (dwload-job(5), "Rules checked"). */
 int check_cross(pctx *c);
+/* The checks of columns: that need only the job file (cross_columns.c). */
+int check_columns(pctx *c);
 
 #endif

@@ -61,7 +61,11 @@ typedef struct target {
   ssize_t ix[TC_NROLES]; /* column index of each bookkeeping role, -1 absent */
   const dwl_column *src;
   size_t nsrc;
-  ssize_t lmd;           /* source index of the lmd column, -1 none */
+  /* Columns after the nsrc of src that the engine reads but the table has
+   * not (columns.exclude of the lmd or deletes column): set before
+   * target_layout; scans give rows of nsrc + nhidden values. */
+  size_t nhidden;
+  ssize_t lmd;           /* source index of the lmd column, -1 none (or hidden) */
   int exists;
   int created;
   /* An existing table's columns that the layout has not (a column the

@@ -132,19 +132,19 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
   const dwl_spec *s = t->spec;
   t->src = src;
   t->nsrc = nsrc;
-  if (s->lmd)
-    t->lmd = scd_col_index(src, nsrc, s->lmd);
+  ssize_t lmd = s->lmd ? scd_col_index(src, nsrc + t->nhidden, s->lmd) : -1;
+  t->lmd = lmd < (ssize_t)nsrc ? lmd : -1;  /* a hidden lmd has no column in the table */
   int scd2 = s->mode == MODE_SCD2;
   /* The lmd column's declared type decides how every point in time of the
    * dimension is stored, so all warehouses hold the same values. */
-  t->vdate = t->lmd >= 0 && src[t->lmd].type == DWL_TYPE_DATE;
+  t->vdate = lmd >= 0 && src[lmd].type == DWL_TYPE_DATE;
   int vtype = t->vdate ? DWL_TYPE_DATE : DWL_TYPE_TIMESTAMP;
   if (scd2 && t->vdate && s->close == CLOSE_SECOND_BEFORE) {
     int line = 0, col = 0;
     const char *file = spec_key_at(s, "dimension.close", &line, &col);
     return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                    "%s:%d:%d: dimension.close: second_before needs timestamps, but the lmd column '%s' is a date",
-                   file, line, col, src[t->lmd].name);
+                   file, line, col, src[lmd].name);
   }
   dwl_column flag = {.type = DWL_TYPE_BOOLEAN, .nullable = 0};
   dwl_column tstamp = {.type = vtype, .nullable = 1};
@@ -187,7 +187,7 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
         buf_free(&p);
         return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                        "%s:%d:%d: dimension.open_end: '%s' has a time of day, but the lmd column '%s' is a date",
-                       file, line, col, s->open_end, src[t->lmd].name);
+                       file, line, col, s->open_end, src[lmd].name);
       }
       target_ts_text(t, &oe, t->open_end);
     }

@@ -33,7 +33,7 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
   size_t nsel = all_cols ? t->nsrc : ncols;
   size_t off = t->ix[TC_SK] >= 0 ? 1 : 0;
   size_t *map = calloc(nsel ? nsel : 1, sizeof *map);
-  dwl_value *row = calloc(t->nsrc ? t->nsrc : 1, sizeof *row);
+  dwl_value *row = calloc(t->nsrc + t->nhidden + 1, sizeof *row);
   dwl_buf *norm = calloc(nsel ? nsel : 1, sizeof *norm);
   dwl_value *p = calloc((flt ? flt->nkey : 0) + 2, sizeof *p);
   SQLSMALLINT *pt = calloc((flt ? flt->nkey : 0) + 2, sizeof *pt);
@@ -113,8 +113,8 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
   }
   if (ostmt_prepare(conn, sql.data, &st, err) != 0 || ostmt_execute(st, p, pt, np, err) != 0)
     goto out;
-  for (size_t i = 0; i < t->nsrc; i++)
-    row[i].is_null = 1;
+  for (size_t i = 0; i < t->nsrc + t->nhidden; i++)
+    row[i].is_null = 1;  /* a hidden column (the engine's only) is NULL in every stored version */
   const dwl_value *r;
   int f;
   while ((f = ostmt_fetch(st, &r, err)) == 1) {

@@ -5,7 +5,7 @@
  * read from /fuzz/job.yaml; ${DWL_FUZZ_*} references expand to values set
  * once at start.  A spec that loads must answer the lookups a run makes.
  *
- * fuzz-sources: src/spec/spec.c src/spec/read.c src/spec/include.c src/spec/keys.c src/spec/cross.c
+ * fuzz-sources: src/spec/spec.c src/spec/read.c src/spec/include.c src/spec/keys.c src/spec/cross.c src/spec/cross_columns.c
  * fuzz-sources: src/util/expand.c src/util/suggest.c src/engine/rules.c src/util/buf.c src/util/err.c src/rows/ts.c
  * fuzz-packages: yaml-0.1
  */
