@@ -493,6 +493,7 @@ static int connect_target(run_ctx *r, dwl_error *err)
   log_msg(LOG_INFO, "connected to %s %s (%s)", r->t->c->dbms, r->t->c->dbms_ver, r->t->c->redacted);
   if (r->o->plan)
     return 0;
+  r->t->run_id = r->sum->run_id;  /* target.run_id_column's value */
   if (state_ensure(r->t, err) != 0 || state_ensure_run_id(r->t, err) != 0 || runs_ensure(r->t, err) != 0)
     return -1;
   return table_lock_ensure(r->t, err);
@@ -670,8 +671,6 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     rc = precheck_job(spec, !o->plan, err);  /* before connecting: precheck.h */
   if (rc == 0)
     rc = connect_target(&r, err);
-  if (rc == 0 && !o->plan)
-    r.t->run_id = sum->run_id;  /* target.run_id_column's value */
   if (rc == 0 && !o->plan) {
     /* Everything from here to the commit is one transaction. */
     rc = table_lock_mark(r.t, spec->job, &r.started, err);
@@ -687,11 +686,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   if (rc == 0)
     rc = target_prepare_table(r.t, !o->plan, err);
   if (rc == 0)
-    rc = schema_check(r.t, r.p.origin_name, err);
-  if (rc == 0)
-    rc = schema_new_columns(r.t, r.have_engine ? &r.e : NULL, o->plan, err);
-  if (rc == 0 && !o->plan)
-    rc = schema_keep_begin(r.t, err);
+    rc = schema_prepare(r.t, r.have_engine ? &r.e : NULL, r.p.origin_name, o->plan, err);
   if (rc == 0 && o->plan && o->sqlout)
     rc = target_plan_table(r.t, o->sqlout, err);
   if (rc == 0)

@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "coltype.h"
 #include "log.h"
+#include "schema_keep.h"
 
 /* A layout column the table has not: a bookkeeping one (the job's
  * mistake), or the source's, which schema.new_columns: fail refuses and
@@ -226,4 +227,11 @@ int schema_new_columns(target *t, scd_engine *e, int plan, dwl_error *err)
         scd_fill_column(e, t->cols[c].src, err) != 0)
       return -1;
   return plan || target_add_columns(t, NULL, err) >= 0 ? 0 : -1;
+}
+
+int schema_prepare(target *t, scd_engine *e, const char *origin, int plan, dwl_error *err)
+{
+  if (schema_check(t, origin, err) != 0 || schema_new_columns(t, e, plan, err) != 0)
+    return -1;
+  return plan ? 0 : schema_keep_begin(t, err);
 }

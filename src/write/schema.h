@@ -24,6 +24,10 @@ int schema_check(const target *t, const char *origin, dwl_error *err);
  * (target_add_columns). */
 int schema_new_columns(target *t, scd_engine *e, int plan, dwl_error *err);
 
+/* What a run does before its changes: schema_check, schema_new_columns,
+ * and (unless `plan`) schema_keep_begin. */
+int schema_prepare(target *t, scd_engine *e, const char *origin, int plan, dwl_error *err);
+
 /* Every difference check --connect reports, each one message to fn (which
  * returns non-zero to stop): the layout's columns the table lacks (a
  * source column only when schema.new_columns: add cannot take it), the

@@ -44,7 +44,7 @@ is "$RC" 0 "exclude: plan --sql: exit 0"
 like "$OUT" "CREATE TABLE" "exclude: plan --sql shows the table it would create"
 unlike "$OUT" "sequenceNum" "exclude: plan creates no sequence column"
 unlike "$OUT" '"operation"' "exclude: plan creates no op column"
-dw check "$j"
+dw check --connect "$j"
 like "$OUT" "the table's 3: userId, name, city" "exclude: check names the table's columns"
 run_ok "$j" "exclude: the Databricks example loads"
 is "$(wh_columns users | tr '\n' ' ')" "userId name city start_at end_at " \
@@ -179,7 +179,7 @@ is "$(sqln 'select id, full_name, city, changed_at, is_current from people order
 "1|Anne|Oslo|2024-01-01 00:00:00|1
 2|Bob|Rome|2024-01-01 00:00:00|0
 2|Bob|Milan|2024-01-02 00:00:00|1" "rename: type 1 (in place) and type 2 by the new names"
-dw check "$j"
+dw check --connect "$j"
 like "$OUT" "the table's 4: id, full_name, city, changed_at" "rename: check names the table's columns"
 
 # ---- the odbc plugin: rename the lmd column --------------------------------

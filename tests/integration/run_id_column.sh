@@ -210,7 +210,7 @@ is "$(tdump t_rid_missing)" "$before" "missing column: the table is as it was"
 is "$(committed "$(field run_id)")" 0 "missing column: dwload_runs has no committed run of it"
 is "$(sql "SELECT count(*) FROM dwload_runs WHERE job = 'rid_missing' AND status = 'committed'")" 1 \
   "missing column: the first run is still the job's only committed one"
-dw check "$m2"
+dw check --connect "$m2"
 is "$RC" 4 "missing column: check exits 4 too"
 like "$OUT" "has no column 'loaded_by'" "missing column: check names the column"
 dw plan "$m2"
