@@ -790,7 +790,13 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
       target_ts_text(r.t, &r.cp, sum->checkpoint);
     else if (spec->lmd && r.t && r.t->c && !lost)
       stored_checkpoint(r.t, spec->job, sum->checkpoint, sizeof sum->checkpoint);
-    if (!o->plan)
+    /* A run refused at the job's (or table's) lock never ran: it leaves
+     * no row, and does not wait for the lock the other run holds (on
+     * SQLite the database's write lock) just to fail writing one. */
+    if (!o->plan && err->code == DWL_EXIT_LOCKED && !r.locked)
+      log_msg(LOG_INFO, "run %s is not recorded in " DWL_RUNS_TABLE ": refused, another run holds the lock",
+              sum->run_id);
+    else if (!o->plan)
       record_run(&r, err->code == DWL_EXIT_UNKNOWN ? "unknown" : sum->status ? sum->status : r.locked ? "rolled back" : "failed",
                  err->msg, NULL);
   }

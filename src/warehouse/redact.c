@@ -170,6 +170,19 @@ int odbc_conn_has_attr(const char *cs, const char *name)
   return 0;
 }
 
+size_t odbc_conn_first_braced(const char *cs)
+{
+  const char *p = cs ? cs : "";
+  while (*p) {
+    conn_attr a;
+    conn_attr_at(p, &a);
+    if (a.klen && *a.v == '{')
+      return (size_t)(p - cs);
+    p = *a.end ? a.end + 1 : a.end;
+  }
+  return (size_t)(p - (cs ? cs : p));
+}
+
 char *odbc_redact(const char *cs)
 {
   dwl_buf out;

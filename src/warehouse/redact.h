@@ -16,6 +16,10 @@ char *odbc_redact(const char *connstr);
  * braced value is no attribute)? */
 int odbc_conn_has_attr(const char *connstr, const char *name);
 
+/* Where the first attribute with a braced value ("PWD={a;b}") starts in
+ * the connection string: its offset, or the string's length when none. */
+size_t odbc_conn_first_braced(const char *connstr);
+
 /* Appends "message [SQLSTATE native]" for each of the handle's first three
  * diagnostics, "; "-separated, to b ("unknown ODBC error" when none). */
 void odbc_diag_text(SQLSMALLINT htype, SQLHANDLE h, dwl_buf *b);

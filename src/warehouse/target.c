@@ -9,18 +9,26 @@
 #include <string.h>
 
 #include "buf.h"
+#include "redact.h"
 
 static char *conn_with_extra(const char *cs, const char *extra)
 {
-  size_t n = strlen(cs);
-  char *out = malloc(n + strlen(extra) + 2);
+  /* Before the first braced value: libsqliteodbc reads no attribute past
+   * one (after PWD={a;b} it dropped Timeout=1000 and waited its default
+   * 100 s for every lock, a locked run taking minutes to say so). */
+  size_t n = strlen(cs), at = odbc_conn_first_braced(cs), xl = strlen(extra);
+  char *out = malloc(n + xl + 3);
   if (!out)
     return NULL;
-  memcpy(out, cs, n);
-  size_t k = n;
-  if (n && cs[n - 1] != ';')
+  memcpy(out, cs, at);
+  size_t k = at;
+  if (at && cs[at - 1] != ';')
     out[k++] = ';';
-  strcpy(out + k, extra);
+  memcpy(out + k, extra, xl);
+  k += xl;
+  if (at < n)
+    out[k++] = ';';
+  strcpy(out + k, cs + at);
   return out;
 }
 

@@ -107,10 +107,25 @@ FEED="$FIFO" "$DWLOAD" --log-level debug run "$J" >"$OUTS/held.out" 2>"$OUTS/hel
 HELD=$!
 printf 'id,name,lmd\n1,Ann,2024-01-01 00:00:00\n' >&3
 wh_wait_running locked 10
+T0=$(date +%s)
 probe 3 "a locked job" run "$J"
+T1=$(date +%s)
+# The refusal waits for the lock once, SQLite's driver the Timeout=1000
+# dwload adds (it used to drop it after the braced PWD={a;...} and wait
+# its default 100 s, twice as long per statement: 200 s for the lock, as
+# long again for the dwload_runs row): well within ten 1 s waits.
+# A refused run writes no row to dwload_runs (which would wait for the
+# database the other run holds).
+REFUSED_ID=$(sed -n 's/.* info: run id //p' "$OUTS/$N.a locked job.err")
+[ $((T1 - T0)) -lt 10 ] && pass "a locked job: refused within 10 lock waits of 1 s" ||
+  fail "a locked job: refused within 10 lock waits of 1 s (took $((T1 - T0)) s)"
+like "$(cat "$OUTS/$N.a locked job.err")" "run $REFUSED_ID is not recorded in dwload_runs: refused, another run holds the lock" \
+  "a locked job: the log says the refused run leaves no row in dwload_runs"
 exec 3>&-
 wait "$HELD"
 is "$?" 0 "the run that held the lock finishes"
+is "$([ -n "$REFUSED_ID" ] && sql "SELECT count(*) FROM dwload_runs WHERE run_id = '$REFUSED_ID'")" 0 \
+  "a locked job: dwload_runs has no row for the refused run"
 is "$(cat "$OUTS/held.out" "$OUTS/held.err" | grep -c -F "$SECRET")" 0 \
   "the run that held the lock: the password is in neither stdout nor stderr"
 

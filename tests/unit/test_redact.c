@@ -39,6 +39,18 @@ START_TEST(braced_values)
 }
 END_TEST
 
+/* Where dwload's attributes go: before the first braced value, which
+ * SQLite's driver reads no attribute past. */
+START_TEST(first_braced)
+{
+  ck_assert_int_eq(odbc_conn_first_braced("Driver=x;Pwd={a;b};Uid=u"), 9);
+  ck_assert_int_eq(odbc_conn_first_braced("Pwd= {a};x=1"), 0);
+  ck_assert_int_eq(odbc_conn_first_braced("Driver=x;Pwd=a{b}"), strlen("Driver=x;Pwd=a{b}"));
+  ck_assert_int_eq(odbc_conn_first_braced("Driver=x"), 8);
+  ck_assert_int_eq(odbc_conn_first_braced(""), 0);
+}
+END_TEST
+
 /* What dwload adds to a target's connection string, per dialect. */
 static char *extra(const char *dbms, const char *cs)
 {
@@ -82,6 +94,7 @@ static Suite *make_suite(void)
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, whole_names);
   tcase_add_test(tc, braced_values);
+  tcase_add_test(tc, first_braced);
   tcase_add_test(tc, dialect_attributes);
   suite_add_tcase(s, tc);
   return s;
