@@ -6,6 +6,7 @@
  * with an ABI version and their own size and only ever grow at the end:
  * a host refuses a plugin whose major version differs, and either side
  * checks `size` before touching a member added in a later minor version.
+ * ABI 1.3 added dwl_plugin.progress (how far a source has read).
  * The end of the file is the SDK (ABI 1.2): inline helpers for what every
  * plugin needs the same way (the entry point's host check, the
  * descriptor's fixed fields, the error helper, option names read through
@@ -25,7 +26,7 @@ extern "C" {
 #endif
 
 #define DWL_ABI_MAJOR 1
-#define DWL_ABI_MINOR 2
+#define DWL_ABI_MINOR 3
 #define DWL_ABI_VERSION ((uint32_t)((DWL_ABI_MAJOR << 16) | DWL_ABI_MINOR))
 #define DWL_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 
@@ -188,7 +189,21 @@ typedef struct dwl_plugin {
   int (*next_batch)(void *handle, dwl_batch *batch);
   /* Releases everything; safe after any failure of open or next_batch. */
   void (*close)(void *handle);
+
+  /* ---- ABI 1.3: present when DWL_PLUGIN_HAS(plugin, progress) ---------- */
+
+  /* Optional (NULL: the source cannot say).  How far the source has
+   * read: *done of *total units (bytes of a file, rows, ...; the same
+   * unit for both); *total 0 when the end is not known (a pipe, a FIFO,
+   * a query).  The host calls it from its read loop after each batch,
+   * never concurrently with another call into the plugin, so it needs no
+   * locking; it must be cheap (no I/O beyond an ftell, say).  Returns
+   * DWL_OK, or DWL_ERR when it cannot tell (the host shows rows only). */
+  int (*progress)(void *handle, uint64_t *done, uint64_t *total);
 } dwl_plugin;
+
+/* Does the descriptor `p` have member `m` (added in a later minor version)? */
+#define DWL_PLUGIN_HAS(p, m) ((p)->size >= offsetof(dwl_plugin, m) + sizeof((p)->m))
 
 typedef const dwl_plugin *(*dwl_plugin_entry_fn)(const dwl_host *host);
 

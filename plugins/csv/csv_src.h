@@ -37,6 +37,7 @@ typedef struct csv_src {
   dwl_ctx *ctx;
   char *path;
   FILE *fp;
+  uint64_t size;             /* of a regular file; 0: not known (a FIFO, a pipe) */
   struct csv_parser parser;
   int parser_ready;
   unsigned char delim;

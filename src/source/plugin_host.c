@@ -16,6 +16,7 @@
 #include "columns.h"
 #include "driver_logs.h"
 #include "log.h"
+#include "progress.h"
 #include "suggest.h"
 
 /* The smallest descriptor a plugin of ABI major 1 can have: everything up
@@ -668,12 +669,31 @@ int source_next(dwl_source *s, dwl_batch *b, dwl_error *err)
     err_set(err, DWL_EXIT_FAILED, "source %s failed without saying why", s->lib->p->name);
   if (rc == DWL_OK && b->nrows == 0)
     rc = DWL_EOF;
+  /* Polled here, once a batch, on the reading thread: the drawing thread
+   * never calls into the plugin. */
+  uint64_t at, size;
+  if (rc != DWL_ERR && source_progress(s, &at, &size))
+    progress_read((long long)at, (long long)size);
   s->raw_values = b->values;
   if (rc == DWL_OK && s->map && !(b->values = columns_rows(s->map, b->values, b->nrows))) {
     err_set(err, DWL_EXIT_FAILED, "out of memory");
     rc = DWL_ERR;
   }
   return rc;
+}
+
+int source_progress(dwl_source *s, uint64_t *done, uint64_t *total)
+{
+  const dwl_plugin *p = s->lib->p;
+  /* A descriptor of 1.2 or older ends before the member: not read. */
+  if (!DWL_PLUGIN_HAS(p, progress) || !p->progress)
+    return 0;
+  *done = *total = 0;
+  if (p->progress(s->handle, done, total) != DWL_OK || *total == 0)
+    return 0;
+  if (*done > *total)
+    *done = *total;
+  return 1;
 }
 
 const dwl_value *source_raw(const dwl_source *s, size_t i)

@@ -90,6 +90,10 @@ const dwl_value *source_row(dwl_source *s, const dwl_value *values, size_t *nval
 const dwl_value *source_raw(const dwl_source *s, size_t i);
 /* DWL_OK with a batch, DWL_EOF, or DWL_ERR with err set. */
 int source_next(dwl_source *s, dwl_batch *b, dwl_error *err);
+/* How far the source has read, from its progress entry (ABI 1.3): 1 with
+ * *done of *total (> 0) units, 0 when it cannot say (an older plugin, no
+ * entry, a pipe).  Call it between batches, from the thread that reads. */
+int source_progress(dwl_source *s, uint64_t *done, uint64_t *total);
 void source_close(dwl_source *s);
 
 #endif

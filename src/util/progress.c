@@ -9,7 +9,9 @@
  * a known total the percent and an ETA from its own rate.  The run's hot
  * loops only store a counter (progress_step: one relaxed atomic store, no
  * lock, no clock); the thread reads it when it redraws, so the loops pay
- * nothing for the redraws' cadence. */
+ * nothing for the redraws' cadence.  The read phase counts rows, and
+ * when the source can say how far it is in a known total (a file's
+ * bytes: progress_read) the percent and an ETA of the reading too. */
 #include "progress.h"
 
 #include "log.h"
@@ -38,6 +40,7 @@ static struct {
   double phase_start;
   struct timespec t0;
   double read_start, read_end;  /* seconds since t0; rows/s is over reading */
+  long long read_done, read_total;  /* the source's own measure; total 0: unknown */
   int drawn;                    /* the line is on the screen */
   int to_log;                   /* no terminal: log lines every `interval` s */
   int interval;
@@ -60,6 +63,21 @@ static double since_start(void)
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   return (double)(now.tv_sec - pg.t0.tv_sec) + (double)(now.tv_nsec - pg.t0.tv_nsec) / 1e9;
+}
+
+/* In the read phase, its percent (-1: another phase, or no known total)
+ * and seconds left (-1: not known yet) at t; with the mutex held. */
+static int read_figures(double t, double *left)
+{
+  *left = -1;
+  if (pg.counted || strcmp(pg.phase, "read") != 0 || pg.read_total <= 0)
+    return -1;
+  double spent = (pg.read_end > 0 ? pg.read_end : t) - pg.read_start;
+  if (pg.read_done >= pg.read_total)
+    *left = 0;
+  else if (pg.read_done > 0 && spent > 0)
+    *left = spent * (double)(pg.read_total - pg.read_done) / (double)pg.read_done;
+  return (int)(pg.read_done * 100 / pg.read_total);
 }
 
 /* Called with the mutex held. */
@@ -107,7 +125,15 @@ static void draw(void)
   hms(t, el);
   /* Short enough for an 80-column terminal: a wrapped line cannot be
    * redrawn in place. */
-  if (!pg.counted) {
+  double rleft;
+  int rpct = read_figures(t, &rleft);
+  if (rpct >= 0) {
+    char eta[16] = "--:--:--";
+    if (rleft >= 0)
+      hms(rleft, eta);
+    fprintf(stderr, "\r\033[K%-7s %12lld rows  %10lld rows/s  %3d%%  ETA %s  %s", pg.phase, pg.rows,
+            read_rate(t), rpct, eta, el);
+  } else if (!pg.counted) {
     fprintf(stderr, "\r\033[K%-7s %12lld rows  %10lld rows/s  %s", pg.phase, pg.rows, read_rate(t), el);
   } else {
     int pct;
@@ -138,8 +164,16 @@ static void log_line(void)
   int counted = pg.counted, pct;
   double left, spent = t - pg.phase_start;
   long long done = counted ? phase_figures(t, &pct, &left) : 0, total = pg.total;
+  double rleft;
+  int rpct = read_figures(t, &rleft);
   pthread_mutex_unlock(&pg.mu);
-  if (!counted)
+  if (rpct >= 0 && rleft < 0)
+    log_msg(LOG_INFO, "progress: read, %lld rows read, %d%% of the source, ETA unknown, %lld rows/s, %.0fs elapsed",
+            rows, rpct, rate, t);
+  else if (rpct >= 0)
+    log_msg(LOG_INFO, "progress: read, %lld rows read, %d%% of the source, ETA %.0fs, %lld rows/s, %.0fs elapsed",
+            rows, rpct, rleft, rate, t);
+  else if (!counted)
     log_msg(LOG_INFO, "progress: %s, %lld rows read, %lld rows/s, %.0fs elapsed", phase, rows, rate, t);
   else if (pct < 0)
     log_msg(LOG_INFO, "progress: %s, %lld rows scanned, %lld rows/s, %.0fs elapsed", phase, done,
@@ -202,6 +236,7 @@ void progress_begin(int want)
   pg.rows = 0;
   pg.counted = 0;
   pg.read_start = pg.read_end = 0;
+  pg.read_done = pg.read_total = 0;
   pg.stop = 0;
   pg.drawn = 0;
   /* Without the thread there is simply no live line. */
@@ -224,8 +259,9 @@ static void set_phase(const char *phase, int counted, long long total)
   else if (strcmp(pg.phase, "read") == 0)
     pg.read_end = t;
   /* The phase that ends shows its last count once: a short phase is seen
-   * to finish (100%) even between two ticks. */
-  if (pg.counted && !pg.to_log)
+   * to finish (100%) even between two ticks; so does a read with a known
+   * total. */
+  if ((pg.counted || (pg.read_total > 0 && strcmp(pg.phase, "read") == 0)) && !pg.to_log)
     draw();
   pg.phase = phase;
   pg.counted = counted;
@@ -259,6 +295,16 @@ void progress_rows(long long rows)
     return;
   pthread_mutex_lock(&pg.mu);
   pg.rows = rows;
+  pthread_mutex_unlock(&pg.mu);
+}
+
+void progress_read(long long done, long long total)
+{
+  if (!pg.active)
+    return;
+  pthread_mutex_lock(&pg.mu);
+  pg.read_done = done;
+  pg.read_total = total;
   pthread_mutex_unlock(&pg.mu);
 }
 

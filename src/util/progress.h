@@ -26,6 +26,10 @@ void progress_phase_total(const char *phase, long long total);
 void progress_step(long long done);
 /* Source rows read so far. */
 void progress_rows(long long rows);
+/* How far the read phase is in the source's own measure: done of total
+ * (bytes of a file, say; total 0: not known).  With a total, the read
+ * line shows the percent and an ETA beside the rows. */
+void progress_read(long long done, long long total);
 /* Stops the line and erases it. */
 void progress_end(void);
 

@@ -72,7 +72,7 @@ if is_warehouse sqlite; then
   abi=$("$DWLOAD" -V | sed -n 's/.*(plugin ABI \([0-9.]*\)).*/\1/p')
   shown=$(grep -ho '(plugin ABI [0-9.]*)\|[0-9] (ABI [0-9.]*)\|"abi": "[0-9.]*"' "$MAN"/*.[157] "$TOP_SRCDIR/README.md" |
     grep -o '[0-9]\.[0-9]*[)"]' | tr -d ')"' | sort -u | tr '\n' ' ')
-  is "$abi|$shown" "1.2|$abi " "the examples of -V, plugins and --json show plugin ABI $abi"
+  is "$abi|$shown" "1.3|$abi " "the examples of -V, plugins and --json show plugin ABI $abi"
   # README's seed 000 example: its asof output is what those commands print.
   mkdir "$WORK/seed000"
   cp "$TOP_SRCDIR"/tests/data/seeds/000_dim_customer.yaml "$TOP_SRCDIR"/tests/data/seeds/000_feed_customer_*.csv "$WORK/seed000/"

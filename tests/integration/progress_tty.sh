@@ -2,7 +2,7 @@
 # The live progress line on a terminal (tests/integration/on_tty.py): the
 # lookup counts the current versions it really read from the target, and
 # the apply and write phases show done/total, a percent that rises to
-# 100% and an ETA.  The run is held in its apply phase at its first
+# 100% and an ETA; the read of a file (not of a FIFO) its percent and ETA.  The run is held in its apply phase at its first
 # INSERT into the table by tests/hooks/pace.c until the test has seen
 # the line there.  The apply phase sends a batch of inserts when the
 # writer's batch is full, and where batches go on the connection's own
@@ -101,6 +101,62 @@ like_re "$(frames "$WORK/tty.log" apply | tail -n 1)" "^apply +$DELTA/$DELTA +10
 is "$(percents "$WORK/tty.log" write | tail -n 1)" 100 "the write phase ends at 100%"
 is "$(python3 -c 'import sys; print(b"%" in open(sys.argv[1], "rb").read().rsplit(b"\r\033[K", 1)[-1])' "$WORK/tty.log")" \
   False "no progress line is left at the end"
+# The read phase of a regular file: the csv plugin says how many bytes
+# of the file's size it has read (ABI 1.3 progress), so the read line
+# carries a percent and an ETA beside the rows, and the last one drawn as
+# the phase ends is 100% with every row counted.
+like_re "$(frames "$WORK/tty.log" read | tail -n 1)" \
+  "^read +$DELTA rows +[0-9]+ rows/s  100%  ETA 00:00:00  [0-9]{2}:[0-9]{2}:[0-9]{2}$" \
+  "the read of a file ends at 100% of it, with its $DELTA rows, its rate and the ETA"
+is "$(frames "$WORK/tty.log" read | sed -n 's/.* \([0-9]*\)%  ETA .*/\1/p' | sort -n -c 2>&1 && echo rising)" rising \
+  "... its read percent never falls"
+
+# Held mid-file by tests/hooks/readhold.c (at a line of the file's
+# getline), the read line shows a percent between 0 and 100 that only the
+# bytes read can give; let go, it ends at 100%.
+READHOLD="${TOP_BUILDDIR:-$TOP_SRCDIR}/tests/hooks/.libs/readhold.so"
+# read_pcts FILE: the read phase's percents, in the order drawn
+read_pcts() {
+  frames "$1" read | sed -n 's/.* \([0-9]*\)%  ETA .*/\1/p'
+}
+mid_read() {
+  read_pcts "$1" | grep -qvE '^(0|100)$'
+}
+mkfifo "$WORK/readhold"
+exec 5<>"$WORK/readhold"
+JR=$(scd2_job ttyread tty_read "$WORK/v3.csv")
+LD_PRELOAD="$READHOLD" DWL_TEST_READ_FILE="$WORK/v3.csv" DWL_TEST_READ_LINE=12000 DWL_TEST_READ_FIFO="$WORK/readhold" \
+  $TTY "$WORK/ttyr.out" "$WORK/ttyr.log" "$DWLOAD" run "$JR" 5>&- &
+PID=$!
+wait_until 300 test -e "$WORK/readhold.ready"
+wait_until 300 mid_read "$WORK/ttyr.log"
+like_re "$(frames "$WORK/ttyr.log" read | grep -vE ' (0|100)%' | tail -n 1)" \
+  "^read +[0-9]+ rows +[0-9]+ rows/s +[0-9]+%  ETA ([0-9]{2}:[0-9]{2}:[0-9]{2}|--:--:--)  [0-9]{2}:[0-9]{2}:[0-9]{2}$" \
+  "held mid-file, the read line shows rows, rate, a percent of the file between 0 and 100 and an ETA"
+echo go >&5
+finish "$PID" 60
+is "$?" 0 "... and the run succeeds"
+R=$(read_pcts "$WORK/ttyr.log" | tr '\n' ' ')
+is "$(read_pcts "$WORK/ttyr.log" | tail -n 1)" 100 "... its read ends at 100% ($R)"
+is "$(read_pcts "$WORK/ttyr.log" | sort -n -c 2>&1 && echo rising)" rising "... and its read percent never falls"
+
+# Without a terminal, held mid-file, the log line carries the percent.
+JRL=$(scd2_job ttyreadlog tty_readlog "$WORK/v3.csv")
+rm -f "$WORK/readhold.ready"
+LD_PRELOAD="$READHOLD" DWL_TEST_READ_FILE="$WORK/v3.csv" DWL_TEST_READ_LINE=12000 DWL_TEST_READ_FIFO="$WORK/readhold" \
+  "$DWLOAD" --progress-interval 1 run "$JRL" >"$WORK/rlog.out" 2>"$WORK/rlog.err" 5>&- &
+PID=$!
+wait_until 300 test -e "$WORK/readhold.ready"
+wait_until 300 grep -q "progress: read, [0-9]* rows read, [0-9]*% of the source" "$WORK/rlog.err"
+like_re "$(grep 'progress: read' "$WORK/rlog.err" | tail -n 1)" \
+  "info: progress: read, [0-9]+ rows read, [0-9]+% of the source, ETA ([0-9]+s|unknown), [0-9]+ rows/s, [0-9]+s elapsed" \
+  "without a terminal, held mid-file, the log line shows the rows, the percent of the file, an ETA and the rate"
+P=$(sed -n 's/.*progress: read, [0-9]* rows read, \([0-9]*\)% of the source.*/\1/p' "$WORK/rlog.err" | tail -n 1)
+is "$([ "$P" -gt 0 ] && [ "$P" -lt 100 ] && echo between)" between "... a percent between 0 and 100 ($P%)"
+echo go >&5
+finish "$PID" 60
+is "$?" 0 "... and the run succeeds"
+exec 5>&-
 
 # A keyed lookup reads only the current versions of the delta's keys: the
 # 50 the table has of the source's 70.
@@ -115,6 +171,16 @@ $TTY "$WORK/tty4.out" "$WORK/tty4.log" "$DWLOAD" run "$J4"
 is "$?" 0 "a keyed lookup: the run succeeds"
 like_re "$(frames "$WORK/tty4.log" lookup | tail -n 1)" "^lookup +$KEYED rows scanned" \
   "a keyed lookup counts the $KEYED current versions of the delta's keys it read, not the 70 keys"
+
+# From a FIFO the size is not known: the read line shows rows and rate
+# only, no percent.
+mkfifo "$WORK/feed.fifo"
+cat "$WORK/v4.csv" >"$WORK/feed.fifo" &
+J5=$(scd2_job tty tty_dim "$WORK/feed.fifo" keys)
+$TTY "$WORK/tty5.out" "$WORK/tty5.log" "$DWLOAD" run "$J5"
+is "$?" 0 "from a FIFO: the run succeeds"
+like_re "$(frames "$WORK/tty5.log" read | tail -n 1)" "^read +[0-9]+ rows +[0-9]+ rows/s  [0-9]{2}:[0-9]{2}:[0-9]{2}$" \
+  "from a FIFO the read line shows rows and rate, no percent (the size is not known)"
 
 # Without a terminal: the log line every second carries the same figures,
 # and nothing is drawn.  Held at its first insert into a second table, the

@@ -1,7 +1,8 @@
 /* The smallest complete source plugin: `rows` rows of (n, label), used to
  * test the host's option handling and batching without any file.  It is
- * the ABI 1.2 plugin of the loader's version tests (abi10.c and abi11.c
- * are the older ones), built with the SDK's helpers. */
+ * the ABI 1.3 plugin of the loader's version tests (abi10.c, abi11.c and
+ * abi12.c are the older ones), built with the SDK's helpers; its progress
+ * entry counts rows of `rows`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,14 @@ static int tiny_next(void *h, dwl_batch *b)
   return DWL_OK;
 }
 
+static int tiny_progress(void *h, uint64_t *done, uint64_t *total)
+{
+  tiny *t = h;
+  *done = (uint64_t)t->next;
+  *total = (uint64_t)t->rows;
+  return DWL_OK;
+}
+
 static const dwl_plugin desc = {
   DWL_SOURCE_PLUGIN,
   .name = "tiny",
@@ -106,6 +115,7 @@ static const dwl_plugin desc = {
   .open = tiny_open,
   .next_batch = tiny_next,
   .close = tiny_close,
+  .progress = tiny_progress,
 };
 
 DWL_PLUGIN_ENTRY(host, desc)

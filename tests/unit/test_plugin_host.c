@@ -299,7 +299,7 @@ START_TEST(plugin_error_travels_up)
 }
 END_TEST
 
-/* ---- ABI versions: 1.0, 1.1 and 1.2 plugins all load and run ----------- */
+/* ---- ABI versions: 1.0, 1.1, 1.2 and 1.3 plugins all load and run ------ */
 
 /* Reads a whole source: the values of its first column, space-separated. */
 static int read_all(dwl_source *s, char *out, size_t n, dwl_error *err)
@@ -375,20 +375,54 @@ START_TEST(abi_1_1_plugin_runs_and_rejects)
 }
 END_TEST
 
-START_TEST(abi_1_2_plugin_runs)
+/* A 1.2 descriptor ends before `progress`: the host reads no further and
+ * says it cannot tell how far the source is. */
+START_TEST(abi_1_2_plugin_runs_without_progress)
 {
   use_test_plugins();
-  spec_opt o[2] = {scalar("rows", "2", 5), scalar("label", "x", 6)};
-  source_config c = config(o, 2);
+  spec_opt o[1] = {scalar("rows", "3", 5)};
+  source_config c = config(o, 1);
+  c.plugin = "abi12";
   dwl_error err;
   err_init(&err);
   dwl_source *s;
   ck_assert_int_eq(source_open(&c, &s, &err), 0);
   abi_is(s->lib, 2);
-  ck_assert_uint_eq(s->lib->p->abi_version, DWL_ABI_VERSION);
+  ck_assert_uint_eq(s->lib->p->size, offsetof(dwl_plugin, close) + sizeof s->lib->p->close);
   char got[256];
   ck_assert_int_eq(read_all(s, got, sizeof got, &err), DWL_EOF);
-  ck_assert_str_eq(got, "1 2");
+  ck_assert_str_eq(got, "1 2 3");
+  uint64_t done = 7, total = 7;
+  ck_assert_int_eq(source_progress(s, &done, &total), 0);
+  source_close(s);
+}
+END_TEST
+
+/* A 1.3 plugin's progress entry: tiny counts rows of `rows`. */
+START_TEST(abi_1_3_plugin_runs_and_reports_progress)
+{
+  use_test_plugins();
+  spec_opt o[2] = {scalar("rows", "5", 5), scalar("label", "x", 6)};
+  source_config c = config(o, 2);
+  c.batch_rows = 2;
+  dwl_error err;
+  err_init(&err);
+  dwl_source *s;
+  ck_assert_int_eq(source_open(&c, &s, &err), 0);
+  abi_is(s->lib, 3);
+  ck_assert_uint_eq(s->lib->p->abi_version, DWL_ABI_VERSION);
+  uint64_t done, total;
+  dwl_batch b;
+  ck_assert_int_eq(source_next(s, &b, &err), DWL_OK);
+  ck_assert_int_eq(source_progress(s, &done, &total), 1);
+  ck_assert_uint_eq(done, 2);
+  ck_assert_uint_eq(total, 5);
+  char got[256];
+  ck_assert_int_eq(read_all(s, got, sizeof got, &err), DWL_EOF);
+  ck_assert_str_eq(got, "3 4 5");
+  ck_assert_int_eq(source_progress(s, &done, &total), 1);
+  ck_assert_uint_eq(done, 5);
+  ck_assert_uint_eq(total, 5);
   source_close(s);
 }
 END_TEST
@@ -508,7 +542,8 @@ static Suite *make_suite(void)
   TCase *abi = tcase_create("abi");
   tcase_add_test(abi, abi_1_0_plugin_runs);
   tcase_add_test(abi, abi_1_1_plugin_runs_and_rejects);
-  tcase_add_test(abi, abi_1_2_plugin_runs);
+  tcase_add_test(abi, abi_1_2_plugin_runs_without_progress);
+  tcase_add_test(abi, abi_1_3_plugin_runs_and_reports_progress);
   tcase_add_test(abi, sdk_error_on_a_1_1_host_formats_itself);
   tcase_add_test(abi, sdk_error_on_a_1_2_host_passes_the_va_list);
   tcase_add_test(abi, sdk_refuses_unusable_hosts);
