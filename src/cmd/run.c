@@ -619,20 +619,6 @@ static int commit_outcome(run_ctx *r, dwl_error *err)
                  r->sum->run_id);
 }
 
-/* target.lock_timeout ran out: another session held a lock a statement
- * needed.  Exit 3, as for the job's lock: worth a retry. */
-static void lock_timed_out(const run_ctx *r, dwl_error *err)
-{
-  if (!r->t || err->code != DWL_EXIT_FAILED || !err->sqlstate[0] || !r->t->d->lock_conflict ||
-      !r->t->d->lock_conflict(err->sqlstate, err->native))
-    return;
-  char span[32];
-  ts_format_duration(r->spec->lock_timeout_ms * 1000, span);
-  err->code = DWL_EXIT_LOCKED;
-  err_prefix(err, "table %s: gave up after waiting %s (target.lock_timeout) for a lock another session holds",
-             r->spec->target_table, span);
-}
-
 /* The run's row in dwload_runs (runs.c): with err, inside the run's
  * transaction (committed with it); without, after a failure, best effort. */
 static int record_run(run_ctx *r, const char *status, const char *error, dwl_error *err)
@@ -767,7 +753,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     /* The driver's own words for it vary with the moment (a FATAL, an
      * internal SAVEPOINT failing, ...): say plainly what happened. */
     int lost = r.t && odbc_lost(r.t->c);
-    lock_timed_out(&r, err);
+    target_lock_timed_out(r.t, err);
     if (lost)
       err_prefix(err, "lost the connection to the warehouse (the server ended the session, or the network failed)");
     if (err->code == DWL_EXIT_UNKNOWN) {

@@ -146,3 +146,15 @@ void target_free(target *t)
   odbc_close(t->c);
   free(t);
 }
+
+void target_lock_timed_out(const target *t, dwl_error *err)
+{
+  if (!t || err->code != DWL_EXIT_FAILED || !err->sqlstate[0] || !t->d->lock_conflict ||
+      !t->d->lock_conflict(err->sqlstate, err->native))
+    return;
+  char span[32];
+  ts_format_duration(t->spec->lock_timeout_ms * 1000, span);
+  err->code = DWL_EXIT_LOCKED;
+  err_prefix(err, "table %s: gave up after waiting %s (target.lock_timeout) for a lock another session holds",
+             t->spec->target_table, span);
+}

@@ -91,6 +91,12 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err);
 int target_open_conn(target *t, odbc_conn **out, dwl_error *err);
 void target_free(target *t);
 
+/* target.lock_timeout ran out: `err`, from a statement of `t` (NULL: none),
+ * is the dialect's lock conflict, another session holding a lock the
+ * statement needed.  It becomes exit 3, as for the job's lock: worth a
+ * retry.  Any other error is left as it is. */
+void target_lock_timed_out(const target *t, dwl_error *err);
+
 /* Builds the column layout from the source columns. */
 int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err);
 
