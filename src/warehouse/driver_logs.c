@@ -20,7 +20,14 @@
  * that connection: psqlODBC logs while any connection asks for it. */
 #include "driver_logs.h"
 
+#ifdef HAVE_CONFIG_H
 #include "config.h"
+#endif
+/* configure asks pkg-config for unixODBC's folder; a build without it (the
+ * fuzz targets') takes Debian's. */
+#ifndef DWL_ODBC_SYSCONFDIR
+#define DWL_ODBC_SYSCONFDIR "/etc"
+#endif
 
 #include <limits.h>
 #include <pthread.h>

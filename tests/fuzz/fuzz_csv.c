@@ -17,7 +17,7 @@
  * has no data, and line numbers never go back.
  *
  * fuzz-sources: src/source/plugin_host.c src/source/columns.c src/spec/spec.c src/spec/read.c src/spec/include.c src/spec/keys.c src/spec/cross.c src/spec/cross_columns.c
- * fuzz-sources: src/util/expand.c src/util/suggest.c src/engine/rules.c src/util/buf.c src/util/err.c src/util/log.c src/rows/ts.c src/util/progress.c
+ * fuzz-sources: src/util/expand.c src/util/suggest.c src/engine/rules.c src/util/buf.c src/util/err.c src/util/log.c src/rows/ts.c src/util/progress.c src/warehouse/driver_logs.c
  * fuzz-packages: yaml-0.1 jansson
  * fuzz-plugins: plugins/csv/csv.c+plugins/csv/csv_read.c+plugins/types_opt.c+src/rows/coltype.c:-lcsv
  */
