@@ -15,18 +15,13 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "col_index.h"
 #include "log.h"
 #include "progress.h"
 
 ssize_t scd_col_index(const dwl_column *cols, size_t ncols, const char *name)
 {
-  for (size_t i = 0; i < ncols; i++)
-    if (strcmp(cols[i].name, name) == 0)
-      return (ssize_t)i;
-  for (size_t i = 0; i < ncols; i++)
-    if (strcasecmp(cols[i].name, name) == 0)
-      return (ssize_t)i;
-  return -1;
+  return col_index(cols, ncols, name);
 }
 
 static int unknown_column(const scd_engine *e, const char *key, const char *name, dwl_error *err)

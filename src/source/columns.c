@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "buf.h"
+#include "col_index.h"
 
 struct col_map {
   size_t *from;        /* per mapped column: its index in the plugin's layout */
@@ -21,20 +22,6 @@ struct col_map {
   dwl_value *rows;     /* columns_rows's result */
   size_t cap;          /* rows it holds */
 };
-
-/* Exact first, then without regard to case, as every column lookup
- * (scd_col_index, which is the engine's: the plugin host and this file
- * are linked without it, as by tests/fuzz/fuzz_csv.c). */
-static ssize_t raw_index(const dwl_column *raw, size_t nraw, const char *name)
-{
-  for (size_t i = 0; i < nraw; i++)
-    if (strcmp(raw[i].name, name) == 0)
-      return (ssize_t)i;
-  for (size_t i = 0; i < nraw; i++)
-    if (strcasecmp(raw[i].name, name) == 0)
-      return (ssize_t)i;
-  return -1;
-}
 
 /* "FILE:LINE:COL: columns.KEY: MESSAGE (the source's columns: ...)". */
 static int entry_error(const dwl_spec *spec, const char *list, const char *entry, const dwl_column *raw, size_t nraw,
@@ -59,7 +46,7 @@ static int check_named(const dwl_spec *spec, const char *list, const spec_list *
 {
   char what[400];
   for (size_t i = 0; i < l->n; i++) {
-    if (raw_index(raw, nraw, l->v[i]) >= 0)
+    if (col_index(raw, nraw, l->v[i]) >= 0)
       continue;
     snprintf(what, sizeof what, "column '%s' is not in the source", l->v[i]);
     return entry_error(spec, list, l->v[i], raw, nraw, what, err);
