@@ -8,8 +8,18 @@
 #include <string.h>
 #include <strings.h>
 
+#include <pthread.h>
+
 #include "driver_logs.h"
 #include "interrupt.h"
+
+/* Connections are opened and closed one at a time.  Opening one loads
+ * the driver and reads odbcinst.ini and the driver's own settings, and the
+ * last close unloads it; neither unixODBC nor every driver promises that
+ * this is safe from two threads at once, and migrate's workers and
+ * verification readers connect in parallel.  A connect costs milliseconds
+ * next to the copy it serves. */
+static pthread_mutex_t connect_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the statement executing on its own thread ---------------------------- */
 
@@ -105,14 +115,17 @@ int odbc_connect(const char *connstr, odbc_conn **out, dwl_error *err)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
   driver_logs_quiet();
+  pthread_mutex_lock(&connect_mu);
   if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &c->env)) ||
       !SQL_SUCCEEDED(SQLSetEnvAttr(c->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0)) ||
       !SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_DBC, c->env, &c->dbc))) {
+    pthread_mutex_unlock(&connect_mu);
     err_set(err, DWL_EXIT_FAILED, "cannot initialise ODBC (is unixODBC installed?)");
     odbc_close(c);
     return -1;
   }
   SQLRETURN rc = SQLDriverConnect(c->dbc, NULL, (SQLCHAR *)connstr, SQL_NTS, NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
+  pthread_mutex_unlock(&connect_mu);
   if (!SQL_SUCCEEDED(rc)) {
     char what[1200];
     snprintf(what, sizeof what, "cannot connect to %s", c->redacted);
@@ -139,11 +152,15 @@ void odbc_close(odbc_conn *c)
   if (c->dbc) {
     if (c->in_txn)
       odbc_rollback(c);
+  }
+  pthread_mutex_lock(&connect_mu);
+  if (c->dbc) {
     SQLDisconnect(c->dbc);
     SQLFreeHandle(SQL_HANDLE_DBC, c->dbc);
   }
   if (c->env)
     SQLFreeHandle(SQL_HANDLE_ENV, c->env);
+  pthread_mutex_unlock(&connect_mu);
   free(c->redacted);
   free(c);
 }

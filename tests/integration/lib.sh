@@ -321,6 +321,12 @@ fail() {
   for line in "$@"; do
     printf '%s\n' "$line" | sed 's/^/#   /'
   done
+  # what the last dwload run said on stderr, when it said anything: the
+  # cause of a failed assertion is most often there
+  if [ -s "$WORK/stderr" ]; then
+    echo "#   last dwload stderr:"
+    tail -n 5 "$WORK/stderr" | sed 's/^/#     /'
+  fi
 }
 
 # skip_tests COUNT REASON: COUNT tests skipped (a section that does not
