@@ -44,6 +44,10 @@ struct dialect {
   const char *true_val, *false_val;   /* the same as bound text */
   int transactional_ddl;        /* CREATE TABLE can be rolled back */
   size_t max_params;            /* bound parameters per statement */
+  /* Inserts go as one-row statements executed for a parameter set of
+   * rows (SQL_ATTR_PARAMSET_SIZE), which the driver sends as one bulk
+   * command, instead of multi-row VALUES lists. */
+  int param_sets;
   const char *null_safe_eq;     /* after a column: NULL-safe "= ?" */
   const char *flag_type;        /* column type of a boolean flag */
   const char *sk_int_type;      /* sequence surrogate key column */

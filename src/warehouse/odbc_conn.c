@@ -3,6 +3,7 @@
  * and never the connection string's secrets. */
 #include "odbc_conn.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +238,7 @@ int ostmt_new(odbc_conn *c, odbc_stmt **out, dwl_error *err)
   if (!s)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   s->c = c;
+  buf_init(&s->set, 0);
   if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_STMT, c->dbc, &s->h))) {
     odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_DBC, c->dbc, "cannot allocate a statement");
     free(s);
@@ -388,6 +390,113 @@ int ostmt_set(odbc_stmt *s, size_t i, const dwl_value *v, dwl_error *err)
   s->slot[i][v->len] = '\0';
   s->ind[i] = (SQLLEN)v->len;
   return 0;
+}
+
+/* ---- parameter sets ---------------------------------------------------------- */
+
+/* nrows rows of ncols text values (row-major, as vals holds them) bound
+ * column-wise as arrays (SQL_ATTR_PARAMSET_SIZE) and executed once: the
+ * driver may send the whole set as one bulk command (MariaDB
+ * Connector/ODBC's COM_STMT_BULK_EXECUTE).  Each column's values are
+ * copied into one array of its widest value; the arrays are the
+ * statement's scratch (s->set), kept for the next set. */
+int ostmt_execute_set(odbc_stmt *s, const dwl_value *vals, const SQLSMALLINT *types, size_t ncols, size_t nrows,
+                      dwl_error *err)
+{
+  if (odbc_sync(s->c, err) != 0)
+    return -1;
+  size_t nind = ncols * nrows;
+  if (nind > s->nind) {
+    SQLLEN *ni = realloc(s->ind, nind * sizeof *ni);
+    if (!ni)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    s->ind = ni;
+    s->nind = nind;
+  }
+  SQLFreeStmt(s->h, SQL_RESET_PARAMS);
+  size_t total = 0;
+  size_t *width = calloc(ncols ? ncols : 1, sizeof *width);
+  if (!width)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; i < ncols; i++) {
+    for (size_t r = 0; r < nrows; r++) {
+      const dwl_value *v = &vals[r * ncols + i];
+      if (!v->is_null && v->len > width[i])
+        width[i] = v->len;
+    }
+    width[i]++;  /* the terminator */
+    total += width[i] * nrows;
+  }
+  buf_reset(&s->set);
+  if (buf_grow(&s->set, total) != 0) {
+    free(width);
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  char *base = s->set.data;
+  int rc = 0;
+  for (size_t i = 0, off = 0; rc == 0 && i < ncols; off += width[i] * nrows, i++) {
+    char *col = base + off;
+    SQLLEN *ind = &s->ind[i * nrows];
+    size_t maxlen = 0;
+    for (size_t r = 0; r < nrows; r++) {
+      const dwl_value *v = &vals[r * ncols + i];
+      char *cell = col + r * width[i];
+      if (v->is_null) {
+        ind[r] = SQL_NULL_DATA;
+        cell[0] = '\0';
+        continue;
+      }
+      if (v->len)
+        memcpy(cell, v->data, v->len);
+      cell[v->len] = '\0';
+      ind[r] = (SQLLEN)v->len;
+      if (v->len > maxlen)
+        maxlen = v->len;
+    }
+    SQLSMALLINT t = types ? types[i] : SQL_VARCHAR;
+    SQLULEN size;
+    SQLSMALLINT digits;
+    param_size(t, maxlen, &size, &digits);
+    if (!SQL_SUCCEEDED(SQLBindParameter(s->h, (SQLUSMALLINT)(i + 1), SQL_PARAM_INPUT, SQL_C_CHAR, t, size, digits, col,
+                                        (SQLLEN)width[i], ind))) {
+      stmt_note_diag(s);
+      rc = odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, "cannot bind a parameter set");
+    }
+  }
+  free(width);
+  SQLUSMALLINT *status = rc == 0 ? calloc(nrows ? nrows : 1, sizeof *status) : NULL;
+  if (rc == 0 && !status)
+    rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (rc == 0 &&
+      (!SQL_SUCCEEDED(SQLSetStmtAttr(s->h, SQL_ATTR_PARAM_BIND_TYPE, (SQLPOINTER)SQL_PARAM_BIND_BY_COLUMN, 0)) ||
+       !SQL_SUCCEEDED(SQLSetStmtAttr(s->h, SQL_ATTR_PARAMSET_SIZE, (SQLPOINTER)(uintptr_t)nrows, 0)) ||
+       !SQL_SUCCEEDED(SQLSetStmtAttr(s->h, SQL_ATTR_PARAM_STATUS_PTR, status, 0)))) {
+    stmt_note_diag(s);
+    rc = odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, "cannot set up a parameter set");
+  }
+  if (rc == 0) {
+    SQLRETURN x = SQLExecute(s->h);
+    /* A row that failed fails the set, even where the driver calls the
+     * whole execution a success with information. */
+    size_t bad = nrows;
+    for (size_t r = 0; SQL_SUCCEEDED(x) && r < nrows && bad == nrows; r++)
+      if (status[r] == SQL_PARAM_ERROR)
+        bad = r;
+    if (!SQL_SUCCEEDED(x) || bad < nrows) {
+      stmt_note_diag(s);
+      char what[80];
+      if (bad < nrows)
+        snprintf(what, sizeof what, "row %zu of a set of %zu failed", bad + 1, nrows);
+      else
+        snprintf(what, sizeof what, "a set of %zu rows failed", nrows);
+      rc = odbc_fail(err, DWL_EXIT_FAILED, SQL_HANDLE_STMT, s->h, what);
+    }
+  }
+  /* Back to one row per execution for the statement's other uses. */
+  SQLSetStmtAttr(s->h, SQL_ATTR_PARAM_STATUS_PTR, NULL, 0);
+  SQLSetStmtAttr(s->h, SQL_ATTR_PARAMSET_SIZE, (SQLPOINTER)1, 0);
+  free(status);
+  return rc;
 }
 
 /* Binds n parameters to the caller's values, for one execution. */
@@ -543,6 +652,7 @@ void ostmt_free(odbc_stmt *s)
   free(s->cols);
   free(s->row);
   free(s->ind);
+  buf_free(&s->set);
   free(s);
 }
 

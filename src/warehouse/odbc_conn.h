@@ -65,6 +65,7 @@ typedef struct odbc_stmt {
   size_t *slotcap;
   SQLSMALLINT *slottype;
   size_t nslots;
+  dwl_buf set;           /* ostmt_execute_set: its column arrays */
 } odbc_stmt;
 
 int ostmt_new(odbc_conn *c, odbc_stmt **out, dwl_error *err);
@@ -81,6 +82,11 @@ int ostmt_execute(odbc_stmt *s, const dwl_value *params, const SQLSMALLINT *type
  * valid until the connection's next use, which waits for it; its failure
  * (prefixed with `what`) becomes that use's error, or odbc_sync's. */
 int ostmt_execute_async(odbc_stmt *s, const dwl_value *params, size_t n, const char *what, dwl_error *err);
+/* Executes a prepared one-row statement once for nrows rows of ncols
+ * text values (row-major), bound column-wise as a parameter set
+ * (SQL_ATTR_PARAMSET_SIZE); a row that fails fails the set.  0 or -1. */
+int ostmt_execute_set(odbc_stmt *s, const dwl_value *vals, const SQLSMALLINT *types, size_t ncols, size_t nrows,
+                      dwl_error *err);
 /* Waits for the statement executing on its own thread, if any; its error,
  * if it failed, becomes err (unless err holds one already).  0 or -1. */
 int odbc_sync(odbc_conn *c, dwl_error *err);

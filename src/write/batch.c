@@ -17,6 +17,8 @@
  * (dialect array_types_sql), and the bytes that flush a batch sooner. */
 #define WRITER_ARRAY_ROWS 10000
 #define WRITER_ARRAY_BYTES (16u << 20)
+/* Rows per parameter set (dialect param_sets): one bulk command each. */
+#define WRITER_SET_ROWS 2000
 
 typedef struct pval {
   size_t off, len;
@@ -41,6 +43,7 @@ struct batch {
   long long rows;          /* rows sent so far */
   int arrays;              /* one array parameter per column, sent on a thread */
   int row_array;           /* one array of the table's row type, sent on a thread */
+  int sets;                /* a one-row INSERT executed for a parameter set of rows */
   dwl_buf *lit[2];         /* arrays: each column's literal (row_array: one), one set being sent */
   dwl_value *aparams[2];   /* and the parameters pointing at them */
   int cur;                 /* the set the next flush fills */
@@ -100,8 +103,9 @@ int batch_open(odbc_conn *c, const dialect *d, const char *table_q, char *const 
   int rows_only = o->rows_only || o->print;
   b->row_array = o->whole_rows && d->row_array_insert && !rows_only;
   b->arrays = d->array_types_sql && !rows_only && !b->row_array;
-  b->rows_per = b->arrays || b->row_array ? WRITER_ARRAY_ROWS : WRITER_BATCH_ROWS;
-  if (!b->arrays && !b->row_array && b->rows_per * ncols > d->max_params)
+  b->sets = d->param_sets && !rows_only && !b->row_array && !b->arrays;
+  b->rows_per = b->arrays || b->row_array ? WRITER_ARRAY_ROWS : b->sets ? WRITER_SET_ROWS : WRITER_BATCH_ROWS;
+  if (!b->arrays && !b->row_array && !b->sets && b->rows_per * ncols > d->max_params)
     b->rows_per = d->max_params / ncols;
   if (b->rows_per == 0)
     b->rows_per = 1;
@@ -349,7 +353,17 @@ static int batch_flush_rows(batch *b, dwl_error *err)
     b->params[i].data = b->pend[i].is_null ? NULL : b->arena.data + b->pend[i].off;
   }
   int rc = 0;
-  if (!b->plan && b->npend == b->rows_per) {
+  if (b->sets) {
+    /* Any number of rows, one statement prepared for one row. */
+    odbc_stmt **st = &b->bound;
+    if (!*st) {
+      char *sql = insert_sql(b, 1);
+      rc = sql ? ostmt_prepare(b->c, sql, st, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+      free(sql);
+    }
+    if (rc == 0)
+      rc = ostmt_execute_set(*st, b->params, b->ptypes, nc, b->npend, err);
+  } else if (!b->plan && b->npend == b->rows_per) {
     /* A full batch: its values are copied into the buffers the statement
      * stays bound to.  (Sent synchronously: on a thread of its own it was
      * slower here, on SQLite and on MariaDB, where building a batch costs

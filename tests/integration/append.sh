@@ -215,4 +215,37 @@ is "$(sql "SELECT count(*), sum(length(note)) FROM long_notes")" \
 is "$(sql "SELECT length(note) FROM long_notes WHERE id IN ('699', '700', '701', '1100') ORDER BY length(id), id" | paste -sd' ' -)" \
    "5 70000 5 3000" "the long values and their neighbours, exactly"
 
+# Inserts go in sets of rows (MariaDB: one-row statements executed for a
+# parameter set, sent as one bulk command; elsewhere multi-row VALUES or
+# arrays).  NULLs in the middle of a set stay NULL, and a row that fails in
+# the middle of a later set fails the run with nothing written.
+sql "CREATE TABLE dup (id BIGINT NOT NULL PRIMARY KEY, note VARCHAR(40), n BIGINT)"
+awk 'BEGIN { print "id,note,n"
+  for (i = 1; i <= 4500; i++)
+    printf "%d,%s,%s\n", (i == 4100 ? 7 : i), (i % 3 == 0 ? "" : "note " i), (i % 7 == 0 ? "" : i) }' >"$WORK/dup.csv"
+job dup <<EOF >/dev/null
+version: 1
+job: dup
+source:
+  plugin: csv
+  path: $WORK/dup.csv
+  types: {id: integer, n: integer}
+target:
+  connection: "$WH_CONN"
+  table: dup
+load:
+  mode: append
+EOF
+dw run "$WORK/dup.yaml"
+is "$RC $(sql "SELECT count(*) FROM dup")" "1 0" "a duplicate key in the third set of rows: exit 1, nothing written"
+like "$ERR" "inserting into dup" "the error names the table"
+sed -i 's/^7,note 4100,/4600,note 4100,/' "$WORK/dup.csv"
+dw run "$WORK/dup.yaml"
+is "$RC $(sql "SELECT count(*), count(note), count(n), sum(n) FROM dup")" \
+   "0 $(awk -F, 'NR > 1 { r++; if ($2 != "") c++; if ($3 != "") { k++; s += $3 } } END { print r "|" c "|" k "|" s }' "$WORK/dup.csv")" \
+   "without it every row arrives, its NULLs NULL and its values whole"
+is "$(sql "SELECT id, note, n FROM dup WHERE id IN (3, 7, 14, 4099, 4600) ORDER BY id" | paste -sd' ' -)" \
+   "$(awk -F, '$1 == 3 || $1 == 7 || $1 == 14 || $1 == 4099 || $1 == 4600 { print $1 "|" $2 "|" $3 }' "$WORK/dup.csv" |
+      sort -n | paste -sd' ' -)" "NULLs and values in place in the middle of sets"
+
 done_testing
