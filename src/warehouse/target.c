@@ -132,6 +132,7 @@ void target_free(target *t)
   for (size_t i = 0; i < t->ncols; i++) {
     free(t->cols[i].q);
     free(t->cols[i].have_type);
+    free(t->cols[i].have_attrs);
   }
   free(t->cols);
   for (size_t i = 0; i < t->nabsent; i++)

@@ -229,9 +229,13 @@ int schema_new_columns(target *t, scd_engine *e, int plan, dwl_error *err)
   return plan || target_add_columns(t, NULL, err) >= 0 ? 0 : -1;
 }
 
-int schema_prepare(target *t, scd_engine *e, const char *origin, int plan, dwl_error *err)
+int schema_prepare(target *t, scd_engine *e, const char *origin, int plan, FILE *sqlout, dwl_error *err)
 {
   if (schema_check(t, origin, err) != 0 || schema_new_columns(t, e, plan, err) != 0)
+    return -1;
+  if (t->spec->widen == WIDEN_WIDEN)
+    target_widen_declared(t);
+  if (target_widen(t, plan, sqlout, err) < 0)
     return -1;
   return plan ? 0 : schema_keep_begin(t, err);
 }
