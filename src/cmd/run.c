@@ -533,6 +533,8 @@ static int open_source(run_ctx *r, dwl_error *err)
     spec, !r->have_cp || all_rows ? NULL : spec->lookback_us > 0 ? low : st.checkpoint);
   cfg.reject = on_plugin_reject;
   cfg.reject_ud = r;
+  if (target_table_names(r->t, &cfg.table_cols, &cfg.ntable_cols, err) != 0)
+    return -1;
   if (source_open(&cfg, &r->src, err) != 0)
     return -1;
   r->t->nhidden = r->src->ncols - r->src->nstored;

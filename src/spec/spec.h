@@ -46,7 +46,7 @@ enum spec_limit_kind { LIMIT_PERCENT = 0, LIMIT_COUNT, LIMIT_ALL };
 /* schema.missing_columns: a column of the table the source does not deliver. */
 enum spec_missing { MISSING_FAIL = 0, MISSING_NULL, MISSING_KEEP };
 /* schema.new_columns: a source column the table has not. */
-enum spec_new { NEW_ADD = 0, NEW_FAIL };
+enum spec_new { NEW_ADD = 0, NEW_FAIL, NEW_IGNORE };
 /* schema.widen: a source value the table's column is too narrow for. */
 enum spec_widen { WIDEN_WIDEN = 0, WIDEN_FAIL };
 

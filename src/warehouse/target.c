@@ -135,6 +135,9 @@ void target_free(target *t)
     free(t->cols[i].have_attrs);
   }
   free(t->cols);
+  for (size_t i = 0; i < t->ntable_names; i++)
+    free(t->table_names[i]);
+  free(t->table_names);
   for (size_t i = 0; i < t->nabsent; i++)
     free(t->absent[i]);
   free(t->absent);

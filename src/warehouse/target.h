@@ -85,6 +85,8 @@ typedef struct target {
    * not transactional (MariaDB) it holds a metadata lock that an ALTER on
    * another connection would wait for to the end of the run. */
   int touched;
+  char **table_names;    /* target_table_names */
+  size_t ntable_names;
   int writer_probed;     /* SQLite: no other writer held the database at the job lock */
   /* table_lock.c: the table's identity and this run's mark */
   char lock_id[300], lock_host[128], lock_pid[32], lock_since[32];
@@ -105,6 +107,12 @@ void target_free(target *t);
  * statement needed.  It becomes exit 3, as for the job's lock: worth a
  * retry.  Any other error is left as it is. */
 void target_lock_timed_out(const target *t, dwl_error *err);
+
+/* schema.new_columns: ignore, before the layout: the existing table's
+ * column names into *names (kept in t; NULL when the table does not
+ * exist, or with another setting), for the source to leave out the
+ * columns the table has not (source_config's table_cols). */
+int target_table_names(target *t, char *const **names, size_t *n, dwl_error *err);
 
 /* Builds the column layout from the source columns. */
 int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err);

@@ -315,6 +315,23 @@ static int check_columns(target *t, dwl_error *err)
   return 0;
 }
 
+int target_table_names(target *t, char *const **names, size_t *n, dwl_error *err)
+{
+  *names = NULL;
+  *n = 0;
+  if (t->spec->new_columns != NEW_IGNORE)
+    return 0;
+  int ex = odbc_table_exists(t->c, t->schema, t->table, err);
+  if (ex <= 0)
+    return ex;
+  /* before the layout: no column of it to note types on */
+  if (existing_columns(t, &t->table_names, &t->ntable_names, err) != 0)
+    return -1;
+  *names = t->table_names;
+  *n = t->ntable_names;
+  return 0;
+}
+
 int target_key_indexed(target *t, dwl_error *err)
 {
   const dwl_spec *s = t->spec;

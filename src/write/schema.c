@@ -55,6 +55,17 @@ static int missing_msg(const target *t, const tcol *c, const char *origin, dwl_b
                s->target_table, c->name, origin);
     return 1;
   }
+  /* ignore: the source left out every column the job does not name */
+  if (s->new_columns == NEW_IGNORE) {
+    if (spec_list_index(&s->type1, c->name) < 0 && spec_list_index(&s->type2, c->name) < 0)
+      return 0;
+    buf_printf(b,
+               "table %s has no column '%s', which the source (%s) delivers and load.type1 or load.type2 names: "
+               "schema.new_columns: ignore leaves out only columns the job does not name; add it to the table, "
+               "or set schema.new_columns: add",
+               s->target_table, c->name, origin);
+    return 1;
+  }
   if (s->mode == MODE_SCD2 && s->type1_scope == T1_ALL) {
     buf_printf(b,
                "table %s has no column '%s', which the source (%s) delivers: schema.new_columns: add fills it in "

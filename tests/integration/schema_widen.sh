@@ -279,4 +279,49 @@ mariadb) is "$DIM1 > $(dimtype)" "varchar(6) > varchar(9)" "scd2: VARCHAR(6) wid
 *) is "$(dimtype)" "$DIM1" "SQLite: the type stays" ;;
 esac
 
+# ---- schema.new_columns: ignore ------------------------------------------------
+# A source column the table has not is left out, as columns.exclude would
+# leave it: not added, not stored, never a change; the run notes it once.
+D3=$(file d3.csv <<'EOF'
+id,name,city,lmd
+1,Annabelle,Oslo,2024-02-01
+2,Bob,Rome,2024-01-01
+EOF
+)
+export D3
+DIM_COLS=$(cols dim)
+DIM_BEFORE=$(tdump dim dim_id)
+ji=$(djob dimi "" '  deletes: absent
+schema:
+  new_columns: ignore')
+FEED=$D3 dw run "$ji"
+is "$RC" 0 "new_columns: ignore: exit 0"
+if [ "$RC" != 0 ]; then printf "%s\n" "$ERR" | sed "s|^|# |"; fi
+is "$(cols dim)" "$DIM_COLS" "ignore: no column added"
+is "$(tdump dim dim_id)" "$DIM_BEFORE" "ignore: the whole table as it was: the new column opens no version"
+is "$(printf '%s\n' "$ERR" | grep -c "the source delivers column 'city', which table dim has not: not loaded (schema.new_columns: ignore)")" 1 \
+  "ignore: the run notes the column once"
+is "$(field inserted) $(field unchanged)" "0 2" "ignore: the summary: nothing inserted, both keys unchanged"
+D4=$(file d4.csv <<'EOF'
+id,name,city,lmd
+1,Annabelle,Oslo,2024-02-01
+2,Bobby,Rome,2024-03-01
+EOF
+)
+FEED=$D4 dw run "$ji"
+is "$RC" 0 "ignore: a changed name: exit 0"
+is "$(sqln "SELECT dim_id, id, name, lmd, valid_from, valid_to, is_current, is_deleted FROM dim ORDER BY dim_id")" \
+"1|1|Ann|2024-01-01 00:00:00|2024-01-01 00:00:00|2024-02-01 00:00:00|0|0
+2|2|Bob|2024-01-01 00:00:00|2024-01-01 00:00:00|2024-03-01 00:00:00|0|0
+3|1|Annabelle|2024-02-01 00:00:00|2024-02-01 00:00:00|<null>|1|0
+4|2|Bobby|2024-03-01 00:00:00|2024-03-01 00:00:00|<null>|1|0" "ignore: the whole table: the name's change opens a version, no city anywhere"
+is "$(cols dim)" "$DIM_COLS" "ignore: still no column added"
+jn=$(djob dimn "" '  type2: [name, city]
+schema:
+  new_columns: ignore')
+FEED=$D4 dw run "$jn"
+is "$RC" 4 "ignore: a new column the job names in load.type2: exit 4"
+like "$ERR" "table dim has no column 'city', which the source (d4.csv) delivers and load.type1 or load.type2 names" \
+  "ignore: the message names the column and why it cannot be left out"
+
 done_testing
