@@ -11,14 +11,14 @@
 # wider, and nothing else.  Whole tables are compared.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
-# coltype COLUMN: the declared type of column COLUMN of table cust
+# coltype COLUMN [TABLE]: the declared type of a column of TABLE (cust)
 coltype() {
   case $WAREHOUSE in
   postgresql) sql "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
-                   WHERE attrelid = 'cust'::regclass AND attname = '$1'" ;;
+                   WHERE attrelid = '${2:-cust}'::regclass AND attname = '$1'" ;;
   mariadb) sql "SELECT column_type FROM information_schema.columns WHERE table_schema = DATABASE()
-                AND table_name = 'cust' AND column_name = '$1'" ;;
-  *) sql "SELECT type FROM pragma_table_info('cust') WHERE name = '$1'" ;;
+                AND table_name = '${2:-cust}' AND column_name = '$1'" ;;
+  *) sql "SELECT type FROM pragma_table_info('${2:-cust}') WHERE name = '$1'" ;;
   esac
 }
 types() {
@@ -243,13 +243,7 @@ EOF
 FEED=$D1 dw run "$(djob dim1 ', name: varchar(6)')"
 is "$RC" 0 "scd2: the first run makes the table"
 dimtype() {
-  case $WAREHOUSE in
-  postgresql) sql "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
-                   WHERE attrelid = 'dim'::regclass AND attname = 'name'" ;;
-  mariadb) sql "SELECT column_type FROM information_schema.columns WHERE table_schema = DATABASE()
-                AND table_name = 'dim' AND column_name = 'name'" ;;
-  *) sql "SELECT type FROM pragma_table_info('dim') WHERE name = 'name'" ;;
-  esac
+  coltype name dim
 }
 DIM1=$(dimtype)
 DIM_FIRST=$(tdump dim dim_id)
@@ -323,5 +317,90 @@ FEED=$D4 dw run "$jn"
 is "$RC" 4 "ignore: a new column the job names in load.type2: exit 4"
 like "$ERR" "table dim has no column 'city', which the source (d4.csv) delivers and load.type1 or load.type2 names" \
   "ignore: the message names the column and why it cannot be left out"
+
+# ---- killed around the widening ----------------------------------------------
+# SIGKILL at moments of a run that widens (killat.py: observed, not timed:
+# once the feed is open, and at fractions of the round trips after it, as
+# a run to its end counts them): the table is then exactly as before the
+# run, or as the run commits it; on PostgreSQL the type is as before
+# unless the run committed, on MariaDB it may be wider (its ALTER commits
+# first), and nothing else.  The next run to completion gives the table the
+# uninterrupted run gives.
+if is_warehouse postgresql mariadb; then
+  KILLAT="python3 $TOP_SRCDIR/tests/integration/killat.py"
+  DWLOAD_ALLOW_CORE=1
+  export DWLOAD_ALLOW_CORE
+  K1=$(file k1.csv <<'EOF'
+id,name,lmd
+1,Ann,2024-01-01
+2,Bob,2024-01-01
+EOF
+)
+  K2=$(file k2.csv <<'EOF'
+id,name,lmd
+1,Annabelle,2024-02-01
+3,Cy,2024-02-01
+EOF
+)
+  jk=$(mkjob kt "\${FEED}" kt '  types: {id: integer}' <<'EOF'
+load:
+  mode: upsert
+  key: id
+  lmd: lmd
+EOF
+)
+  ktype() {
+    coltype name kt
+  }
+  # kreset: the table narrow again with the first feed's rows, no state
+  kreset() {
+    sql "DROP TABLE IF EXISTS kt" >/dev/null
+    sql "DELETE FROM dwload_state WHERE job = 'kt'" >/dev/null 2>&1
+    sql "CREATE TABLE kt (id INTEGER NOT NULL, name VARCHAR(5)$KCOLL, lmd $TS)" >/dev/null
+    FEED=$K1 "$DWLOAD" run "$jk" >/dev/null 2>&1
+  }
+  # MariaDB: the exact collation, as above
+  KCOLL=""
+  if is_warehouse mariadb; then KCOLL=" CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin"; fi
+  kreset
+  KBEFORE=$(tdump kt id)
+  is "$KBEFORE" "1|Ann|2024-01-01 00:00:00
+2|Bob|2024-01-01 00:00:00" "killed: the table before the run"
+  KNARROW=$(ktype)
+  out=$(FEED=$K2 $KILLAT never "$K2" -- "$DWLOAD" run "$jk" 2>/dev/null)
+  KAFTER=$(tdump kt id)
+  KWIDE=$(ktype)
+  is "$KAFTER" "1|Annabelle|2024-02-01 00:00:00
+2|Bob|2024-01-01 00:00:00
+3|Cy|2024-02-01 00:00:00" "killed: the uninterrupted run's whole table"
+  like "$KNARROW > $KWIDE" "5) > " "killed: the uninterrupted run widened the column"
+  total=$(printf '%s\n' "$out" | sed -n 's/^waited //p')
+  bad=""
+  kills=0
+  wider=0
+  for p in open wait:1 "wait:$((total / 4 + 1))" "wait:$((total / 2 + 1))" "wait:$((total * 3 / 4 + 1))"; do
+    kreset
+    out=$(FEED=$K2 $KILLAT "$p" "$K2" -- "$DWLOAD" run "$jk" 2>/dev/null)
+    case $out in
+      "killed at"*) kills=$((kills + 1)) ;;
+    esac
+    now=$(tdump kt id)
+    ty=$(ktype)
+    if [ "$now" = "$KBEFORE" ]; then
+      case $WAREHOUSE:$ty in
+        postgresql:"$KNARROW" | mariadb:"$KNARROW") ;;
+        mariadb:"$KWIDE") wider=$((wider + 1)) ;;
+        *) bad="$bad; $p: rows as before, type $ty" ;;
+      esac
+    elif [ "$now" != "$KAFTER" ] || [ "$ty" != "$KWIDE" ]; then
+      bad="$bad; $p: neither before nor after ($ty)"
+    fi
+    FEED=$K2 "$DWLOAD" run "$jk" >/dev/null 2>&1
+    [ "$(tdump kt id)|$(ktype)" = "$KAFTER|$KWIDE" ] || bad="$bad; $p: the next run's table differs"
+  done
+  is "$bad" "" "killed at each point: the table as before (a wider column on MariaDB) or as committed; the next run completes it"
+  is "$([ "$kills" -gt 0 ] && echo some)" some "killed: points were reached before the run's end ($kills of 5)"
+  echo "# killed around the widening: $kills kills, $wider of them left the rows as before with a wider column"
+fi
 
 done_testing
