@@ -1,10 +1,11 @@
 /* The target table: connection, dialect, the table's column layout
  * (source columns plus the dimension's bookkeeping columns), creating it
  * with the indexes dwload's own lookups need, and reading its current
- * versions back in source-column layout.  One interface, four files:
+ * versions back in source-column layout.  One interface, five files:
  * target.c (connections), target_layout.c (columns and roles),
  * target_table.c (an existing table's columns, CREATE TABLE and the key
- * index), target_scan.c (reading versions, counting rows). */
+ * index), target_scan.c (reading versions, counting rows),
+ * target_widen.c (schema.widen: columns too narrow for the source). */
 #ifndef DWL_TARGET_H
 #define DWL_TARGET_H
 
