@@ -204,6 +204,9 @@ static int take_append(run_ctx *r, const dwl_value *row, uint64_t origin, const 
     r->sum->skipped++;
     return 0;
   }
+  /* schema.widen: before the row that needs it is queued */
+  if (target_widen(r->t, r->o->plan, r->o->sqlout, err) < 0)
+    return -1;
   /* replace empties the table at its first row to load (guard_replace
    * judges a source without one). */
   if (r->spec->mode == MODE_REPLACE && r->t->exists && !r->emptied) {
@@ -392,7 +395,8 @@ static int take_pushdown(run_ctx *r, const dwl_value *row, uint64_t origin, cons
 static int run_pushdown(run_ctx *r, dwl_error *err)
 {
   scd_counts counts = {0};
-  if (pushdown_open(r->t, r->w, &r->e, &r->pd, err) != 0 || read_source(r, take_pushdown, err) != 0)
+  if (pushdown_open(r->t, r->w, &r->e, &r->pd, err) != 0 || read_source(r, take_pushdown, err) != 0 ||
+      target_widen(r->t, r->o->plan, r->o->sqlout, err) < 0)
     return -1;
   log_msg(LOG_INFO, "read %lld source rows; computing the changes in the warehouse", r->sum->read);
   int absent_ok = 1;
@@ -428,7 +432,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
                      (!r->o->plan || spec->lookup == LOOKUP_KEYS);
   if (!source_first && read_current(r, 0, err) != 0)
     return -1;
-  if (read_source(r, take_engine, err) != 0)
+  if (read_source(r, take_engine, err) != 0 || target_widen(r->t, r->o->plan, r->o->sqlout, err) < 0)
     return -1;
   log_msg(LOG_INFO, "read %lld source rows, %zu past the checkpoint", r->sum->read, r->e.delta.n);
   if (source_first) {
@@ -529,6 +533,8 @@ static int open_source(run_ctx *r, dwl_error *err)
     spec, !r->have_cp || all_rows ? NULL : spec->lookback_us > 0 ? low : st.checkpoint);
   cfg.reject = on_plugin_reject;
   cfg.reject_ud = r;
+  if (target_table_names(r->t, &cfg.table_cols, &cfg.ntable_cols, err) != 0)
+    return -1;
   if (source_open(&cfg, &r->src, err) != 0)
     return -1;
   r->t->nhidden = r->src->ncols - r->src->nstored;
@@ -672,7 +678,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   if (rc == 0)
     rc = target_prepare_table(r.t, !o->plan, err);
   if (rc == 0)
-    rc = schema_prepare(r.t, r.have_engine ? &r.e : NULL, r.p.origin_name, o->plan, err);
+    rc = schema_prepare(r.t, r.have_engine ? &r.e : NULL, r.p.origin_name, o->plan, o->sqlout, err);
   if (rc == 0 && o->plan && o->sqlout)
     rc = target_plan_table(r.t, o->sqlout, err);
   if (rc == 0)
@@ -701,6 +707,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
       target_ts_text(r.t, &cp, sum->checkpoint);
   }
   sum->seconds = now_s() - t0;
+  sum->widened = r.t ? r.t->widened : 0;
   if (rc == 0 && !o->plan) {
     sum->ok = 1;
     progress_phase("commit");

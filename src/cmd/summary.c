@@ -57,6 +57,7 @@ int summary_print(const run_summary *s, FILE *out)
   json_object_set_new(o, "late_rejected", json_integer(s->late_rejected));
   json_object_set_new(o, "late_ignored", json_integer(s->late_ignored));
   json_object_set_new(o, "absent", json_integer(s->absent));
+  json_object_set_new(o, "widened", json_integer(s->widened));
   json_object_set_new(o, "guard", s->guard ? json_string(s->guard) : json_null());
   json_object_set_new(o, "checkpoint", s->checkpoint[0] ? json_string(s->checkpoint) : json_null());
   json_object_set_new(o, "seconds", json_real(round(s->seconds * 1000.0) / 1000.0));

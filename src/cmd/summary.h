@@ -15,6 +15,7 @@ typedef struct run_summary {
   char run_id[40];       /* written to dwload_state with the commit; "" = null */
   long long read, skipped, inserted, expired, updated, deleted, unchanged, rejected;
   long long late_repaired, late_rejected, late_ignored;  /* rows older than their key's history */
+  long long widened;     /* columns schema.widen widened (a plan: would widen) */
   long long absent;      /* deletes: absent: keys missing from the source */
   const char *guard;     /* the guard that stopped the run or held deletions back (guard.c); NULL: none */
   char checkpoint[40];   /* "" = null */

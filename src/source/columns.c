@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "col_index.h"
+#include "log.h"
 
 struct col_map {
   size_t *from;        /* per mapped column: its index in the plugin's layout */
@@ -66,10 +67,42 @@ static int has_columns(const dwl_spec *spec)
   return spec->col_include_given || spec->col_exclude.n || spec->rename_from.n;
 }
 
-int columns_open(const dwl_spec *spec, const dwl_column *raw, size_t nraw, col_map **out, dwl_error *err)
+/* schema.new_columns: ignore: a kept column (table name `name`) the
+ * existing table has not, and no load key names. */
+static int ignored(const dwl_spec *spec, const char *name, char *const *table_cols, size_t ntable)
+{
+  if (!table_cols || spec_list_index(&spec->key, name) >= 0 || spec_list_index(&spec->type1, name) >= 0 ||
+      spec_list_index(&spec->type2, name) >= 0)
+    return 0;
+  for (size_t i = 0; i < ntable; i++)
+    if (strcasecmp(table_cols[i], name) == 0)
+      return 0;
+  return 1;
+}
+
+/* Whether column i is kept for the table, its table name `*name`. */
+static int kept_col(const dwl_spec *spec, const dwl_column *raw, size_t i, char *const *table_cols, size_t ntable,
+                    const char **name)
+{
+  ssize_t r = spec_list_index(&spec->rename_from, raw[i].name);
+  *name = r >= 0 ? spec->rename_to.v[r] : raw[i].name;
+  return spec_col_kept(spec, raw[i].name) && !ignored(spec, *name, table_cols, ntable);
+}
+
+int columns_open(const dwl_spec *spec, const dwl_column *raw, size_t nraw, char *const *table_cols, size_t ntable,
+                 col_map **out, dwl_error *err)
 {
   *out = NULL;
-  if (!has_columns(spec))
+  int any_ignored = 0;
+  for (size_t i = 0; i < nraw; i++) {
+    const char *name;
+    if (spec_col_kept(spec, raw[i].name) && !kept_col(spec, raw, i, table_cols, ntable, &name)) {
+      log_msg(LOG_INFO, "the source delivers column '%s', which table %s has not: not loaded "
+              "(schema.new_columns: ignore)", name, spec->target_table);
+      any_ignored = 1;
+    }
+  }
+  if (!has_columns(spec) && !any_ignored)
     return 0;
   if (check_named(spec, "include", &spec->col_include, raw, nraw, err) != 0 ||
       check_named(spec, "exclude", &spec->col_exclude, raw, nraw, err) != 0 ||
@@ -85,14 +118,14 @@ int columns_open(const dwl_spec *spec, const dwl_column *raw, size_t nraw, col_m
   /* Kept columns first, in the source's order, then the hidden ones. */
   for (int pass = 0; pass < 2; pass++) {
     for (size_t i = 0; i < nraw; i++) {
-      int kept = spec_col_kept(spec, raw[i].name);
+      const char *name;
+      int kept = kept_col(spec, raw, i, table_cols, ntable, &name);
       if (pass == 0 ? !kept : kept || !hidden_role(spec, raw[i].name))
         continue;
       m->from[m->n] = i;
       m->cols[m->n] = raw[i];
-      ssize_t r = kept ? spec_list_index(&spec->rename_from, raw[i].name) : -1;
-      if (r >= 0)
-        m->cols[m->n].name = spec->rename_to.v[r];
+      if (kept)
+        m->cols[m->n].name = name;
       m->n++;
     }
     if (pass == 0)

@@ -15,9 +15,14 @@ typedef struct col_map col_map;
 
 /* Checks columns: against the plugin's nraw columns (an entry naming a
  * column the source does not have, a new name that another column has:
- * exit 2, FILE:LINE:COL of the entry) and builds the map.  *out is NULL
- * when the spec has no columns: section (rows pass as they are). */
-int columns_open(const dwl_spec *spec, const dwl_column *raw, size_t nraw, col_map **out, dwl_error *err);
+ * exit 2, FILE:LINE:COL of the entry) and builds the map.  With
+ * table_cols (schema.new_columns: ignore, an existing table's ntable
+ * names), a column kept whose table name is not among them is left out
+ * too, as if excluded, and logged once; not a column the job's load.key,
+ * type1 or type2 names (schema.c refuses those).  *out is NULL when
+ * nothing is left out or renamed (rows pass as they are). */
+int columns_open(const dwl_spec *spec, const dwl_column *raw, size_t nraw, char *const *table_cols, size_t ntable,
+                 col_map **out, dwl_error *err);
 void columns_free(col_map *m);
 /* The columns after the map: the kept ones (the table's, `*nstored`), then
  * the hidden ones; borrowed from the map. */

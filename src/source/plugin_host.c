@@ -646,7 +646,8 @@ int source_open(const source_config *cfg, dwl_source **out, dwl_error *err)
   }
   s->raw_cols = s->cols;
   s->nraw = s->nstored = s->ncols;
-  if (cfg->spec && columns_open(cfg->spec, s->raw_cols, s->nraw, &s->map, err) != 0)
+  if (cfg->spec &&
+      columns_open(cfg->spec, s->raw_cols, s->nraw, cfg->table_cols, cfg->ntable_cols, &s->map, err) != 0)
     goto fail;
   if (s->map)
     s->cols = columns_cols(s->map, &s->ncols, &s->nstored);

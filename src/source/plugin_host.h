@@ -65,6 +65,11 @@ typedef struct source_config {
   const char *job;
   const char *lmd_column;      /* or NULL; the source's name */
   const dwl_spec *spec;        /* its columns: section applies to the rows; NULL none */
+  /* schema.new_columns: ignore: the existing table's column names (NULL:
+   * no table, or another setting); a source column the table has not is
+   * left out as columns.exclude would leave it (columns_open). */
+  char *const *table_cols;
+  size_t ntable_cols;
   const char *checkpoint;      /* canonical text or NULL */
   size_t batch_rows;           /* 0: default */
   /* Rows the plugin rejects; NULL: a rejected row fails the source, with

@@ -103,6 +103,27 @@ static size_t utf8_chars(const char *s, size_t len)
   return n;
 }
 
+/* A value target_value_fits found its column cannot take (*w says why,
+ * maybe in fit): one a wider column would hold widens it with
+ * schema.widen: widen (target_widen applies it before the writes), and
+ * fits (0); else the row is bad (1), and with schema.widen: fail the
+ * message names the type the value needs. */
+static int too_narrow(prep *p, size_t i, const char *v, size_t len, const char **w, char *fit, size_t n)
+{
+  char need[64], have[64];
+  int widen = p->spec->widen == WIDEN_WIDEN;
+  if (!target_widen_value(p->t, i, v, len, widen, need, have, sizeof need))
+    return 1;
+  if (widen)
+    return 0;
+  if (*w != fit)
+    snprintf(fit, n, "%s", *w);
+  size_t l = strlen(fit);
+  snprintf(fit + l, n - l, "; the column is %s, the value needs %s (schema.widen: fail)", have, need);
+  *w = fit;
+  return 1;
+}
+
 /* Normalizes one source row into p->row and parses its lmd.  Returns 0,
  * 1 for a bad row (why says what is wrong: the run rejects it or fails),
  * or -1 with err set. */
@@ -139,7 +160,8 @@ int prep_row(prep *p, const dwl_value *in, dwl_ts *lmd, char *why, size_t whylen
     }
     const char *w;
     char fit[400];
-    if (p->cols[i].type == DWL_TYPE_TEXT && target_value_fits(p->t, i, v->data, v->len, &w, fit, sizeof fit) != 0)
+    if (p->cols[i].type == DWL_TYPE_TEXT && target_value_fits(p->t, i, v->data, v->len, &w, fit, sizeof fit) != 0 &&
+        too_narrow(p, i, v->data, v->len, &w, fit, sizeof fit))
       return prep_bad_value(p, i, v, w, why, whylen);
     if (p->cols[i].type == DWL_TYPE_TEXT) {
       /* Longer than varchar(n): PostgreSQL would fail the run, MariaDB
@@ -155,6 +177,8 @@ int prep_row(prep *p, const dwl_value *in, dwl_ts *lmd, char *why, size_t whylen
     if (norm_value_col(&p->cols[i], v->data, v->len, &p->scratch[i], &p->row[i].data, &p->row[i].len, &w) != 0)
       return prep_bad_value(p, i, v, w, why, whylen);
     int fits = target_value_fits(p->t, i, p->row[i].data, p->row[i].len, &w, fit, sizeof fit);
+    if (fits > 0 && !too_narrow(p, i, p->row[i].data, p->row[i].len, &w, fit, sizeof fit))
+      fits = 0;
     if (fits > 0)
       return prep_bad_value(p, i, v, w, why, whylen);
     /* Not the row's fault but the table's: every row like it would be

@@ -17,7 +17,7 @@
 
 typedef struct prep {
   const dwl_spec *spec;
-  const target *t;     /* decides the canonical form of the lmd */
+  target *t;           /* decides the canonical form of the lmd; schema.widen widens its columns */
   const dwl_column *cols;
   size_t ncols;
   ssize_t lmd;

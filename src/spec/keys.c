@@ -27,7 +27,9 @@ static const char *const late_names[] = {"repair", "reject", "ignore", NULL};
 static const char *const engine_names[] = {"memory", "pushdown", NULL};
 static const char *const missing_names[] = {"fail", "null", "keep", NULL};
 /* schema.new_columns, in enum spec_new order. */
-static const char *const new_names[] = {"add", "fail", NULL};
+static const char *const new_names[] = {"add", "fail", "ignore", NULL};
+/* schema.widen, in enum spec_widen order. */
+static const char *const widen_names[] = {"widen", "fail", NULL};
 
 static int read_section(pctx *c, const spec_section *sec, const yaml_node_t *v);
 
@@ -485,7 +487,9 @@ static const spec_key schema_keys[] = {
   {"missing_columns", SPEC_T_ENUM, 0, FIELD(missing_columns), "fail", missing_names,
    "what a column of the table that the source does not deliver gets", NULL, read_missing},
   {"new_columns", SPEC_T_ENUM, 0, FIELD(new_columns), "add", new_names,
-   "what a source column the table has not gets: added to the table, or a failed run", NULL, NULL},
+   "what a source column the table has not gets: added to the table, a failed run, or left out", NULL, NULL},
+  {"widen", SPEC_T_ENUM, 0, FIELD(widen), "widen", widen_names,
+   "a value too long or too large for the table's column: the column widened, or the row refused", NULL, NULL},
 };
 static const spec_section schema_sec = SECTION("schema", "in schema", "schema", 0, schema_keys);
 

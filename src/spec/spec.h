@@ -46,7 +46,9 @@ enum spec_limit_kind { LIMIT_PERCENT = 0, LIMIT_COUNT, LIMIT_ALL };
 /* schema.missing_columns: a column of the table the source does not deliver. */
 enum spec_missing { MISSING_FAIL = 0, MISSING_NULL, MISSING_KEEP };
 /* schema.new_columns: a source column the table has not. */
-enum spec_new { NEW_ADD = 0, NEW_FAIL };
+enum spec_new { NEW_ADD = 0, NEW_FAIL, NEW_IGNORE };
+/* schema.widen: a source value the table's column is too narrow for. */
+enum spec_widen { WIDEN_WIDEN = 0, WIDEN_FAIL };
 
 /* load.max_deletes (and run --max-deletes): how many keys one run may
  * delete by absence. */
@@ -99,6 +101,7 @@ typedef struct dwl_spec {
 
   int missing_columns;   /* schema.missing_columns: enum spec_missing */
   int new_columns;       /* schema.new_columns: enum spec_new */
+  int widen;             /* schema.widen: enum spec_widen */
 
   /* columns: which source columns reach the table, and under which names
    * (source/columns.c applies it to every plugin's rows).  Names in these

@@ -64,6 +64,14 @@ struct dialect {
    * would have, and clear_mark, after the commit, unmarks one.  NULL
    * where a failed run leaves no column. */
   const char *marked_columns_sql;
+  /* schema.widen: the statement giving column col_q of table_q the wider
+   * type `to` (a longer varchar or text, a bigint, a numeric of more
+   * digits), keeping the rest of the column's declaration: `attrs`, the
+   * text column_limits_sql gives for it (NULL: none).  NULL where the
+   * warehouse's types are already wide (SQLite keeps any value whole). */
+  void (*widen_column)(dwl_buf *b, const char *table_q, const char *col_q, const dwl_column *to, const char *attrs);
+  /* The widest numeric(p,s) a widening can reach. */
+  int widen_max_precision, widen_max_scale;
   void (*clear_mark)(dwl_buf *b, const char *table_q, const char *col_q, const char *type);
   /* SQL type to bind a parameter of a column type with. */
   SQLSMALLINT (*param_type)(int dwl_type);
@@ -107,8 +115,9 @@ struct dialect {
   /* The declared limits of a table's columns, two parameters: the schema
    * (NULL: the connection's) and the bare table name; rows of name,
    * numeric precision and scale (NULL unless an exact numeric),
-   * character length (NULL unless bounded), and the least and greatest
-   * integer (NULL unless narrower than 64 bits).  NULL: not known. */
+   * character length (NULL unless bounded), the least and greatest
+   * integer (NULL unless narrower than 64 bits), and the declaration after
+   * the type a widen_column must repeat (NULL: none).  NULL: not known. */
   const char *column_limits_sql;
   /* The indexes of a table, two parameters: the schema (NULL: the
    * connection's) and the bare table name; rows of index name and column

@@ -28,6 +28,13 @@ static const dialect_types maria_types = {
   "VARCHAR", 16383, MARIA_EXACT, "LONGTEXT" MARIA_EXACT,
 };
 
+/* The same, bare: a widened column keeps its own character set and
+ * collation (column_limits_sql's declaration says them). */
+static const dialect_types maria_bare_types = {
+  "BIGINT", "DOUBLE", "BOOLEAN", "DATE", "DATETIME(6)", "DECIMAL", "DECIMAL(65,30)",
+  "VARCHAR", 16383, "", "LONGTEXT",
+};
+
 static const char *maria_type_sql(const dwl_column *col, char *buf, size_t n)
 {
   return dialect_type_sql(&maria_types, col, buf, n);
@@ -70,6 +77,18 @@ static void maria_clear_mark(dwl_buf *b, const char *table_q, const char *col_q,
   buf_printf(b, "ALTER TABLE %s MODIFY COLUMN %s %s COMMENT ''", table_q, col_q, type);
 }
 
+/* schema.widen: MODIFY COLUMN declares the column anew, so the rest of
+ * its declaration (character set and collation, NOT NULL, default,
+ * comment: column_limits_sql's last value) is repeated; it commits at
+ * once, before the run's writes. */
+static void maria_widen_column(dwl_buf *b, const char *table_q, const char *col_q, const dwl_column *to,
+                               const char *attrs)
+{
+  char ty[64];
+  buf_printf(b, "ALTER TABLE %s MODIFY COLUMN %s %s%s", table_q, col_q,
+             dialect_type_sql(&maria_bare_types, to, ty, sizeof ty), attrs ? attrs : "");
+}
+
 const dialect dialect_mariadb = {
   .name = "mariadb",
   .dbms_prefix = "MariaDB",
@@ -95,6 +114,9 @@ const dialect dialect_mariadb = {
   .marked_columns_sql = "SELECT column_name FROM information_schema.columns WHERE table_schema = "
                         "COALESCE(?, DATABASE()) AND table_name = ? AND column_comment = '" FILL_MARK "'",
   .clear_mark = maria_clear_mark,
+  .widen_column = maria_widen_column,
+  .widen_max_precision = 65,
+  .widen_max_scale = 30,
   /* MariaDB converts bound text to the column's type itself. */
   .param_type = dialect_param_text,
   .lock_conflict = maria_lock_conflict,
@@ -109,7 +131,11 @@ const dialect dialect_mariadb = {
                        "CASE WHEN column_type LIKE '%unsigned%' THEN CASE data_type WHEN 'tinyint' THEN 255 "
                        "WHEN 'smallint' THEN 65535 WHEN 'mediumint' THEN 16777215 WHEN 'int' THEN 4294967295 END "
                        "ELSE CASE data_type WHEN 'tinyint' THEN 127 WHEN 'smallint' THEN 32767 "
-                       "WHEN 'mediumint' THEN 8388607 WHEN 'int' THEN 2147483647 END END "
+                       "WHEN 'mediumint' THEN 8388607 WHEN 'int' THEN 2147483647 END END, "
+                       "CONCAT(IF(character_set_name IS NULL, '', CONCAT(' CHARACTER SET ', character_set_name, "
+                       "' COLLATE ', collation_name)), IF(is_nullable = 'NO', ' NOT NULL', ''), "
+                       "IF(column_default IS NULL OR column_default = 'NULL', '', CONCAT(' DEFAULT ', column_default)), "
+                       "IF(column_comment = '', '', CONCAT(' COMMENT ', QUOTE(column_comment)))) "
                        "FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE()) "
                        "AND table_name = ?",
   .key_index_sql = "SELECT index_name, column_name FROM information_schema.statistics "

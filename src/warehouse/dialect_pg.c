@@ -65,6 +65,15 @@ static const char *pg_type_sql(const dwl_column *col, char *buf, size_t n)
   return dialect_type_sql(&pg_types, col, buf, n);
 }
 
+/* schema.widen: ALTER COLUMN TYPE keeps the column's NULL-ness, default
+ * and comment; inside the run's transaction, rolled back with it. */
+static void pg_widen_column(dwl_buf *b, const char *table_q, const char *col_q, const dwl_column *to, const char *attrs)
+{
+  char ty[64];
+  (void)attrs;
+  buf_printf(b, "ALTER TABLE %s ALTER COLUMN %s TYPE %s", table_q, col_q, pg_type_sql(to, ty, sizeof ty));
+}
+
 /* DELETE ... USING: the planner joins as it would for a SELECT. */
 static void pg_delete_matching(dwl_buf *b, const char *table, const char *stage, const char *on)
 {
@@ -161,6 +170,9 @@ const dialect dialect_pg = {
   .sk_hash_type = "CHAR(64)",
   .type_sql = pg_type_sql,
   .add_column = dialect_add_column,
+  .widen_column = pg_widen_column,
+  .widen_max_precision = 1000,
+  .widen_max_scale = 1000,
   .param_type = pg_param_type,
   /* psqlODBC converts every one of a multi-row INSERT's parameters (5000
    * for 500 rows of 10 columns) and the server binds each; one text
@@ -187,7 +199,7 @@ const dialect dialect_pg = {
   .column_limits_sql = "SELECT column_name, CASE WHEN data_type = 'numeric' THEN numeric_precision END, "
                        "CASE WHEN data_type = 'numeric' THEN numeric_scale END, character_maximum_length, "
                        "CASE data_type WHEN 'smallint' THEN -32768 WHEN 'integer' THEN -2147483648 END, "
-                       "CASE data_type WHEN 'smallint' THEN 32767 WHEN 'integer' THEN 2147483647 END "
+                       "CASE data_type WHEN 'smallint' THEN 32767 WHEN 'integer' THEN 2147483647 END, NULL "
                        "FROM information_schema.columns WHERE table_schema = COALESCE(?, current_schema()) "
                        "AND table_name = ?",
   .key_index_sql = "SELECT i.relname, a.attname FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid "

@@ -132,8 +132,12 @@ void target_free(target *t)
   for (size_t i = 0; i < t->ncols; i++) {
     free(t->cols[i].q);
     free(t->cols[i].have_type);
+    free(t->cols[i].have_attrs);
   }
   free(t->cols);
+  for (size_t i = 0; i < t->ntable_names; i++)
+    free(t->table_names[i]);
+  free(t->table_names);
   for (size_t i = 0; i < t->nabsent; i++)
     free(t->absent[i]);
   free(t->absent);

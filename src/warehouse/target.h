@@ -1,10 +1,11 @@
 /* The target table: connection, dialect, the table's column layout
  * (source columns plus the dimension's bookkeeping columns), creating it
  * with the indexes dwload's own lookups need, and reading its current
- * versions back in source-column layout.  One interface, four files:
+ * versions back in source-column layout.  One interface, five files:
  * target.c (connections), target_layout.c (columns and roles),
  * target_table.c (an existing table's columns, CREATE TABLE and the key
- * index), target_scan.c (reading versions, counting rows). */
+ * index), target_scan.c (reading versions, counting rows),
+ * target_widen.c (schema.widen: columns too narrow for the source). */
 #ifndef DWL_TARGET_H
 #define DWL_TARGET_H
 
@@ -45,6 +46,10 @@ typedef struct tcol {
                           * still to be filled, as a new column is */
   int have_min_set, have_max_set;  /* an integer column narrower than 64 bits: its range */
   long long have_min, have_max;
+  char *have_attrs;      /* the rest of its declaration a widening repeats (column_limits_sql), or NULL */
+  dwl_column want;       /* schema.widen: the wider type the run's values need (target_widen.c) */
+  int want_set;          /* want is pending: not the column's type yet */
+  int widened;           /* this run widened it */
 } tcol;
 
 typedef struct target {
@@ -76,6 +81,13 @@ typedef struct target {
   char *cur_pred;        /* SQL predicate for current versions (scd2) */
   char open_end[32];     /* canonical open end, "" when NULL */
   char lock_done_sql[160]; /* bounds the session's lock waits (target.lock_timeout); "" none */
+  int widened;           /* columns this run widened (schema.widen) */
+  /* The run's transaction has read or written the table: where DDL is
+   * not transactional (MariaDB) it holds a metadata lock that an ALTER on
+   * another connection would wait for to the end of the run. */
+  int touched;
+  char **table_names;    /* target_table_names */
+  size_t ntable_names;
   int writer_probed;     /* SQLite: no other writer held the database at the job lock */
   /* table_lock.c: the table's identity and this run's mark */
   char lock_id[300], lock_host[128], lock_pid[32], lock_since[32];
@@ -96,6 +108,12 @@ void target_free(target *t);
  * statement needed.  It becomes exit 3, as for the job's lock: worth a
  * retry.  Any other error is left as it is. */
 void target_lock_timed_out(const target *t, dwl_error *err);
+
+/* schema.new_columns: ignore, before the layout: the existing table's
+ * column names into *names (kept in t; NULL when the table does not
+ * exist, or with another setting), for the source to leave out the
+ * columns the table has not (source_config's table_cols). */
+int target_table_names(target *t, char *const **names, size_t *n, dwl_error *err);
 
 /* Builds the column layout from the source columns. */
 int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err);
@@ -125,6 +143,33 @@ int target_plan_table(target *t, FILE *out, dwl_error *err);
  * connection of its own, committed at once.  With `print` (plan --sql)
  * the statements are printed instead.  Returns how many, or -1. */
 int target_add_columns(target *t, FILE *print, dwl_error *err);
+
+/* Executes one DDL statement: on the run's connection where DDL is
+ * transactional (or no transaction is open), else on a connection of its
+ * own, committed at once, the job's lock staying held on the run's. */
+int target_exec_ddl(target *t, const char *sql, dwl_error *err);
+
+/* schema.widen (target_widen.c).  A value of source column src (its
+ * canonical text) that target_value_fits found too long or too large for
+ * the existing table's column: names the type that would hold it and the
+ * column's own into need and have (n bytes each).  Returns 1 when a
+ * wider column would hold it (with `raise`, the column's pending type
+ * grows to hold it; target_widen applies it), 0 when none would (text
+ * that is not a number for a number column, beyond the widest numeric,
+ * SQLite, whose columns take any value). */
+int target_widen_value(target *t, size_t src, const char *v, size_t len, int raise, char *need, char *have,
+                       size_t n);
+/* The source's declared types: a varchar(n) or numeric(p,s) wider than its
+ * column makes the wider type pending, before any row. */
+void target_widen_declared(target *t);
+/* Whether a widening is pending. */
+int target_widen_pending(const target *t);
+/* Applies the pending widenings, each by the dialect's widen_column,
+ * logged as "widened t.c from VARCHAR(20) to VARCHAR(64)"; never to a
+ * narrower type.  With `plan` nothing is executed: the log says "would
+ * widen" and `print` (plan --sql; NULL: none) gets each statement.
+ * Returns how many, -1 with err. */
+int target_widen(target *t, int plan, FILE *print, dwl_error *err);
 
 /* After the commit, where the dialect marks added columns: unmarks those
  * this run filled (added or marked); best effort, a warning when it

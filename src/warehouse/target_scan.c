@@ -111,6 +111,7 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
       goto out;
     conn = t->reader;
   }
+  t->touched |= conn == t->c && t->c->in_txn;
   if (ostmt_prepare(conn, sql.data, &st, err) != 0 || ostmt_execute(st, p, pt, np, err) != 0)
     goto out;
   for (size_t i = 0; i < t->nsrc + t->nhidden; i++)
@@ -273,6 +274,7 @@ long long target_rows(target *t, dwl_error *err)
     return 0;
   char sql[600];
   snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", t->table_q);
+  t->touched |= t->c->in_txn;
   odbc_stmt *st;
   if (ostmt_prepare(t->c, sql, &st, err) != 0)
     return -1;

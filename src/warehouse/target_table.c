@@ -230,6 +230,8 @@ static void column_limits(target *t, const dwl_value *r)
       tc->have_max_set = !r[5].is_null;
       tc->have_max = tc->have_max_set ? strtoll(r[5].data, NULL, 10) : 0;
     }
+    if (!r[6].is_null && !tc->have_attrs)
+      tc->have_attrs = strndup(r[6].data, r[6].len);
   }
 }
 
@@ -313,6 +315,23 @@ static int check_columns(target *t, dwl_error *err)
   return 0;
 }
 
+int target_table_names(target *t, char *const **names, size_t *n, dwl_error *err)
+{
+  *names = NULL;
+  *n = 0;
+  if (t->spec->new_columns != NEW_IGNORE)
+    return 0;
+  int ex = odbc_table_exists(t->c, t->schema, t->table, err);
+  if (ex <= 0)
+    return ex;
+  /* before the layout: no column of it to note types on */
+  if (existing_columns(t, &t->table_names, &t->ntable_names, err) != 0)
+    return -1;
+  *names = t->table_names;
+  *n = t->ntable_names;
+  return 0;
+}
+
 int target_key_indexed(target *t, dwl_error *err)
 {
   const dwl_spec *s = t->spec;
@@ -354,7 +373,7 @@ int target_key_indexed(target *t, dwl_error *err)
 
 /* DDL that would commit the run's transaction (MariaDB) runs on a
  * connection of its own; the lock stays held on the run's. */
-static int exec_ddl(target *t, const char *sql, dwl_error *err)
+int target_exec_ddl(target *t, const char *sql, dwl_error *err)
 {
   if (t->d->transactional_ddl || !t->c->in_txn)
     return odbc_exec(t->c, sql, NULL, NULL, 0, err);
@@ -425,7 +444,7 @@ static int key_index(target *t, dwl_buf *idx, dwl_error *err)
 static int ddl(target *t, const char *sql, FILE *print, dwl_error *err)
 {
   if (!print)
-    return exec_ddl(t, sql, err);
+    return target_exec_ddl(t, sql, err);
   fprintf(print, "%s;\n", sql);
   return 0;
 }

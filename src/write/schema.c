@@ -55,6 +55,17 @@ static int missing_msg(const target *t, const tcol *c, const char *origin, dwl_b
                s->target_table, c->name, origin);
     return 1;
   }
+  /* ignore: the source left out every column the job does not name */
+  if (s->new_columns == NEW_IGNORE) {
+    if (spec_list_index(&s->type1, c->name) < 0 && spec_list_index(&s->type2, c->name) < 0)
+      return 0;
+    buf_printf(b,
+               "table %s has no column '%s', which the source (%s) delivers and load.type1 or load.type2 names: "
+               "schema.new_columns: ignore leaves out only columns the job does not name; add it to the table, "
+               "or set schema.new_columns: add",
+               s->target_table, c->name, origin);
+    return 1;
+  }
   if (s->mode == MODE_SCD2 && s->type1_scope == T1_ALL) {
     buf_printf(b,
                "table %s has no column '%s', which the source (%s) delivers: schema.new_columns: add fills it in "
@@ -229,9 +240,13 @@ int schema_new_columns(target *t, scd_engine *e, int plan, dwl_error *err)
   return plan || target_add_columns(t, NULL, err) >= 0 ? 0 : -1;
 }
 
-int schema_prepare(target *t, scd_engine *e, const char *origin, int plan, dwl_error *err)
+int schema_prepare(target *t, scd_engine *e, const char *origin, int plan, FILE *sqlout, dwl_error *err)
 {
   if (schema_check(t, origin, err) != 0 || schema_new_columns(t, e, plan, err) != 0)
+    return -1;
+  if (t->spec->widen == WIDEN_WIDEN)
+    target_widen_declared(t);
+  if (target_widen(t, plan, sqlout, err) < 0)
     return -1;
   return plan ? 0 : schema_keep_begin(t, err);
 }

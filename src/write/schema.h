@@ -3,6 +3,8 @@
 #ifndef DWL_SCHEMA_H
 #define DWL_SCHEMA_H
 
+#include <stdio.h>
+
 #include "err.h"
 #include "scd.h"
 #include "target.h"
@@ -25,8 +27,10 @@ int schema_check(const target *t, const char *origin, dwl_error *err);
 int schema_new_columns(target *t, scd_engine *e, int plan, dwl_error *err);
 
 /* What a run does before its changes: schema_check, schema_new_columns,
- * and (unless `plan`) schema_keep_begin. */
-int schema_prepare(target *t, scd_engine *e, const char *origin, int plan, dwl_error *err);
+ * with schema.widen: widen the widenings the source's declared types call
+ * for (target_widen: in plan mode logged and printed to sqlout, NULL
+ * none), and (unless `plan`) schema_keep_begin. */
+int schema_prepare(target *t, scd_engine *e, const char *origin, int plan, FILE *sqlout, dwl_error *err);
 
 /* Every difference check --connect reports, each one message to fn (which
  * returns non-zero to stop): the layout's columns the table lacks (a

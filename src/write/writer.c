@@ -57,15 +57,25 @@ batch_opts writer_batch_opts(const writer *w, int print)
 
 static int load_max_sk(writer *w, dwl_error *err)
 {
-  const target *t = w->t;
+  target *t = w->t;
   w->next_sk = 1;
   if (!t->exists || t->ix[TC_SK] < 0 || t->spec->sk_strategy != SK_SEQUENCE)
     return 0;
   char sql[600];
   snprintf(sql, sizeof sql, "SELECT MAX(%s) FROM %s", t->cols[t->ix[TC_SK]].q, t->table_q);
-  odbc_stmt *st;
-  if (ostmt_prepare(t->c, sql, &st, err) != 0)
+  /* Where DDL commits by itself (MariaDB), a read inside the run's
+   * transaction would hold a metadata lock on the table to its end, which
+   * a widening's ALTER TABLE (schema.widen), on a connection of its own,
+   * would wait for: read on another one (the job's lock keeps other runs
+   * out, and the run's transaction reads committed rows alike). */
+  odbc_conn *own = NULL;
+  if (!t->d->transactional_ddl && t->c->in_txn && target_open_conn(t, &own, err) != 0)
     return -1;
+  odbc_stmt *st;
+  if (ostmt_prepare(own ? own : t->c, sql, &st, err) != 0) {
+    odbc_close(own);
+    return -1;
+  }
   const dwl_value *r;
   int rc = ostmt_execute(st, NULL, NULL, 0, err);
   if (rc == 0 && (rc = ostmt_fetch(st, &r, err)) == 1) {
@@ -80,6 +90,7 @@ static int load_max_sk(writer *w, dwl_error *err)
     }
   }
   ostmt_free(st);
+  odbc_close(own);
   return rc < 0 ? -1 : 0;
 }
 
@@ -192,11 +203,14 @@ int writer_insert_source(writer *w, const dwl_value *row, dwl_error *err)
   for (size_t i = 0; i < w->t->ncols; i++)
     if (w->t->cols[i].role == TC_SRC)
       w->row[i] = row[w->t->cols[i].src];
-  return batch_add(w->main, w->row, err);
+  int rc = batch_add(w->main, w->row, err);
+  w->t->touched |= batch_sent(w->main) > 0;
+  return rc;
 }
 
 int writer_delete_all(writer *w, dwl_error *err)
 {
+  w->t->touched = 1;
   char sql[600];
   snprintf(sql, sizeof sql, "DELETE FROM %s", w->t->table_q);
   return run_sql(w, NULL, sql, NULL, NULL, 0, err);

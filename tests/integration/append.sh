@@ -64,7 +64,7 @@ is "$(cols dwload_state)" \
 KEYS=$(printf '%s' "$LAST" | python3 -c '
 import json, sys
 print(",".join(k for k, _ in json.loads(sys.stdin.read(), object_pairs_hook=list)))')
-is "$KEYS" "job,status,mode,run_id,read,skipped,inserted,expired,updated,deleted,unchanged,rejected,late_repaired,late_rejected,late_ignored,absent,guard,checkpoint,seconds" \
+is "$KEYS" "job,status,mode,run_id,read,skipped,inserted,expired,updated,deleted,unchanged,rejected,late_repaired,late_rejected,late_ignored,absent,widened,guard,checkpoint,seconds" \
   "summary has exactly the documented keys, in order"
 is "$(printf '%s' "$LAST" | python3 -c '
 import json, sys

@@ -286,7 +286,8 @@ fi
 # that is not an integer, more decimals than its numeric(10,2) (which
 # PostgreSQL and MariaDB would round), more digits, more than its
 # varchar(5), an integer beyond its SMALLINT.  Each row is named with its
-# column before the server sees the batch.
+# column before the server sees the batch (schema.widen: fail; the default
+# widens the column instead: schema_widen.sh).
 sql 'CREATE TABLE clash (id INTEGER, lmd TIMESTAMP, qty INTEGER, price NUMERIC(10,2), code VARCHAR(5), small SMALLINT)'
 sql "INSERT INTO clash VALUES (0, '2023-12-31 00:00:00', 1, 1.50, 'abc', 7)"
 before=$(tdump clash)
@@ -307,6 +308,8 @@ EOF
 load:
   mode: append
   lmd: lmd
+schema:
+  widen: fail
 EOF
 )
   dw run "$J"
@@ -326,6 +329,8 @@ J=$(mkjob clash_ok "$WORK/clash.csv" clash '  types: {price: "numeric(14,4)", sm
 load:
   mode: append
   lmd: lmd
+schema:
+  widen: fail
 EOF
 )
 run_ok "$J" "an existing table: values within its limits load"
