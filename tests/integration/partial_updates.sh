@@ -94,6 +94,12 @@ is "$(tdump t_ps '1, 4')" "1|Ann|Rome|2024-01-01 00:00:00|2024-01-02 00:00:00
   "scd2: the whole table: each new version carries the values a NULL left unchanged"
 
 # ---- refusals -------------------------------------------------------------------------
+before=$(tdump t_ps '1, 4')
+dw run --backfill-from 2024-01-01 "$j"
+is "$RC" 2 "scd2, --backfill-from: refused"
+like "$ERR" "--backfill-from replays rows into the history, where load.ignore_null_updates would" \
+  "scd2, --backfill-from: the message names the key"
+is "$(tdump t_ps '1, 4')" "$before" "scd2, --backfill-from: the table as it was"
 j=$(pjob pp t_pp upsert true "  engine: pushdown")
 dw run "$j"
 is "$RC" 2 "pushdown: refused"
