@@ -29,6 +29,12 @@ static int check_backfill(const dwl_spec *spec, run_opts *o, dwl_error *err)
   if (!spec->lmd)
     return err_set(err, DWL_EXIT_USAGE, "job '%s' has no load.lmd: --backfill-from selects rows by their lmd",
                    spec->job);
+  /* A replayed row's NULLs would take the current version's values. */
+  if (spec->ignore_nulls)
+    return err_set(err, DWL_EXIT_USAGE,
+                   "job '%s': --backfill-from replays rows into the history, where load.ignore_null_updates would "
+                   "give their NULLs the current version's values; not supported: remove the key for the backfill",
+                   spec->job);
   const char *why = engine_pushdown_backfill_refusal(spec);
   if (why)
     return err_set(err, DWL_EXIT_USAGE, "job '%s': --backfill-from: load.engine: pushdown %s", spec->job, why);

@@ -16,7 +16,8 @@ enum {
   KM_SEEN = 4,       /* the source delivered a row of this key in this run */
   KM_DELETE = 8,     /* chosen for deletion by absence */
   KM_LATE = 16,      /* has rows older than its history: waits for the history (scd_repair) */
-  KM_GONE = 32       /* no current version: deleted (expire style); valid_from holds the deletion time */
+  KM_GONE = 32,      /* no current version: deleted (expire style); valid_from holds the deletion time */
+  KM_LMD = 64        /* upsert: valid_from holds the stored row's lmd */
 };
 
 typedef struct km_entry {

@@ -116,7 +116,7 @@ static int late_noop(const hkey *h, const hev *ev)
 /* load.late: reject.  With load.max_rejects the row goes to the run's
  * rejects (returns 0: set aside); without, or one too many, it fails the
  * run (-1), and nothing is written. */
-static int late_reject(const scd_engine *e, const rs_row *r, int64_t end, scd_counts *counts, dwl_error *err)
+int late_reject(const scd_engine *e, const rs_row *r, int64_t end, scd_counts *counts, dwl_error *err)
 {
   char k[512], when[32], upto[32], why[1024];
   dwl_ts t = {end, 0};
@@ -124,8 +124,8 @@ static int late_reject(const scd_engine *e, const rs_row *r, int64_t end, scd_co
   describe_key(e, r->vals, k, sizeof k);
   ts_format(&r->lmd, when);
   ts_format(&t, upto);
-  snprintf(why, sizeof why, "key %s has lmd %s, before the key's stored history ends (%s): a late row, and "
-           "load.late is reject", k, when, upto);
+  snprintf(why, sizeof why, "key %s has lmd %s, before %s (%s): a late row, and load.late is reject", k, when,
+           e->spec->mode == MODE_UPSERT ? "the stored row's lmd" : "the key's stored history ends", upto);
   if (e->reject && e->spec->max_rejects > 0)
     return e->reject(e->reject_ud, r, why, err);
   return err_set(err, DWL_EXIT_FAILED, "%s:%llu: %s", ON(e), (unsigned long long)r->origin, why);

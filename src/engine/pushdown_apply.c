@@ -223,6 +223,8 @@ int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {
   const target *t = p->t;
   const scd_cols *c = &p->e->cols;
+  if (check_upsert_late(p, b, err) != 0)
+    return -1;
   buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_u AS SELECT q.* FROM (SELECT b.*, ROW_NUMBER()");
   over(p, b, "b", NULL, "b.dwl_t DESC, b.dwl_seq DESC");
   buf_adds(b, " AS dwl_r FROM dwl_pd_b b) q WHERE q.dwl_r = 1");

@@ -103,6 +103,7 @@ int build_e(pushdown *p, dwl_buf *b, dwl_error *err);
 
 int check_conflicts(pushdown *p, dwl_buf *b, dwl_error *err);
 int check_late(pushdown *p, dwl_buf *b, dwl_error *err);
+int check_upsert_late(pushdown *p, dwl_buf *b, dwl_error *err);
 int check_gone(pushdown *p, dwl_buf *b, dwl_error *err);
 int check_within_step(pushdown *p, dwl_buf *b, dwl_error *err);
 

@@ -26,6 +26,9 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
       s->delete_style == DELSTYLE_EXPIRE)
     return "does not support type1_scope: all with deletes in delete_style: expire (a revival's type 1 "
            "values reach the closed versions only in engine: memory)";
+  /* The carried values would need the key's previous row in SQL. */
+  if (s->ignore_nulls)
+    return "does not carry values over a NULL, so load.ignore_null_updates needs engine: memory";
   /* Late rows fail a pushdown run (check_late): it never repairs history. */
   if (s->lookback_us > 0)
     return "does not repair history, so load.lookback (which rereads late rows) needs engine: memory";

@@ -75,10 +75,15 @@ int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t
   rowset_init(&e->delta, ncols);
   rowset_init(&e->latekeys, ncols);
   rowset_init(&e->hist, ncols);
+  rowset_init(&e->cur, ncols);
+  e->nstored = ncols;
   if (keymap_init(&e->km, 1024) != 0)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
 
   if (resolve_list(e, "load.key", &spec->key, &e->cols.key, &e->cols.nkey, err) != 0)
+    return -1;
+  if (spec->ignore_nulls == 2 &&
+      resolve_list(e, "load.ignore_null_updates", &spec->ignore_null_cols, &e->inu_req, &e->ninu_req, err) != 0)
     return -1;
   if (spec->lmd) {
     e->cols.lmd = scd_col_index(cols, ncols, spec->lmd);
@@ -137,6 +142,7 @@ void scd_hide(scd_engine *e, size_t nstored)
    * the default tracked set (upsert's holds the lmd and deletes column)
    * would reach them, and stored versions read them as NULL. */
   size_t n = 0;
+  e->nstored = nstored;
   for (size_t i = 0; i < e->cols.nt2; i++)
     if (e->cols.t2[i] < nstored)
       e->cols.t2[n++] = e->cols.t2[i];
@@ -155,6 +161,7 @@ void scd_free(scd_engine *e)
   free(e->sorted);
   free(e->deferred);
   free(e->hver);
+  fill_free(e);
   memset(e, 0, sizeof *e);
 }
 
@@ -198,6 +205,20 @@ int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_fro
   m->valid_from = valid_from ? valid_from->us : 0;
   m->flags = (uint8_t)(tombstone ? KM_TOMBSTONE : KM_LIVE);
   e->nlive += !tombstone;
+  /* upsert: an older row never overwrites the stored one (its lmd, when
+   * the table holds the column; the scan gives it in canonical form). */
+  ssize_t l = e->cols.lmd;
+  if (e->spec->mode == MODE_UPSERT && l >= 0 && (size_t)l < e->nstored && !row[l].is_null) {
+    dwl_ts at;
+    if (ts_parse(row[l].data, row[l].len, &at) == 0) {
+      m->valid_from = at.us;
+      m->flags |= KM_LMD;
+    }
+  }
+  if (e->spec->ignore_nulls && !tombstone) {
+    rs_row k = {.key = key};
+    return fill_keep_current(e, &k, row, err);
+  }
   return 0;
 }
 
@@ -299,10 +320,39 @@ void scd_sort_index(const rowset *rs, size_t *idx, size_t n)
   sort_rs = NULL;
 }
 
+/* upsert: rows older than the stored row's lmd (late) are left out, by
+ * load.late: repair (the stored row is the newer state) and ignore count
+ * them, reject sets them aside or fails the run.  Returns how many. */
+static ssize_t upsert_late(scd_engine *e, rs_row *const *rows, size_t n, scd_counts *counts, dwl_error *err)
+{
+  km_entry *cur = keymap_get(&e->km, rows[0]->key);
+  if (!cur || !(cur->flags & KM_LIVE) || !(cur->flags & KM_LMD))
+    return 0;
+  size_t k = 0;
+  for (; k < n && rows[k]->lmd.us < cur->valid_from; k++) {
+    if (e->spec->late == LATE_REJECT) {
+      if (late_reject(e, rows[k], cur->valid_from, counts, err) != 0)
+        return -1;
+    } else if (e->spec->late == LATE_IGNORE) {
+      counts->late_ignored++;
+    } else {
+      counts->late_repaired++;
+    }
+  }
+  return (ssize_t)k;
+}
+
 /* upsert: one row per key; the last row by lmd is the key's new state. */
 static int process_upsert(scd_engine *e, rs_row *const *rows, size_t n, const scd_sink *sink, scd_counts *counts,
                           dwl_error *err)
 {
+  ssize_t late = upsert_late(e, rows, n, counts, err);
+  if (late < 0)
+    return -1;
+  rows += late;
+  n -= (size_t)late;
+  if (n == 0)
+    return 0;
   for (size_t i = 1; i < n; i++) {
     if (rows[i - 1]->lmd.us == rows[i]->lmd.us && !same_row(e, rows[i - 1], rows[i]))
       return conflict(e, rows[i - 1], rows[i], err);
@@ -378,6 +428,8 @@ int scd_apply(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_error
   size_t n = e->delta.n;
   if (n == 0)
     return 0;
+  if (e->spec->ignore_nulls && fill_nulls(e, err) != 0)
+    return -1;
   size_t *idx = malloc(n * sizeof *idx);
   group *groups = malloc(n * sizeof *groups);
   rs_row **rows = malloc(n * sizeof *rows);

@@ -111,6 +111,16 @@ typedef struct scd_engine {
    * NULL: a rejected late row fails the run. */
   int (*reject)(void *ud, const rs_row *r, const char *reason, dwl_error *err);
   void *reject_ud;
+  size_t nstored;           /* columns the table holds (scd_hide) */
+  /* load.ignore_null_updates (scd_fill.c): the columns a NULL leaves as
+   * they were, and the current rows of keys whose delta rows have one. */
+  size_t *inu_req, ninu_req; /* as listed */
+  size_t *inu, ninu;         /* in effect: tracked, not the lmd nor the delete flag */
+  int inu_ready;
+  fp128 *want;               /* keys whose current row is kept, sorted; NULL: every key */
+  size_t nwant;
+  int want_ready;
+  rowset cur;                /* those current rows */
 } scd_engine;
 
 /* Resolves the spec's column names against the source columns.  Unknown

@@ -36,6 +36,21 @@ void scd_sort_index(const rowset *rs, size_t *idx, size_t n);
  * or its deletion.  0 when the target has nothing of the key. */
 int64_t history_end(const scd_engine *e, const km_entry *m);
 
+/* ---- scd_fill.c: load.ignore_null_updates ---------------------------------- */
+
+/* Keeps a key's current row when its delta rows may need its values. */
+int fill_keep_current(scd_engine *e, const rs_row *key, const dwl_value *row, dwl_error *err);
+/* Gives each NULL of a delta row in an ignore_null_updates column the
+ * value of the key's previous row (in the batch, else its current row). */
+int fill_nulls(scd_engine *e, dwl_error *err);
+void fill_free(scd_engine *e);
+
+/* ---- late.c ------------------------------------------------------------------- */
+
+/* load.late: reject of row r, older than `end` (the key's history end, or
+ * upsert's stored lmd): to the rejects (0) or the run fails (-1). */
+int late_reject(const scd_engine *e, const rs_row *r, int64_t end, scd_counts *counts, dwl_error *err);
+
 /* ---- scd_walk.c: one key's rows ----------------------------------------------- */
 
 /* H_DB_REPL: the stored current version, replaced in place by a row less

@@ -158,6 +158,51 @@ static int check_run_id_column(pctx *c)
   return 0;
 }
 
+/* upsert compares a reread row with the stored row's lmd: the table must
+ * hold it. */
+static int check_upsert_lookback(pctx *c)
+{
+  const dwl_spec *s = c->s;
+  int line, col;
+  if (s->mode != MODE_UPSERT || s->lookback_us <= 0)
+    return 0;
+  ssize_t to = spec_list_index(&s->rename_to, s->lmd);
+  const char *src = to >= 0 ? s->rename_from.v[to] : s->lmd;
+  if (spec_col_kept(s, src))
+    return 0;
+  key_pos(c, "load.lookback", NULL, &line, &col);
+  return perr(c, line, col, "load.lookback: mode upsert compares a reread row with the stored row's lmd, but the "
+              "lmd column '%s' is kept out of the table by columns:", src);
+}
+
+/* load.ignore_null_updates: which modes, and which columns may be listed. */
+static int check_ignore_nulls(pctx *c)
+{
+  const dwl_spec *s = c->s;
+  int line, col;
+  const char *key = "load.ignore_null_updates";
+  if (!s->ignore_nulls)
+    return 0;
+  key_pos(c, key, NULL, &line, &col);
+  if (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT)
+    return perr(c, line, col, "%s applies only to modes scd2 and upsert (mode is %s)", key,
+                spec_mode_names[s->mode]);
+  /* A late row's NULLs would take the current version's values, not those
+   * of the version it lands in. */
+  if (s->mode == MODE_SCD2 && s->lookback_us > 0)
+    return perr(c, line, col, "%s: mode scd2 with load.lookback is not supported (a late row would take the "
+                "current version's values); remove one of them", key);
+  for (size_t i = 0; i < s->ignore_null_cols.n; i++) {
+    const char *n = s->ignore_null_cols.v[i];
+    const char *role = list_find(&s->key, n) ? "load.key" : s->lmd && strcasecmp(s->lmd, n) == 0 ? "load.lmd"
+                       : s->deletes == DEL_COLUMN && strcasecmp(s->delete_column, n) == 0 ? "load.deletes.column"
+                       : NULL;
+    if (role)
+      return perr(c, line, col, "%s: column '%s' is %s, which is never carried over", key, n, role);
+  }
+  return 0;
+}
+
 int check_cross(pctx *c)
 {
   dwl_spec *s = c->s;
@@ -208,14 +253,20 @@ int check_cross(pctx *c)
     key_pos(c, "load.lookup", NULL, &line, &col);
     return perr(c, line, col, "load.lookup: keys cannot judge deletes: absent (it needs every current key); use scan");
   }
-  /* Rereading rows is safe only where rows already loaded are no-ops. */
-  static const char *const scd2_history[] = {"load.lookback", "load.late", NULL};
-  for (int i = 0; s->mode != MODE_SCD2 && scd2_history[i]; i++) {
-    if (!given(c, scd2_history[i]))
+  /* Rereading rows is safe only where rows already loaded are no-ops:
+   * scd2's history, or upsert's stored lmd, which an older row never
+   * overwrites. */
+  static const char *const late_keys[] = {"load.lookback", "load.late", NULL};
+  for (int i = 0; late_keys[i]; i++) {
+    if (!given(c, late_keys[i]) || (s->mode == MODE_UPSERT && s->lmd) || s->mode == MODE_SCD2)
       continue;
-    key_pos(c, scd2_history[i], NULL, &line, &col);
-    return perr(c, line, col, "%s applies only to mode scd2 (mode is %s)", scd2_history[i], mode);
+    key_pos(c, late_keys[i], NULL, &line, &col);
+    if (s->mode == MODE_UPSERT)
+      return perr(c, line, col, "%s in mode upsert requires load.lmd (a row is late by it)", late_keys[i]);
+    return perr(c, line, col, "%s applies only to modes scd2 and upsert (mode is %s)", late_keys[i], mode);
   }
+  if (check_upsert_lookback(c) != 0 || check_ignore_nulls(c) != 0)
+    return -1;
   /* A tombstone is told from a live version only by the deleted flag. */
   if (s->mode == MODE_SCD2 && s->delete_style == DELSTYLE_TOMBSTONE && !s->deleted) {
     key_pos(c, "load.delete_style", NULL, &line, &col);

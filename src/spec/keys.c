@@ -302,6 +302,22 @@ static int read_future_tolerance(pctx *c, const spec_key *k, const yaml_node_t *
   return get_duration(c, v, name, dst);
 }
 
+/* load.ignore_null_updates: true or false, or a list of the columns
+ * whose NULL means "unchanged" (AUTO CDC's name). */
+static int read_ignore_nulls(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
+{
+  (void)k;
+  int *mode = dst;
+  if (v->type != YAML_SEQUENCE_NODE)
+    return get_bool(c, v, name, mode);
+  if (get_list(c, v, name, 1, &c->s->ignore_null_cols) != 0)
+    return -1;
+  if (c->s->ignore_null_cols.n == 0)
+    return perr(c, NPOS(v), "%s: an empty list; write true, false or the columns", name);
+  *mode = 2;
+  return 0;
+}
+
 /* dimension.open_end: a timestamp, or null. */
 static int read_open_end(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
 {
@@ -460,6 +476,8 @@ static const spec_key load_keys[] = {
    "whether an empty source may delete or empty the table", NULL, NULL},
   {"future_tolerance", SPEC_T_DURATION, 0, FIELD(future_tolerance_us), "1d", NULL,
    "how far past the clock an lmd may be, or off", NULL, read_future_tolerance},
+  {"ignore_null_updates", SPEC_T_BOOL, 0, FIELD(ignore_nulls), "false", NULL,
+   "whether a NULL in a delivered row means unchanged: true, false or the columns", NULL, read_ignore_nulls},
 };
 static const spec_section load_sec = SECTION("load", "in load", "load", 0, load_keys);
 

@@ -98,6 +98,8 @@ typedef struct dwl_spec {
   spec_limit max_deletes; /* deletes: absent: default 50% of the current keys */
   int allow_empty;       /* 1: a source without rows may delete by absence / empty a replace */
   long long future_tolerance_us; /* load.future_tolerance: lmd later than now + this is bad; -1: off */
+  int ignore_nulls;      /* load.ignore_null_updates: 0 off, 1 every column, 2 those listed */
+  spec_list ignore_null_cols; /* its columns when a list */
 
   int missing_columns;   /* schema.missing_columns: enum spec_missing */
   int new_columns;       /* schema.new_columns: enum spec_new */

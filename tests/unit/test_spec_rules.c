@@ -73,10 +73,14 @@ START_TEST(test_lookback_and_late)
   ck_assert_int_eq(s->late, LATE_REJECT);
   spec_free(s);
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: repare\n", 12, 9, "did you mean 'repair'");
-  expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: l\n  lookback: 1h\n", 12, 3,
-               "load.lookback applies only to mode scd2 (mode is upsert)");
+  s = load_ok(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: l\n  lookback: 1h\n  late: ignore\n");
+  ck_assert_int_eq(s->lookback_us, 3600000000LL);
+  ck_assert_int_eq(s->late, LATE_IGNORE);
+  spec_free(s);
+  expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  lookback: 1h\n", 11, 3,
+               "load.lookback in mode upsert requires load.lmd (a row is late by it)");
   expect_error(BASE "load:\n  mode: append\n  lmd: l\n  late: ignore\n", 11, 3,
-               "load.late applies only to mode scd2 (mode is append)");
+               "load.late applies only to modes scd2 and upsert (mode is append)");
 }
 END_TEST
 
