@@ -70,6 +70,21 @@ is "$(sqln "SELECT ${Q}userId${Q} FROM users WHERE ${Q}__START_AT${Q} > 4 AND ${
   "123 125 125 " "AUTO CDC: __START_AT compares as a number in the warehouse"
 is "$(stored cdc)" "6" "AUTO CDC: the checkpoint is the integer 6"
 
+dw asof "$j" --at 2024-01-01
+is "$RC" 2 "asof: validity in sequence values is refused (exit 2), not an empty answer"
+like "$ERR" "holds integer sequence values (load.lmd is an integer), not points in time" "asof: says why"
+
+before=$(tdump users '1, 4')
+dw run --backfill-from 2024-01-01 "$j"
+is "$RC" 2 "backfill: a time range with a sequence is refused (exit 2)"
+if grep -q '^  engine: pushdown' "$j"; then
+  why="load.engine: pushdown does not repair history"  # refused before the sequence is known
+else
+  why="--backfill-from replays a time range, and load.lmd 'sequenceNum' is an integer sequence"
+fi
+like "$ERR" "$why" "backfill: says why"
+is "$(tdump users '1, 4')|$(stored cdc)" "$before|6" "backfill: nothing written"
+
 # TRACK HISTORY ON * EXCEPT (city): a change of city alone overwrites the
 # version in place (type1), a change of name starts a version.
 j=$(cdc_job cdct1 "  type1: [city]" "" users_t1)
@@ -249,13 +264,7 @@ is "$(printf '%s\n' "$ERR" | grep -Ec 'absent[.]yaml:[0-9]+:[0-9]+: load[.]delet
 is "$(table_exists acct2)" 0 "refused: deletes: absent: no table"
 
 # ---- an ODBC source's integer column, the checkpoint pushed down ----------------
-if is_warehouse sqlite; then
-  SRC="$WORK/source.db"
-  SRC_CONN="Driver=SQLite3;Database=$SRC"
-else
-  SRC=$WH
-  SRC_CONN=$WH_CONN
-fi
+odbc_source
 sql "CREATE TABLE seqsrc (id $BIG NOT NULL, name VARCHAR(20), lsn $BIG NOT NULL)" "$SRC"
 sql "INSERT INTO seqsrc VALUES (1, 'a', 9), (2, 'b', 8)" "$SRC"
 j=$(job odbcseq <<EOF
