@@ -27,6 +27,7 @@
 #define LONG_SLOT 256
 /* Where a query's :checkpoint stands on the first run: before any date. */
 #define EARLIEST "0001-01-01 00:00:00"
+#define EARLIEST_SEQ "-9223372036854775808"
 
 static const dwl_host *host;
 
@@ -226,16 +227,13 @@ static int query_sql(odbc_src *s, const char *query, dwl_buf *sql, int *nparams)
   return DWL_OK;
 }
 
-/* The SQL type the checkpoint is bound with: the lmd column's own kind
- * where the DBMS compares typed parameters (lmd_typed) and the result
- * shows it, text otherwise. */
-static SQLSMALLINT checkpoint_type(odbc_src *s, const char *lmd)
+/* The kind of the lmd column in the result: 'T' a date or timestamp, 'I'
+ * an integer (a sequence), 0 else or not found. */
+static int lmd_kind(odbc_src *s, const char *lmd)
 {
-  if (!s->sd->lmd_typed || !lmd)
-    return SQL_VARCHAR;
   SQLSMALLINT n = 0;
-  if (!SQL_SUCCEEDED(SQLNumResultCols(s->st, &n)))
-    return SQL_VARCHAR;
+  if (!lmd || !SQL_SUCCEEDED(SQLNumResultCols(s->st, &n)))
+    return 0;
   for (SQLSMALLINT i = 1; i <= n; i++) {
     char name[256];
     SQLSMALLINT nlen, type, digits, nullable;
@@ -243,9 +241,20 @@ static SQLSMALLINT checkpoint_type(odbc_src *s, const char *lmd)
     if (SQL_SUCCEEDED(SQLDescribeCol(s->st, (SQLUSMALLINT)i, (SQLCHAR *)name, sizeof name, &nlen, &type, &size,
                                      &digits, &nullable)) &&
         strcasecmp(name, lmd) == 0)
-      return type == SQL_TYPE_TIMESTAMP || type == SQL_TYPE_DATE ? SQL_TYPE_TIMESTAMP : SQL_VARCHAR;
+      return type == SQL_TYPE_TIMESTAMP || type == SQL_TYPE_DATE ? 'T'
+             : type == SQL_INTEGER || type == SQL_BIGINT || type == SQL_SMALLINT || type == SQL_TINYINT ? 'I'
+                                                                                                         : 0;
   }
-  return SQL_VARCHAR;
+  return 0;
+}
+
+/* The SQL type the checkpoint is bound with: the lmd column's own kind
+ * where the DBMS compares typed parameters (lmd_typed), text otherwise. */
+static SQLSMALLINT checkpoint_type(odbc_src *s, int kind)
+{
+  if (!s->sd->lmd_typed)
+    return SQL_VARCHAR;
+  return kind == 'T' ? SQL_TYPE_TIMESTAMP : kind == 'I' ? SQL_BIGINT : SQL_VARCHAR;
 }
 
 static int execute(odbc_src *s, const char *sql, int nparams, const dwl_source_args *a)
@@ -260,9 +269,11 @@ static int execute(odbc_src *s, const char *sql, int nparams, const dwl_source_a
     return diag_error(s, SQL_HANDLE_STMT, s->st, what);
   }
   if (nparams > 0) {
-    snprintf(s->cp, sizeof s->cp, "%s", a->checkpoint ? a->checkpoint : EARLIEST);
+    int kind = lmd_kind(s, a->lmd_column);
+    /* before any sequence value too: an integer never compares with a date */
+    snprintf(s->cp, sizeof s->cp, "%s", a->checkpoint ? a->checkpoint : kind == 'I' ? EARLIEST_SEQ : EARLIEST);
     s->cp_ind = (SQLLEN)strlen(s->cp);
-    SQLSMALLINT t = checkpoint_type(s, a->lmd_column);
+    SQLSMALLINT t = checkpoint_type(s, kind);
     for (int i = 0; i < nparams; i++) {
       SQLRETURN rc = SQLBindParameter(s->st, (SQLUSMALLINT)(i + 1), SQL_PARAM_INPUT, SQL_C_CHAR, t,
                                       t == SQL_TYPE_TIMESTAMP ? 26 : (SQLULEN)s->cp_ind,

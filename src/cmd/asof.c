@@ -120,6 +120,16 @@ int asof_job(const dwl_spec *spec, const char *at_text, FILE *out, dwl_error *er
   int f;
   while ((f = ostmt_fetch(st, &row, err)) == 1) {
     dwl_ts from, to;
+    /* Validity in sequence values (an integer lmd) is no point in time:
+     * refused rather than an empty answer. */
+    if (!row[vf].is_null && ts_parse_seq(row[vf].data, row[vf].len, &from) == 0) {
+      err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
+               "%s: the table's %s holds integer sequence values (load.lmd is an integer), not points in time; "
+               "asof --at does not apply (dwload-job(5), SEQUENCES)",
+               spec->path, names[vf]);
+      f = -1;
+      break;
+    }
     if (row[vf].is_null || ts_parse(row[vf].data, row[vf].len, &from) != 0 || from.us > at.us)
       continue;
     if (!row[vt].is_null && ts_parse(row[vt].data, row[vt].len, &to) == 0) {

@@ -2,7 +2,7 @@
  * job's spec says of its columns against what the source's options
  * declare of them, the `columns` list (csv) and the `types` mapping of
  * column to SQL type name (csv, http_json: plugins/types_opt.c), before
- * any connection.  Without these a declared integer lmd, a misspelt type
+ * any connection.  Without these a declared real lmd, a misspelt type
  * name or a key the declared columns lack is found only after the run has
  * connected and taken its locks; here it is exit 2 at the spec entry
  * (FILE:LINE:COL), the warehouse up or down.  What the spec says of its
@@ -118,7 +118,7 @@ static const char *type_word(int type)
 
 /* Each declared type is one the warehouses can hold, for a column the
  * source declares; the lmd column's is a point in time (or text that
- * holds one, parsed per row). */
+ * holds one, parsed per row) or an integer sequence. */
 static int check_types(const dwl_spec *spec, const spec_opt *types, const spec_opt *cols, dwl_error *err)
 {
   for (size_t i = 0; i < types->list.n && i < types->vals.n; i++) {
@@ -136,12 +136,12 @@ static int check_types(const dwl_spec *spec, const spec_opt *types, const spec_o
     if (cols && declared(&cols->list, name) < 0)
       return not_declared(spec, cols, "source.types", name, name, err);
     if (spec->lmd && strcasecmp(spec->lmd, name) == 0 && c.type != DWL_TYPE_DATE && c.type != DWL_TYPE_TIMESTAMP &&
-        c.type != DWL_TYPE_TEXT) {
+        c.type != DWL_TYPE_TEXT && c.type != DWL_TYPE_INTEGER) {
       int lline, lcol;
       const char *lfile = spec_key_at(spec, "load.lmd", &lline, &lcol);
       return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                       "%s:%d:%d: source.types.%s: '%s' declares %s, but the column is the lmd (load.lmd at %s:%d:%d), "
-                      "which must be a date or a timestamp (or text holding one)",
+                      "which must be a date, a timestamp (or text holding one) or an integer sequence",
                       file, line, col, name, val, type_word(c.type), lfile, lline, lcol);
     }
   }

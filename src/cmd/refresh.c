@@ -93,6 +93,12 @@ int refresh_begin(const dwl_spec *spec, const run_opts *o, target *t, writer *w,
                   dwl_error *err)
 {
   *rows = -1;
+  /* A range of points in time selects nothing of a sequence. */
+  if (o->backfill_from && t->vseq)
+    return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
+                    "job '%s': --backfill-from replays a time range, and load.lmd '%s' is an integer sequence "
+                    "(dwload-job(5), SEQUENCES)",
+                    spec->job, spec->lmd);
   /* replace empties its table anyway, after its own guard */
   if (!o->full_refresh || spec->mode == MODE_REPLACE || !t->exists)
     return 0;

@@ -45,7 +45,7 @@ typedef struct run_ctx {
   scd_engine e;
   int have_engine;
   prep p;
-  int have_cp;
+  int have_cp, cp_seq;  /* cp_seq: the checkpoint is an integer sequence's */
   dwl_ts cp;            /* stored checkpoint */
   int have_max;
   dwl_ts max;           /* greatest lmd read */
@@ -115,7 +115,7 @@ static int reject_present(run_ctx *r, const char *name, uint64_t origin, const d
 static int too_far_ahead(const run_ctx *r, const dwl_value *raw, const dwl_ts *lmd, char *why, size_t n)
 {
   long long tol = r->spec->future_tolerance_us;
-  if (tol < 0 || lmd->us - r->started.us <= tol)
+  if (tol < 0 || r->t->vseq || lmd->us - r->started.us <= tol)  /* a sequence is no time */
     return 0;
   char now[32], span[32];
   ts_format(&r->started, now);
@@ -512,9 +512,8 @@ static int open_source(run_ctx *r, dwl_error *err)
   if (state_read(r->t, spec->job, &st, err) != 0)
     return -1;
   if (spec->lmd && st.checkpoint[0] && !r->o->full_refresh) {
-    if (ts_parse(st.checkpoint, strlen(st.checkpoint), &r->cp) != 0)
-      return err_set(err, DWL_EXIT_FAILED, "stored checkpoint '%s' of job %s is not a timestamp", st.checkpoint,
-                     spec->job);
+    if (state_checkpoint(spec->job, st.checkpoint, &r->cp, &r->cp_seq, err) != 0)
+      return -1;
     r->have_cp = 1;
     log_msg(LOG_INFO, "checkpoint %s", st.checkpoint);
   }
@@ -525,7 +524,7 @@ static int open_source(run_ctx *r, dwl_error *err)
   char low[32];
   if (r->have_cp && spec->lookback_us > 0) {
     dwl_ts t = ts_add_us(r->cp, -spec->lookback_us);
-    ts_format(&t, low);
+    r->cp_seq ? ts_format_seq(&t, low) : ts_format(&t, low);
   }
   if (rejects_open(&r->rj, spec, !r->o->plan, err) != 0)
     return -1;
@@ -538,7 +537,8 @@ static int open_source(run_ctx *r, dwl_error *err)
   if (source_open(&cfg, &r->src, err) != 0)
     return -1;
   r->t->nhidden = r->src->ncols - r->src->nstored;
-  if (prep_init(&r->p, spec, r->src, err) != 0 || target_layout(r->t, r->src->cols, r->src->nstored, err) != 0)
+  if (prep_init(&r->p, spec, r->src, err) != 0 || target_layout(r->t, r->src->cols, r->src->nstored, err) != 0 ||
+      (r->have_cp && state_checkpoint_fits(r->t, st.checkpoint, r->cp_seq, err) != 0))
     return -1;
   r->p.t = r->t;
   if (spec->mode == MODE_SCD2 || spec->mode == MODE_UPSERT) {

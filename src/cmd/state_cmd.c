@@ -14,7 +14,8 @@
 #include "ts.h"
 
 /* --set VALUE: a timestamp as the job's lmd is read (ISO 8601, as state
- * prints it, or load.lmd_format), into the canonical text a run stores.
+ * prints it, or load.lmd_format), or the integer of a sequence, into the
+ * canonical text a run stores.
  * Not later than load.future_tolerance allows an lmd: such a checkpoint
  * would make every later run skip every row. */
 static int checkpoint_value(const dwl_spec *spec, const char *v, char out[32], dwl_error *err)
@@ -22,9 +23,14 @@ static int checkpoint_value(const dwl_spec *spec, const char *v, char out[32], d
   if (!spec->lmd)
     return err_set(err, DWL_EXIT_USAGE, "job '%s' has no load.lmd: it keeps no checkpoint to set", spec->job);
   dwl_ts ts;
+  /* An integer sequence's checkpoint (the next run checks it is one). */
+  if (ts_parse_seq(v, strlen(v), &ts) == 0) {
+    ts_format_seq(&ts, out);
+    return 0;
+  }
   if (spec_parse_lmd_text(spec, v, &ts) != 0)
     return err_set(err, DWL_EXIT_USAGE,
-                   "--set '%s' is not a timestamp: give one as `dwload state` prints it (YYYY-MM-DD[ HH:MM:SS])%s%s",
+                   "--set '%s' is not a timestamp: give one as `dwload state` prints it (YYYY-MM-DD[ HH:MM:SS], or an integer)%s%s",
                    v, spec->lmd_format ? " or as load.lmd_format says: " : "",
                    spec->lmd_format ? spec->lmd_format : "");
   dwl_ts now = ts_now();

@@ -122,8 +122,8 @@ int late_reject(const scd_engine *e, const rs_row *r, int64_t end, scd_counts *c
   dwl_ts t = {end, 0};
   counts->late_rejected++;
   describe_key(e, r->vals, k, sizeof k);
-  ts_format(&r->lmd, when);
-  ts_format(&t, upto);
+  scd_when(e, &r->lmd, when);
+  scd_when(e, &t, upto);
   snprintf(why, sizeof why, "key %s has lmd %s, before %s (%s): a late row, and load.late is reject", k, when,
            e->spec->mode == MODE_UPSERT ? "the stored row's lmd" : "the key's stored history ends", upto);
   if (e->reject && e->spec->max_rejects > 0)
@@ -136,7 +136,7 @@ static int hist_conflict(const scd_engine *e, const hev *src, const hev *stored,
 {
   char k[512], when[32];
   describe_key(e, src->r.vals, k, sizeof k);
-  ts_format(&src->r.lmd, when);
+  scd_when(e, &src->r.lmd, when);
   if (!src->del && !stored->del)
     return same_start(e, &src->r, err);
   return err_set(err, DWL_EXIT_FAILED,

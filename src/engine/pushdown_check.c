@@ -88,7 +88,7 @@ int check_late(pushdown *p, dwl_buf *b, dwl_error *err)
   if (rc <= 0)
     return rc;
   dwl_ts cvf;
-  if (ts_parse(v[nk + 3], strlen(v[nk + 3]), &cvf) == 0)
+  if (target_ts_parse(p->t, v[nk + 3], strlen(v[nk + 3]), &cvf) == 0)
     target_ts_text(p->t, &cvf, cur);
   if (strcmp(v[nk + 2], "2") == 0)
     return err_set(err, DWL_EXIT_FAILED,

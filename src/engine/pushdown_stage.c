@@ -52,7 +52,7 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
   }
   dwl_column integer = {.type = DWL_TYPE_INTEGER, .nullable = 1};
   dwl_column text = {.type = DWL_TYPE_TEXT, .nullable = 1};
-  dwl_column when = {.type = t->vdate ? DWL_TYPE_DATE : DWL_TYPE_TIMESTAMP, .nullable = 1};
+  dwl_column when = {.type = t->vdate ? DWL_TYPE_DATE : t->vseq ? DWL_TYPE_INTEGER : DWL_TYPE_TIMESTAMP, .nullable = 1};
   for (int x = 0; rc == 0 && x < NX; x++) {
     names[p->ncols + (size_t)x] = (char *)xname[x];
     decl[p->ncols + (size_t)x] = x <= X_DEL ? integer : (x >= X_VF && x <= X_OE) ? when : text;

@@ -89,6 +89,7 @@ int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t
     e->cols.lmd = scd_col_index(cols, ncols, spec->lmd);
     if (e->cols.lmd < 0)
       return unknown_column(e, "load.lmd", spec->lmd, err);
+    e->seq = cols[e->cols.lmd].type == DWL_TYPE_INTEGER;  /* as target_layout's vseq */
   }
   if (spec->deletes == DEL_COLUMN) {
     e->cols.del = scd_col_index(cols, ncols, spec->delete_column);

@@ -95,6 +95,7 @@ typedef struct scd_engine {
   rowset delta;
   dwl_ts run_ts;
   int64_t tick_us;          /* the least step of time the table holds: 1 us, a day for dates */
+  int seq;                  /* the lmd is an integer sequence (its messages print the integer) */
   size_t ndelete;           /* keys marked for deletion by absence */
   size_t nlive;             /* current versions read that are not deleted: load.max_deletes's base */
   const char *origin_name;  /* "feed.csv" or "source", for messages */

@@ -83,6 +83,8 @@ int walk_event(walk *w, const rs_row *r, int del, dwl_error *err);
 int same_row(const scd_engine *e, const rs_row *a, const rs_row *b);
 int conflict(const scd_engine *e, const rs_row *a, const rs_row *b, dwl_error *err);
 int same_start(const scd_engine *e, const rs_row *r, dwl_error *err);
+/* An lmd in a message: a timestamp, or the integer of a sequence. */
+void scd_when(const scd_engine *e, const dwl_ts *t, char out[32]);
 /* One key's rows[n] (sorted by lmd) against its current version. */
 int process_scd2(scd_engine *e, rs_row *const *rows, size_t n, const scd_sink *sink, scd_counts *counts,
                  dwl_error *err);

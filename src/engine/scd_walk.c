@@ -187,6 +187,11 @@ int walk_event(walk *w, const rs_row *r, int del, dwl_error *err)
 
 /* Rows of one key with the same lmd: identical ones count once, others are
  * a conflict.  Compared only here, where it happens, not per row. */
+void scd_when(const scd_engine *e, const dwl_ts *t, char out[32])
+{
+  e->seq ? ts_format_seq(t, out) : ts_format(t, out);
+}
+
 int same_row(const scd_engine *e, const rs_row *a, const rs_row *b)
 {
   return fp_eq(fp_values(a->vals, e->ncols), fp_values(b->vals, e->ncols));
@@ -196,7 +201,7 @@ int conflict(const scd_engine *e, const rs_row *a, const rs_row *b, dwl_error *e
 {
   char k[512], when[32], apos[24], bpos[24];
   describe_key(e, b->vals, k, sizeof k);
-  ts_format(&b->lmd, when);
+  scd_when(e, &b->lmd, when);
   snprintf(apos, sizeof apos, "%llu", (unsigned long long)a->origin);
   snprintf(bpos, sizeof bpos, "%llu", (unsigned long long)b->origin);
   return ver_err_conflict(err, k, e->cols.lmd < 0 ? NULL : when, ON(e), apos, bpos);
@@ -208,7 +213,7 @@ int same_start(const scd_engine *e, const rs_row *r, dwl_error *err)
 {
   char k[512], when[32], pos[24];
   describe_key(e, r->vals, k, sizeof k);
-  ts_format(&r->lmd, when);
+  scd_when(e, &r->lmd, when);
   snprintf(pos, sizeof pos, "%llu", (unsigned long long)r->origin);
   return ver_err_same_start(err, ON(e), pos, k, when, 1);
 }

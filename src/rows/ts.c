@@ -7,6 +7,8 @@
 #endif
 #include "ts.h"
 
+#include <inttypes.h>
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,6 +396,27 @@ size_t ts_format(const dwl_ts *t, char *buf)
                    (long long)y, m, d, hh, mm, ss);
   }
   return n < 0 ? 0 : (size_t)n;
+}
+
+int ts_parse_seq(const char *s, size_t len, dwl_ts *out)
+{
+  size_t i = len > 0 && s[0] == '-';
+  if (i == len || len > 20)
+    return -1;
+  uint64_t v = 0, lim = i ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+  for (; i < len; i++) {
+    if (s[i] < '0' || s[i] > '9' || v > (lim - (uint64_t)(s[i] - '0')) / 10)
+      return -1;
+    v = v * 10 + (uint64_t)(s[i] - '0');
+  }
+  out->us = s[0] == '-' ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+  out->date_only = 0;
+  return 0;
+}
+
+size_t ts_format_seq(const dwl_ts *t, char *buf)
+{
+  return (size_t)snprintf(buf, 32, "%" PRId64, t->us);
 }
 
 dwl_ts ts_add_us(dwl_ts t, int64_t us)

@@ -26,6 +26,13 @@ int ts_parse_format(const char *s, size_t len, const char *fmt, dwl_ts *out);
  * Returns the length written. */
 size_t ts_format(const dwl_ts *t, char *buf);
 
+/* An integer sequence (load.lmd of an integer column) in a dwl_ts: us is
+ * the sequence value itself.  The text is a decimal 64-bit integer, an
+ * optional '-' then digits, nothing around them.  Returns 0 or -1. */
+int ts_parse_seq(const char *s, size_t len, dwl_ts *out);
+/* The decimal text of a sequence; buf needs 32 bytes.  Returns the length. */
+size_t ts_format_seq(const dwl_ts *t, char *buf);
+
 /* Date arithmetic helpers. */
 dwl_ts ts_add_us(dwl_ts t, int64_t us);
 dwl_ts ts_now(void);                    /* UTC now, whole seconds */

@@ -140,6 +140,15 @@ int prep_row(prep *p, const dwl_value *in, dwl_ts *lmd, char *why, size_t whylen
         return bad_row(why, whylen, "the lmd column '%s' is NULL", p->cols[i].name);
       continue;
     }
+    if ((ssize_t)i == p->lmd && p->t->vseq) {
+      /* An integer sequence: its canonical integer text, compared as one. */
+      const char *w;
+      if (norm_value_col(&p->cols[i], v->data, v->len, &p->scratch[i], &p->row[i].data, &p->row[i].len, &w) != 0)
+        return prep_bad_value(p, i, v, w, why, whylen);
+      if (ts_parse_seq(p->row[i].data, p->row[i].len, lmd) != 0)
+        return prep_bad_value(p, i, v, "is not a 64-bit integer sequence value", why, whylen);
+      continue;
+    }
     if ((ssize_t)i == p->lmd) {
       int rc = p->spec->lmd_format ? ts_parse_format(v->data, v->len, p->spec->lmd_format, lmd)
                                    : ts_parse(v->data, v->len, lmd);

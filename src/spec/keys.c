@@ -4,6 +4,7 @@
  * options are kept as written for the plugin host to check. */
 #include "spec_keys.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,6 +319,36 @@ static int read_ignore_nulls(pctx *c, const spec_key *k, const yaml_node_t *v, c
   return 0;
 }
 
+/* load.lmd: one column.  A list (AUTO CDC's SEQUENCE BY STRUCT(ts, id))
+ * is refused by name rather than as a wrong type: one column orders. */
+static int read_lmd(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
+{
+  (void)k;
+  if (v->type == YAML_SEQUENCE_NODE)
+    return perr(c, NPOS(v), "%s: a composite sequence (a list of columns) is not supported: order by one column, "
+                "a point in time or an integer sequence (dwload-job(5), SEQUENCES)", name);
+  return get_str(c, v, name, STR_NONEMPTY, dst);
+}
+
+/* load.lookback: a duration, or a bare count (100) for an integer
+ * sequence, kept in lookback_us as it is (lookback_count says which). */
+static int read_lookback(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
+{
+  (void)k;
+  const char *t = v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : "";
+  size_t n = strspn(t, "0123456789");
+  if (n > 0 && t[n] == '\0' && strcmp(t, "0") != 0) {
+    errno = 0;
+    long long count = strtoll(t, NULL, 10);
+    if (errno || n > 18)
+      return perr(c, NPOS(v), "%s: '%s' is too large a count", name, t);
+    *(long long *)dst = count;
+    c->s->lookback_count = 1;
+    return 0;
+  }
+  return get_duration(c, v, name, dst);
+}
+
 /* dimension.open_end: a timestamp, or null. */
 static int read_open_end(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
 {
@@ -445,7 +476,7 @@ static const spec_section deletes_sec = SECTION("load.deletes", "in load.deletes
 static const spec_key load_keys[] = {
   {"mode", SPEC_T_ENUM, 0, FIELD(mode), "append", spec_mode_names, "how rows are loaded", NULL, NULL},
   {"lmd", SPEC_T_STRING, SPEC_K_NONEMPTY, FIELD(lmd), NULL, NULL,
-   "the source's last-modified column: the checkpoint", NULL, NULL},
+   "the source's last-modified column (a point in time or an integer sequence): the checkpoint", NULL, read_lmd},
   {"lmd_format", SPEC_T_STRING, SPEC_K_NONEMPTY, FIELD(lmd_format), NULL, NULL,
    "how lmd values are written, when not ISO 8601", NULL, NULL},
   {"key", SPEC_T_COLUMNS, 0, FIELD(key), NULL, NULL, "the business key columns", NULL, NULL},
@@ -466,7 +497,7 @@ static const spec_key load_keys[] = {
   {"null_keys", SPEC_T_ENUM, 0, FIELD(null_keys), "allow", null_keys_names,
    "whether a NULL in a key column is a bad row", NULL, NULL},
   {"lookback", SPEC_T_DURATION, 0, FIELD(lookback_us), "0", NULL,
-   "how far before the checkpoint rows are reread", NULL, NULL},
+   "how far before the checkpoint rows are reread (a count for an integer lmd)", NULL, read_lookback},
   {"late", SPEC_T_ENUM, 0, FIELD(late), "repair", late_names,
    "what happens to a row older than its key's history", NULL, NULL},
   {"engine", SPEC_T_ENUM, 0, FIELD(engine), "memory", engine_names, "where the changes are computed", NULL, NULL},

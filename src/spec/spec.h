@@ -93,6 +93,7 @@ typedef struct dwl_spec {
   char *reject_file;     /* where they go, as written (relative: to dir); or NULL */
   int null_keys;         /* enum spec_null_keys: a NULL in a key column */
   long long lookback_us; /* load.lookback: rows with lmd > checkpoint - this are read */
+  int lookback_count;    /* 1: lookback_us is a count of sequence values (an integer lmd), not microseconds */
   int late;              /* enum spec_late: rows older than their key's history */
   int engine;            /* enum spec_engine: where changes are computed */
   spec_limit max_deletes; /* deletes: absent: default 50% of the current keys */

@@ -22,6 +22,30 @@ int state_exec(target *t, const char *sql, const dwl_value *p, size_t n, int *co
   return rc;
 }
 
+int state_checkpoint(const char *job, const char *text, dwl_ts *cp, int *seq, dwl_error *err)
+{
+  size_t n = strlen(text);
+  *seq = ts_parse_seq(text, n, cp) == 0;
+  if (!*seq && ts_parse(text, n, cp) != 0)
+    return err_set(err, DWL_EXIT_FAILED, "stored checkpoint '%s' of job %s is neither a timestamp nor an integer",
+                   text, job);
+  return 0;
+}
+
+int state_checkpoint_fits(const target *t, const char *text, int seq, dwl_error *err)
+{
+  if (seq == t->vseq)
+    return 0;
+  int line = 0, col = 0;
+  const char *file = spec_key_at(t->spec, "load.lmd", &line, &col);
+  return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
+                  "%s:%d:%d: load.lmd: the stored checkpoint '%s' of job %s is %s, but the lmd column '%s' is now "
+                  "%s; the lmd's type changed since the last run: set the checkpoint in the new type "
+                  "(dwload state --set) or --reset it",
+                  file, line, col, text, t->spec->job, seq ? "an integer sequence" : "a timestamp", t->spec->lmd,
+                  t->vseq ? "an integer sequence" : "a point in time");
+}
+
 int state_ensure(target *t, dwl_error *err)
 {
   int ex = odbc_table_exists(t->c, NULL, DWL_STATE_TABLE, err);

@@ -25,6 +25,14 @@ typedef struct job_state {
   char last_error[600];
 } job_state;
 
+/* The stored checkpoint TEXT of JOB: its text tells its type, the decimal
+ * integer of a sequence (*seq = 1) or a timestamp.  0, or -1 with err. */
+int state_checkpoint(const char *job, const char *text, dwl_ts *cp, int *seq, dwl_error *err);
+/* Once the layout knows the lmd's type: a checkpoint of the other type
+ * (the lmd column changed between runs) fails with exit 2, never compared
+ * as the wrong one.  0, or -1 with err. */
+int state_checkpoint_fits(const target *t, const char *text, int seq, dwl_error *err);
+
 /* Creates the state table when missing (autocommit, idempotent). */
 int state_ensure(target *t, dwl_error *err);
 /* Reads the job's row; found = 0 when the table or the row is missing. */

@@ -78,6 +78,10 @@ typedef struct target {
   char **absent;
   size_t nabsent;
   int vdate;             /* validity (and lmd) columns are DATE, not TIMESTAMP */
+  /* The lmd is an integer sequence (a version number, a log sequence
+   * number): dwl_ts.us holds the sequence itself, the validity columns are
+   * integers, and no clock applies (dwload-job(5), SEQUENCES). */
+  int vseq;
   char *cur_pred;        /* SQL predicate for current versions (scd2) */
   char open_end[32];     /* canonical open end, "" when NULL */
   char lock_done_sql[160]; /* bounds the session's lock waits (target.lock_timeout); "" none */
@@ -229,8 +233,13 @@ int target_value_fits(const target *t, size_t src, const char *v, size_t len, co
                       size_t n);
 
 /* Canonical text of a validity or lmd value in this table: a date when the
- * lmd column is declared date, else a full timestamp.  Returns the length. */
+ * lmd column is declared date, the integer of a sequence (vseq), else a
+ * full timestamp.  Returns the length. */
 size_t target_ts_text(const target *t, const dwl_ts *ts, char out[32]);
+
+/* Reads a validity or lmd value as the table holds it: an integer of a
+ * sequence (vseq), else a timestamp.  0, or -1. */
+int target_ts_parse(const target *t, const char *s, size_t len, dwl_ts *out);
 
 /* Parameters of cur_pred (0 or 1 values: the open end). */
 size_t target_cur_params(const target *t, dwl_value *out);

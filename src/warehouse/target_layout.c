@@ -127,6 +127,36 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
   return rc;
 }
 
+/* What an integer sequence (vseq) cannot do, or a lookback count without
+ * one: each refused naming its key (dwload-job(5), SEQUENCES). */
+static int seq_refusal(const target *t, const char *lmd, dwl_error *err)
+{
+  const dwl_spec *s = t->spec;
+  const char *key = NULL, *why = NULL;
+  if (!t->vseq) {
+    if (s->lookback_count)
+      key = "load.lookback", why = "a count of sequence values needs an integer lmd; give a duration (such as 1d)";
+  } else if (s->mode == MODE_SCD2 && s->close != CLOSE_AT_NEXT) {
+    key = "dimension.close", why = "an integer sequence has no day or second before the next version; use at_next";
+  } else if (s->open_end) {
+    key = "dimension.open_end", why = "a current version of an integer sequence has valid_to NULL; remove it";
+  } else if (s->lmd_format) {
+    key = "load.lmd_format", why = "an integer sequence is read as an integer; remove it";
+  } else if (s->lookback_us > 0 && !s->lookback_count) {
+    key = "load.lookback", why = "a duration needs a point in time; give a count of sequence values (lookback: 100)";
+  } else if (s->deletes == DEL_ABSENT) {
+    key = "load.deletes",
+    why = "absent needs the run's time to stamp the deletions, and an integer sequence has none; "
+          "use a deletes column";
+  }
+  if (!key)
+    return 0;
+  int line = 0, col = 0;
+  const char *file = spec_key_at(s, key, &line, &col);
+  return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: %s: the lmd column '%s' is %s: %s", file, line,
+                  col, key, lmd, t->vseq ? "an integer sequence" : "not an integer", why);
+}
+
 static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl_error *err)
 {
   const dwl_spec *s = t->spec;
@@ -138,7 +168,10 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
   /* The lmd column's declared type decides how every point in time of the
    * dimension is stored, so all warehouses hold the same values. */
   t->vdate = lmd >= 0 && src[lmd].type == DWL_TYPE_DATE;
-  int vtype = t->vdate ? DWL_TYPE_DATE : DWL_TYPE_TIMESTAMP;
+  t->vseq = lmd >= 0 && src[lmd].type == DWL_TYPE_INTEGER;
+  int vtype = t->vdate ? DWL_TYPE_DATE : t->vseq ? DWL_TYPE_INTEGER : DWL_TYPE_TIMESTAMP;
+  if (seq_refusal(t, src[lmd >= 0 ? lmd : 0].name, err) != 0)
+    return -1;
   if (scd2 && t->vdate && s->close == CLOSE_SECOND_BEFORE) {
     int line = 0, col = 0;
     const char *file = spec_key_at(s, "dimension.close", &line, &col);
@@ -204,9 +237,16 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
 
 size_t target_ts_text(const target *t, const dwl_ts *ts, char out[32])
 {
+  if (t->vseq)
+    return ts_format_seq(ts, out);
   dwl_ts v = *ts;
   v.date_only = t->vdate;
   return ts_format(&v, out);
+}
+
+int target_ts_parse(const target *t, const char *s, size_t len, dwl_ts *out)
+{
+  return t->vseq ? ts_parse_seq(s, len, out) : ts_parse(s, len, out);
 }
 
 size_t target_cur_params(const target *t, dwl_value *out)

@@ -129,7 +129,7 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
       if ((ssize_t)map[i] == t->lmd) {
         /* The same canonical form the source side writes (dates stay dates). */
         dwl_ts ts;
-        bad = ts_parse(r[i].data, r[i].len, &ts) != 0 || buf_grow(&norm[i], 32) != 0;
+        bad = target_ts_parse(t, r[i].data, r[i].len, &ts) != 0 || buf_grow(&norm[i], 32) != 0;
         if (!bad) {
           norm[i].len = target_ts_text(t, &ts, norm[i].data);
           row[map[i]].data = norm[i].data;
@@ -149,7 +149,7 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
     int deleted = 0;
     if (scd2) {
       const dwl_value *v = &r[nsel];
-      if (v->is_null || ts_parse(v->data, v->len, &vf) != 0) {
+      if (v->is_null || target_ts_parse(t, v->data, v->len, &vf) != 0) {
         err_set(err, DWL_EXIT_FAILED, "table %s: a %s version has %s '%.*s', not a timestamp", t->spec->target_table,
                 which == SCAN_DELETED ? "deleted" : "current", which == SCAN_DELETED ? "valid_to" : "valid_from",
                 (int)(v->is_null ? 4 : v->len), v->is_null ? "NULL" : v->data);
@@ -164,7 +164,7 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
       const dwl_value *v = &r[nsel + 2];
       dwl_ts vt = {0, 0};
       int open = v->is_null;
-      if (!open && ts_parse(v->data, v->len, &vt) != 0) {
+      if (!open && target_ts_parse(t, v->data, v->len, &vt) != 0) {
         err_set(err, DWL_EXIT_FAILED, "table %s: a version has valid_to '%.*s', not a timestamp",
                 t->spec->target_table, (int)v->len, v->data);
         goto out;

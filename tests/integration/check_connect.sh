@@ -45,16 +45,16 @@ TYPES='  types:
 
 
 # ---- types against the spec, the warehouse down: exit 2, no connection -------
-J=$(cc_job cc_lmdint "$DOWN" append '  types:
+J=$(cc_job cc_lmdreal "$DOWN" append '  types:
     id: integer
-    lmd: integer' '  lmd: lmd')
+    lmd: real' '  lmd: lmd')
 dw check "$J"
-is "$RC" 2 "lmd declared integer: check exits 2 with the warehouse down"
-like "$ERR$OUT" "$J:8:5: source.types.lmd: 'integer' declares an integer, but the column is the lmd (load.lmd at $J:14:3)" \
-  "lmd declared integer: the types entry's file:line:col, and load.lmd's"
+is "$RC" 2 "lmd declared real: check exits 2 with the warehouse down"
+like "$ERR$OUT" "$J:8:5: source.types.lmd: 'real' declares a real, but the column is the lmd (load.lmd at $J:14:3)" \
+  "lmd declared real: the types entry's file:line:col, and load.lmd's"
 dw run "$J"
-is "$RC" 2 "lmd declared integer: run exits 2 before it connects (1 would be the connection)"
-like "$ERR" "$J:8:5: source.types.lmd" "lmd declared integer: run names the entry"
+is "$RC" 2 "lmd declared real: run exits 2 before it connects (1 would be the connection)"
+like "$ERR" "$J:8:5: source.types.lmd" "lmd declared real: run names the entry"
 
 J=$(cc_job cc_badtype "$DOWN" append '  types:
     id: integr')

@@ -185,13 +185,7 @@ like "$OUT" "the table's 4: id, full_name, city, changed_at" "rename: check name
 # ---- the odbc plugin: rename the lmd column --------------------------------
 # The plugin is told the lmd column's source name: its checkpoint goes
 # into the query it sends, which a table's name of the column would fail.
-if is_warehouse sqlite; then
-  SRC="$WORK/source.db"
-  SRC_CONN="Driver=SQLite3;Database=$SRC"
-else
-  SRC=$WH
-  SRC_CONN=$WH_CONN
-fi
+odbc_source
 case $WAREHOUSE in
   sqlite) TS=TIMESTAMP ;;
   postgresql) TS="TIMESTAMP(6)" ;;

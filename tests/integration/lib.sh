@@ -587,6 +587,19 @@ sqltext() {
   if is_warehouse mariadb; then printf '%s' "$1" | tr '"' '`'; else printf '%s' "$1"; fi
 }
 
+# odbc_source: sets SRC and SRC_CONN, a source database for the odbc
+# plugin on the warehouse under test's own driver (SQLite: a second file;
+# the servers: the test's database)
+odbc_source() {
+  if is_warehouse sqlite; then
+    SRC="$WORK/source.db"
+    SRC_CONN="Driver=SQLite3;Database=$SRC"
+  else
+    SRC=$WH
+    SRC_CONN=$WH_CONN
+  fi
+}
+
 # conn_job NAME CONNECTION TABLE CSV [LOAD-LINES]: an scd2 job of CSV (its
 # path may be overridden by $FEED) into TABLE through CONNECTION, as
 # written; prints the job file's path

@@ -9,13 +9,7 @@
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 # The source database and its SQL.
-if is_warehouse sqlite; then
-  SRC="$WORK/source.db"
-  SRC_CONN="Driver=SQLite3;Database=$SRC"
-else
-  SRC=$WH
-  SRC_CONN=$WH_CONN
-fi
+odbc_source
 ssql() { sql "$1" "$SRC"; }
 ssqln() { sqln "$1" "$SRC"; }
 

@@ -60,7 +60,13 @@ START_TEST(test_lookback_and_late)
     ck_assert_msg(s->lookback_us == ok[i].us, "%s: %lld", ok[i].text, s->lookback_us);
     spec_free(s);
   }
-  static const char *const bad[] = {"2", "h", "2x", "-1h", "1.5h", "30m2h", "1h1h", "367d", "99999999999999s", "2 h"};
+  /* A bare count: sequence values of an integer lmd (the run refuses it
+   * with a point in time, target_layout.c). */
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  lookback: 2\n");
+  ck_assert_int_eq(s->lookback_us, 2);
+  ck_assert_int_eq(s->lookback_count, 1);
+  spec_free(s);
+  static const char *const bad[] = {"h", "2x", "-1h", "1.5h", "30m2h", "1h1h", "367d", "99999999999999s", "2 h"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char yaml[512];
     snprintf(yaml, sizeof yaml, BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  lookback: '%s'\n", bad[i]);
