@@ -207,11 +207,12 @@ int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_fro
   m->flags = (uint8_t)(tombstone ? KM_TOMBSTONE : KM_LIVE);
   e->nlive += !tombstone;
   /* upsert: an older row never overwrites the stored one (its lmd, when
-   * the table holds the column; the scan gives it in canonical form). */
+   * the table holds the column; the scan gives it in canonical form: a
+   * timestamp, or a sequence's integer). */
   ssize_t l = e->cols.lmd;
   if (e->spec->mode == MODE_UPSERT && l >= 0 && (size_t)l < e->nstored && !row[l].is_null) {
     dwl_ts at;
-    if (ts_parse(row[l].data, row[l].len, &at) == 0) {
+    if ((e->seq ? ts_parse_seq(row[l].data, row[l].len, &at) : ts_parse(row[l].data, row[l].len, &at)) == 0) {
       m->valid_from = at.us;
       m->flags |= KM_LMD;
     }
