@@ -171,9 +171,13 @@ int check_cross(pctx *c)
     key_pos(c, "load.mode", "load", &line, &col);
     return perr(c, line, col, "load: mode %s requires key (the business key columns)", mode);
   }
-  if (s->mode == MODE_SCD2 && !s->lmd) {
-    key_pos(c, "load.mode", "load", &line, &col);
-    return perr(c, line, col, "load: mode scd2 requires lmd (the last-modified column)");
+  /* (scd2 without an lmd is a snapshot load: the load's time dates it.) */
+  static const char *const need_lmd[] = {"load.lookback", "load.watermark", NULL};
+  for (int i = 0; !s->lmd && need_lmd[i]; i++) {
+    if (!given(c, need_lmd[i]))
+      continue;
+    key_pos(c, need_lmd[i], NULL, &line, &col);
+    return perr(c, line, col, "%s requires load.lmd (without one no checkpoint skips any row)", need_lmd[i]);
   }
   if (s->lmd_format && !s->lmd) {
     key_pos(c, "load.lmd_format", NULL, &line, &col);
@@ -209,12 +213,17 @@ int check_cross(pctx *c)
     return perr(c, line, col, "load.lookup: keys cannot judge deletes: absent (it needs every current key); use scan");
   }
   /* Rereading rows is safe only where rows already loaded are no-ops. */
-  static const char *const scd2_history[] = {"load.lookback", "load.late", NULL};
+  static const char *const scd2_history[] = {"load.lookback", "load.late", "load.watermark", NULL};
   for (int i = 0; s->mode != MODE_SCD2 && scd2_history[i]; i++) {
     if (!given(c, scd2_history[i]))
       continue;
     key_pos(c, scd2_history[i], NULL, &line, &col);
     return perr(c, line, col, "%s applies only to mode scd2 (mode is %s)", scd2_history[i], mode);
+  }
+  /* No row is skipped, so there is no window before the checkpoint to reread. */
+  if (s->watermark == WATERMARK_NONE && given(c, "load.lookback")) {
+    key_pos(c, "load.lookback", NULL, &line, &col);
+    return perr(c, line, col, "load.lookback does not apply with load.watermark: none (no row is skipped)");
   }
   /* A tombstone is told from a live version only by the deleted flag. */
   if (s->mode == MODE_SCD2 && s->delete_style == DELSTYLE_TOMBSTONE && !s->deleted) {
