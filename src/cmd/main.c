@@ -87,8 +87,9 @@ typedef struct job_args {
   state_opts state;         /* state --reset, --set, --clear-running, --json */
   int full_refresh;         /* run, plan --full-refresh */
   const char *backfill_from, *backfill_to;
+  const char *as_of;        /* run, plan --as-of */
   run_many_opts many;       /* run --jobs N, --fail-fast: several jobs (run_many.h) */
-  char *run_argv[17];        /* the run options each of several jobs repeats */
+  char *run_argv[19];        /* the run options each of several jobs repeats */
   const char *spec_path;    /* the job file */
   const char *lineage_file, *lineage_url, *metrics_file;  /* run --lineage-file, ... */
   const char *job_name;     /* the job name of a job file that did not load, or NULL */
@@ -104,7 +105,7 @@ enum {
   OPT_CHECK = 1 << 4,        /* --json, --spec-only and --connect */
   OPT_SIGNALS = 1 << 5,      /* a signal rolls the run back and reports */
   OPT_STATE = 1 << 6,        /* --reset, --set, --clear-running (and --json) */
-  OPT_REFRESH = 1 << 7,      /* --full-refresh, --backfill-from, --backfill-to */
+  OPT_REFRESH = 1 << 7,      /* --full-refresh, --backfill-from, --backfill-to, --as-of */
   OPT_MANY = 1 << 8,         /* several job files or a folder: --jobs, --fail-fast */
   OPT_OBSERVE = 1 << 9,      /* --lineage-file, --lineage-url, --metrics-file */
   OPT_RUNS = 1 << 10,         /* runs: --limit and --json */
@@ -265,7 +266,8 @@ static int job_run(const command *cmd, const job_args *a, dwl_spec *spec, dwl_er
                 .allow_empty = a->allow_empty,
                 .full_refresh = a->full_refresh,
                 .backfill_from = a->backfill_from,
-                .backfill_to = a->backfill_to};
+                .backfill_to = a->backfill_to,
+                .as_of = a->as_of};
   run_summary sum;
   dwl_spec copy;
   const dwl_spec *use;
@@ -364,6 +366,7 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     {"full-refresh", no_argument, NULL, 'f'},
     {"backfill-from", required_argument, NULL, 'b'},
     {"backfill-to", required_argument, NULL, 'B'},
+    {"as-of", required_argument, NULL, 'A'},
     {"jobs", required_argument, NULL, 'J'},
     {"fail-fast", no_argument, NULL, 'x'},
     {"lineage-file", required_argument, NULL, 'l'},
@@ -438,19 +441,19 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     case 'f':
     case 'b':
     case 'B':
+    case 'A': {
+      char *name = c == 'f' ? "--full-refresh" : c == 'b' ? "--backfill-from" : c == 'B' ? "--backfill-to" : "--as-of";
       if (!(cmd->opts & OPT_REFRESH))
-        return usage_error("--%s applies only to run and plan",
-                           c == 'f' ? "full-refresh" : c == 'b' ? "backfill-from" : "backfill-to");
+        return usage_error("%s applies only to run and plan", name);
       if (c == 'f')
         a.full_refresh = 1;
-      else if (c == 'b')
-        a.backfill_from = optarg;
       else
-        a.backfill_to = optarg;
-      if (many_arg(&a, c == 'f' ? "--full-refresh" : c == 'b' ? "--backfill-from" : "--backfill-to") != 0 ||
+        *(c == 'b' ? &a.backfill_from : c == 'B' ? &a.backfill_to : &a.as_of) = optarg;
+      if (many_arg(&a, name) != 0 ||
           (c != 'f' && many_arg(&a, optarg) != 0))
         return DWL_EXIT_USAGE;
       break;
+    }
     case 'K':
       if (!(cmd->opts & OPT_CHECK))
         return usage_error("--connect applies only to check");
@@ -540,7 +543,7 @@ static int cmd_job(const command *cmd, int argc, char **argv)
 static const command commands[] = {
   {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH | OPT_MANY | OPT_OBSERVE,
    "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty]\n"
-   "                  [--full-refresh | --backfill-from TS [--backfill-to TS]]\n"
+   "                  [--full-refresh | --backfill-from TS [--backfill-to TS]] [--as-of TS]\n"
    "                  [--lineage-file FILE] [--lineage-url URL] [--metrics-file PATH] JOB.yaml\n"
    "       dwload run [--jobs N] [--fail-fast] [RUN OPTIONS] JOB.yaml... | FOLDER\n\n"
    "Runs the job: reads the rows past the checkpoint, computes the changes and\n"
@@ -558,6 +561,9 @@ static const command commands[] = {
    "                   refused for scd2, which would lose its history\n"
    "  --backfill-from TS  scd2: also replay the rows with lmd from TS (to\n"
    "                   --backfill-to TS) into the history, whatever the checkpoint\n"
+   "  --as-of TS       scd2 without load.lmd (a snapshot load): date the load TS\n"
+   "                   (ISO 8601, UTC) instead of the run's clock; refused before\n"
+   "                   the job's last load\n"
    "  --jobs N         with several job files or a FOLDER (its *.yaml, *.yml):\n"
    "                   run at most N at once (default 1); each job's summary,\n"
    "                   then an overall JSON line last (dwload(1))\n"
@@ -569,11 +575,11 @@ static const command commands[] = {
    "  --metrics-file PATH  write the run's metrics to PATH, a Prometheus textfile\n"},
   {"plan", cmd_job, job_run, OPT_SQL | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH,
    "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty]\n"
-   "                   [--full-refresh | --backfill-from TS [--backfill-to TS]] JOB.yaml\n\n"
+   "                   [--full-refresh | --backfill-from TS [--backfill-to TS]] [--as-of TS] JOB.yaml\n\n"
    "Does everything run does except writing, and prints the same summary.\n"
    "  --sql    also print each statement run would execute, with its parameters\n"
    "  --max-deletes LIMIT, --allow-empty, --full-refresh, --backfill-from,\n"
-   "  --backfill-to  as for run\n"},
+   "  --backfill-to, --as-of  as for run\n"},
   {"check", cmd_job, job_check, OPT_CHECK,
    "Usage: dwload check [--json] [--spec-only | --connect] JOB.yaml\n\n"
    "Validates the spec, loads the plugin, checks the declared columns and types\n"

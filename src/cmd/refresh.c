@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "rules.h"
+#include "snapshot.h"
 
 /* A range's end, as the job's lmd is read: ISO 8601 or load.lmd_format. */
 static int range_ts(const dwl_spec *spec, const char *opt, const char *v, dwl_ts *out, dwl_error *err)
@@ -50,6 +51,8 @@ static int check_backfill(const dwl_spec *spec, run_opts *o, dwl_error *err)
 int refresh_check(const dwl_spec *spec, run_opts *o, dwl_spec *copy, const dwl_spec **use, dwl_error *err)
 {
   *use = spec;
+  if (snapshot_check(spec, o, ts_now(), err) != 0)
+    return -1;
   if (o->backfill_to && !o->backfill_from)
     return err_set(err, DWL_EXIT_USAGE, "--backfill-to goes with --backfill-from");
   if (o->full_refresh && o->backfill_from)

@@ -13,7 +13,7 @@
 #include "writer.h"
 
 /* Checks the options against the job (exit 2 with why) and parses the
- * backfill range into o.  A backfill repairs history as load.late: repair
+ * backfill range and --as-of (snapshot_check) into o.  A backfill repairs history as load.late: repair
  * does, whatever the job's load.late: *use is then copy, a copy of spec
  * that says so (it borrows spec's memory); else spec. */
 int refresh_check(const dwl_spec *spec, run_opts *o, dwl_spec *copy, const dwl_spec **use, dwl_error *err);

@@ -21,6 +21,7 @@
 #include "scd.h"
 #include "schema.h"
 #include "schema_keep.h"
+#include "snapshot.h"
 #include "state.h"
 #include "table_lock.h"
 #include "target.h"
@@ -54,6 +55,8 @@ typedef struct run_ctx {
   pushdown *pd;         /* load.engine: pushdown */
   int locked;
   dwl_ts started;       /* the run's timestamp: deletions by absence */
+  int snapshot;         /* scd2 without lmd (snapshot.c): rows dated by the load */
+  dwl_ts load;          /* ... its load time: versions start, deletions end */
   int emptied;          /* mode replace: the old rows are deleted */
   long long refreshed;  /* --full-refresh: rows deleted first; -1 none */
   long long scanned;    /* rows the lookup read from the target: its count */
@@ -160,9 +163,10 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
         note_lmd(r, &lmd);
         /* load.lookback rereads a window before the checkpoint: rows
          * already loaded there are no-ops, late ones are caught. */
-        past = !r->have_cp || lmd.us > r->cp.us - r->spec->lookback_us || refresh_replays(r->o, &lmd);
-      }
-      if (take(r, r->p.row, origin, r->p.lmd >= 0 ? &lmd : NULL, past, err) != 0)
+        past = r->spec->watermark == WATERMARK_NONE || !r->have_cp || lmd.us > r->cp.us - r->spec->lookback_us || refresh_replays(r->o, &lmd);
+      } else if (r->snapshot)
+        lmd = r->load;
+      if (take(r, r->p.row, origin, r->p.lmd >= 0 || r->snapshot ? &lmd : NULL, past, err) != 0)
         return -1;
     }
     progress_rows(r->sum->read);
@@ -421,6 +425,8 @@ static int run_pushdown(run_ctx *r, dwl_error *err)
 static int run_engine(run_ctx *r, dwl_error *err)
 {
   const dwl_spec *spec = r->spec;
+  if (r->snapshot && snapshot_check_table(r->t, r->o, &r->load, err) != 0)
+    return -1;
   if (spec->engine == ENGINE_PUSHDOWN)
     return run_pushdown(r, err);
   /* Judging absence needs every current key, before the source is read
@@ -473,7 +479,6 @@ static int run_engine(run_ctx *r, dwl_error *err)
   return 0;
 }
 
-
 static void run_free(run_ctx *r)
 {
   pushdown_free(r->pd);
@@ -517,10 +522,14 @@ static int open_source(run_ctx *r, dwl_error *err)
     r->have_cp = 1;
     log_msg(LOG_INFO, "checkpoint %s", st.checkpoint);
   }
+  r->snapshot = snapshot_job(spec);
+  if (r->snapshot && snapshot_load_time(spec, r->o, &st, r->started, &r->load, err) != 0)
+    return -1;
   /* A source may push the checkpoint down (read only later rows): not when
    * the run needs every row, to rebuild the table or to judge absence.  A
    * plugin that skips old rows itself must leave the lookback window. */
-  int all_rows = spec->mode == MODE_REPLACE || spec->deletes == DEL_ABSENT || r->o->backfill_from;
+  int all_rows = spec->mode == MODE_REPLACE || spec->deletes == DEL_ABSENT || r->o->backfill_from ||
+                 spec->watermark == WATERMARK_NONE;
   char low[32];
   if (r->have_cp && spec->lookback_us > 0) {
     dwl_ts t = ts_add_us(r->cp, -spec->lookback_us);
@@ -544,7 +553,7 @@ static int open_source(run_ctx *r, dwl_error *err)
   if (spec->mode == MODE_SCD2 || spec->mode == MODE_UPSERT) {
     r->have_engine = 1;
     /* Deletions by absence happen "today" in a dimension of dates. */
-    dwl_ts at = r->started;
+    dwl_ts at = r->snapshot ? r->load : r->started;
     if (r->t->vdate)
       at.us -= ((at.us % DWL_US_PER_DAY) + DWL_US_PER_DAY) % DWL_US_PER_DAY;
     if (scd_init(&r->e, spec, r->src->cols, r->src->ncols, at, err) != 0)
@@ -577,18 +586,6 @@ static void analyze_after_load(run_ctx *r)
     log_msg(LOG_WARN, "could not refresh the statistics of %s: %s", r->spec->target_table, e2.msg);
   else
     log_msg(LOG_INFO, "refreshed the statistics of %s in %.2fs", r->spec->target_table, now_s() - t0);
-}
-
-/* The job's stored checkpoint into out ("" when none or unreadable). */
-static void stored_checkpoint(target *t, const char *job, char *out, size_t n)
-{
-  job_state st;
-  dwl_error e2;
-  err_init(&e2);
-  if (t->c->in_txn)
-    odbc_rollback(t->c);
-  if (state_read(t, job, &st, &e2) == 0)
-    snprintf(out, n, "%s", st.checkpoint);
 }
 
 /* The commit call failed: the server may have committed all the same (a
@@ -705,7 +702,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     dwl_ts cp = r.have_max && (!r.have_cp || r.max.us > r.cp.us) ? r.max : r.cp;
     if (r.have_max || r.have_cp)
       target_ts_text(r.t, &cp, sum->checkpoint);
-  }
+  } else if (r.snapshot && rc == 0)
+    target_ts_text(r.t, &r.load, sum->load_time);
   sum->seconds = now_s() - t0;
   sum->widened = r.t ? r.t->widened : 0;
   if (rc == 0 && !o->plan) {
@@ -782,7 +780,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     if (r.have_cp)
       target_ts_text(r.t, &r.cp, sum->checkpoint);
     else if (spec->lmd && r.t && r.t->c && !lost)
-      stored_checkpoint(r.t, spec->job, sum->checkpoint, sizeof sum->checkpoint);
+      state_stored_checkpoint(r.t, spec->job, sum->checkpoint, sizeof sum->checkpoint);
     /* A run refused at the job's (or table's) lock never ran: it leaves
      * no row, and does not wait for the lock the other run holds (on
      * SQLite the database's write lock) just to fail writing one. */

@@ -20,6 +20,8 @@ typedef struct run_opts {
   int full_refresh; /* --full-refresh: checkpoint ignored, the table's rows replaced (refresh.c) */
   const char *backfill_from, *backfill_to;  /* --backfill-from/-to: NULL none */
   dwl_ts bf_from, bf_to;                    /* ... parsed by refresh_check */
+  const char *as_of;  /* --as-of: a snapshot load's time (snapshot.c); NULL: the run's clock */
+  dwl_ts as_of_ts;    /* ... parsed by refresh_check */
   void (*on_start)(void *ud, const run_summary *sum);  /* once the run has its id (lineage) */
   void *start_ud;
 } run_opts;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "snapshot.h"
 #include "state_edit.h"
 #include "target.h"
 #include "ts.h"
@@ -142,7 +143,11 @@ int state_job(const dwl_spec *spec, const state_opts *o, FILE *out, dwl_error *e
     if (!st.found) {
       fprintf(out, "state:       no run yet\n");
     } else {
-      fprintf(out, "checkpoint:  %s\n", st.checkpoint[0] ? st.checkpoint : "(none)");
+      /* a snapshot load keeps no checkpoint, but its last load time there (snapshot.c) */
+      if (snapshot_job(spec))
+        fprintf(out, "load time:   %s (a snapshot load: no checkpoint)\n", st.checkpoint[0] ? st.checkpoint : "(none)");
+      else
+        fprintf(out, "checkpoint:  %s\n", st.checkpoint[0] ? st.checkpoint : "(none)");
       fprintf(out, "last run:    %s, %s\n", st.last_run_at[0] ? st.last_run_at : "(none)",
               st.last_mode[0] ? st.last_mode : "-");
       fprintf(out, "counts:      read %lld, skipped %lld, inserted %lld, expired %lld, updated %lld, deleted %lld, "

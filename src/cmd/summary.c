@@ -60,6 +60,8 @@ int summary_print(const run_summary *s, FILE *out)
   json_object_set_new(o, "widened", json_integer(s->widened));
   json_object_set_new(o, "guard", s->guard ? json_string(s->guard) : json_null());
   json_object_set_new(o, "checkpoint", s->checkpoint[0] ? json_string(s->checkpoint) : json_null());
+  if (s->load_time[0])
+    json_object_set_new(o, "load_time", json_string(s->load_time));
   json_object_set_new(o, "seconds", json_real(round(s->seconds * 1000.0) / 1000.0));
   return print_line(o, out);
 }

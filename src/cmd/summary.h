@@ -19,6 +19,7 @@ typedef struct run_summary {
   long long absent;      /* deletes: absent: keys missing from the source */
   const char *guard;     /* the guard that stopped the run or held deletions back (guard.c); NULL: none */
   char checkpoint[40];   /* "" = null */
+  char load_time[40];    /* a snapshot load (snapshot.c): its time; "" none */
   double seconds;
 } run_summary;
 

@@ -32,6 +32,9 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
   /* Late rows fail a pushdown run (check_late): it never repairs history. */
   if (s->lookback_us > 0)
     return "does not repair history, so load.lookback (which rereads late rows) needs engine: memory";
+  if (s->watermark == WATERMARK_NONE)
+    return "does not repair history, so load.watermark: none (which compares rows older than the checkpoint "
+           "with their key's history) needs engine: memory";
   if (s->late == LATE_IGNORE || (s->late == LATE_REJECT && s->max_rejects > 0))
     return "fails the run on a late row: load.late ignore, or reject into a reject file, needs engine: memory";
   return NULL;

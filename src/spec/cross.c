@@ -216,9 +216,13 @@ int check_cross(pctx *c)
     key_pos(c, "load.mode", "load", &line, &col);
     return perr(c, line, col, "load: mode %s requires key (the business key columns)", mode);
   }
-  if (s->mode == MODE_SCD2 && !s->lmd) {
-    key_pos(c, "load.mode", "load", &line, &col);
-    return perr(c, line, col, "load: mode scd2 requires lmd (the last-modified column)");
+  /* (scd2 without an lmd is a snapshot load: the load's time dates it.) */
+  static const char *const need_lmd[] = {"load.lookback", "load.watermark", NULL};
+  for (int i = 0; !s->lmd && need_lmd[i]; i++) {
+    if (!given(c, need_lmd[i]))
+      continue;
+    key_pos(c, need_lmd[i], NULL, &line, &col);
+    return perr(c, line, col, "%s requires load.lmd (without one no checkpoint skips any row)", need_lmd[i]);
   }
   if (s->lmd_format && !s->lmd) {
     key_pos(c, "load.lmd_format", NULL, &line, &col);
@@ -265,8 +269,17 @@ int check_cross(pctx *c)
       return perr(c, line, col, "%s in mode upsert requires load.lmd (a row is late by it)", late_keys[i]);
     return perr(c, line, col, "%s applies only to modes scd2 and upsert (mode is %s)", late_keys[i], mode);
   }
+  if (given(c, "load.watermark") && s->mode != MODE_SCD2) {
+    key_pos(c, "load.watermark", NULL, &line, &col);
+    return perr(c, line, col, "load.watermark applies only to mode scd2 (mode is %s)", mode);
+  }
   if (check_upsert_lookback(c) != 0 || check_ignore_nulls(c) != 0)
     return -1;
+  /* No row is skipped, so there is no window before the checkpoint to reread. */
+  if (s->watermark == WATERMARK_NONE && given(c, "load.lookback")) {
+    key_pos(c, "load.lookback", NULL, &line, &col);
+    return perr(c, line, col, "load.lookback does not apply with load.watermark: none (no row is skipped)");
+  }
   /* A tombstone is told from a live version only by the deleted flag. */
   if (s->mode == MODE_SCD2 && s->delete_style == DELSTYLE_TOMBSTONE && !s->deleted) {
     key_pos(c, "load.delete_style", NULL, &line, &col);

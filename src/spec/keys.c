@@ -25,6 +25,7 @@ static const char *const deletes_names[] = {"none", "absent", NULL};
 static const char *const lookup_names[] = {"auto", "scan", "keys", NULL};
 static const char *const null_keys_names[] = {"allow", "reject", NULL};
 static const char *const late_names[] = {"repair", "reject", "ignore", NULL};
+static const char *const watermark_names[] = {"checkpoint", "none", NULL};
 static const char *const engine_names[] = {"memory", "pushdown", NULL};
 static const char *const missing_names[] = {"fail", "null", "keep", NULL};
 /* schema.new_columns, in enum spec_new order. */
@@ -498,6 +499,8 @@ static const spec_key load_keys[] = {
    "whether a NULL in a key column is a bad row", NULL, NULL},
   {"lookback", SPEC_T_DURATION, 0, FIELD(lookback_us), "0", NULL,
    "how far before the checkpoint rows are reread (a count for an integer lmd)", NULL, read_lookback},
+  {"watermark", SPEC_T_ENUM, 0, FIELD(watermark), "checkpoint", watermark_names,
+   "whether rows at or before the checkpoint are skipped (none: each is compared with its key)", NULL, NULL},
   {"late", SPEC_T_ENUM, 0, FIELD(late), "repair", late_names,
    "what happens to a row older than its key's history", NULL, NULL},
   {"engine", SPEC_T_ENUM, 0, FIELD(engine), "memory", engine_names, "where the changes are computed", NULL, NULL},

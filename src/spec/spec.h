@@ -41,6 +41,9 @@ enum spec_t1_scope { T1_CURRENT = 0, T1_ALL };
 enum spec_lookup { LOOKUP_AUTO = 0, LOOKUP_SCAN, LOOKUP_KEYS };
 enum spec_null_keys { NULLKEYS_ALLOW = 0, NULLKEYS_REJECT };
 enum spec_late { LATE_REPAIR = 0, LATE_REJECT, LATE_IGNORE };
+/* load.watermark: none compares every row with its key instead of
+ * skipping those at or before the checkpoint. */
+enum spec_watermark { WATERMARK_CHECKPOINT = 0, WATERMARK_NONE };
 enum spec_engine { ENGINE_MEMORY = 0, ENGINE_PUSHDOWN };
 enum spec_limit_kind { LIMIT_PERCENT = 0, LIMIT_COUNT, LIMIT_ALL };
 /* schema.missing_columns: a column of the table the source does not deliver. */
@@ -77,7 +80,7 @@ typedef struct dwl_spec {
   char *run_id_column;   /* target.run_id_column: each row's run id; NULL: none */
 
   int mode;              /* enum spec_mode; default append */
-  char *lmd;             /* NULL: no checkpoint */
+  char *lmd;             /* NULL: no checkpoint (scd2: a snapshot load, dated by the load) */
   char *lmd_format;      /* NULL: ISO 8601; else strptime or yyyy-MM-dd style */
   spec_list key;
   spec_list type2;
@@ -95,6 +98,7 @@ typedef struct dwl_spec {
   long long lookback_us; /* load.lookback: rows with lmd > checkpoint - this are read */
   int lookback_count;    /* 1: lookback_us is a count of sequence values (an integer lmd), not microseconds */
   int late;              /* enum spec_late: rows older than their key's history */
+  int watermark;         /* enum spec_watermark: whether the checkpoint skips rows */
   int engine;            /* enum spec_engine: where changes are computed */
   spec_limit max_deletes; /* deletes: absent: default 50% of the current keys */
   int allow_empty;       /* 1: a source without rows may delete by absence / empty a replace */

@@ -266,7 +266,9 @@ int state_save(target *t, const run_summary *s, dwl_error *err)
   long long v[8] = {s->read, s->skipped, s->inserted, s->expired, s->updated, s->deleted, s->unchanged, s->rejected};
   dwl_value p[15];
   size_t n = 0;
-  odbc_text(&p[n++], s->checkpoint[0] ? s->checkpoint : NULL);
+  /* a snapshot load keeps its load time there (snapshot.c): no checkpoint */
+  const char *cp = s->checkpoint[0] ? s->checkpoint : s->load_time;
+  odbc_text(&p[n++], cp[0] ? cp : NULL);
   odbc_text(&p[n++], when);
   odbc_text(&p[n++], s->mode);
   for (int i = 0; i < 8; i++) {
@@ -377,4 +379,15 @@ int state_read_run_id(odbc_conn *c, const dialect *d, const char *job, int wait,
       odbc_exec(c, restore_sql, NULL, NULL, 0, &e2);
   }
   return rc < 0 ? -1 : 0;
+}
+
+void state_stored_checkpoint(target *t, const char *job, char *out, size_t n)
+{
+  job_state st;
+  dwl_error e2;
+  err_init(&e2);
+  if (t->c->in_txn)
+    odbc_rollback(t->c);
+  if (state_read(t, job, &st, &e2) == 0)
+    snprintf(out, n, "%s", st.checkpoint);
 }

@@ -13,7 +13,7 @@
 
 typedef struct job_state {
   int found;
-  char checkpoint[40];       /* "" when none */
+  char checkpoint[40];       /* "" when none; a snapshot load's (snapshot.c): its load time */
   char last_run_at[40];
   char last_status[16];
   char last_mode[16];
@@ -37,6 +37,9 @@ int state_checkpoint_fits(const target *t, const char *text, int seq, dwl_error 
 int state_ensure(target *t, dwl_error *err);
 /* Reads the job's row; found = 0 when the table or the row is missing. */
 int state_read(target *t, const char *job, job_state *st, dwl_error *err);
+/* After a failed run (its transaction rolled back first, if open): the
+ * job's stored checkpoint into out, "" when none or unreadable. */
+void state_stored_checkpoint(target *t, const char *job, char *out, size_t n);
 /* Begins the run's transaction holding the job's lock.  Another run
  * holding it: exit code 3 with a message naming the job and since when. */
 int state_lock(target *t, const char *job, const dwl_ts *started, dwl_error *err);
@@ -47,7 +50,8 @@ int state_locked(target *t, const char *job, dwl_error *err);
  * *conflict tells whether it failed on a lock conflict (the dialect's
  * lock_conflict). */
 int state_exec(target *t, const char *sql, const dwl_value *p, size_t n, int *conflict, dwl_error *err);
-/* Inside the transaction: stores the checkpoint and the counts. */
+/* Inside the transaction: stores the checkpoint (or a snapshot load's
+ * load time) and the counts. */
 int state_save(target *t, const run_summary *s, dwl_error *err);
 /* After a rollback: records the failure (autocommit, best effort) with
  * STATUS as last_status: the summary's ("failed", "interrupted"). */

@@ -219,6 +219,9 @@ int target_scan_history(target *t, const target_keys *keys, target_hist_fn fn, v
 long long target_count(target *t, dwl_error *err);
 /* Rows in the table, counted (0 when it does not exist). */
 long long target_rows(target *t, dwl_error *err);
+/* scd2: the latest valid_from in the table into out, *found = 1; *found =
+ * 0 when the table has no version. */
+int target_latest_start(target *t, dwl_ts *out, int *found, dwl_error *err);
 
 /* Checks a source column's canonical value against what the table's
  * column can take.  Returns 1 for a value the warehouse would refuse

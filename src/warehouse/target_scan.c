@@ -1,7 +1,8 @@
 /* Reading the target's versions back in source-column layout: current
  * versions, deleted ones, every version of given keys (staged and joined,
  * or one key NULL-safely), values normalized as the source side writes
- * them; and the table's row count or the catalog's estimate of it. */
+ * them; the table's row count or the catalog's estimate of it; and the
+ * latest start of a version. */
 #include "target.h"
 
 #include <stdio.h>
@@ -284,4 +285,27 @@ long long target_rows(target *t, dwl_error *err)
     n = r[0].is_null ? 0 : strtoll(r[0].data, NULL, 10);
   ostmt_free(st);
   return n;
+}
+
+int target_latest_start(target *t, dwl_ts *out, int *found, dwl_error *err)
+{
+  *found = 0;
+  if (!t->exists || t->ix[TC_VALID_FROM] < 0 || t->cols[t->ix[TC_VALID_FROM]].not_in_table)
+    return 0;
+  char sql[700];
+  snprintf(sql, sizeof sql, "SELECT MAX(%s) FROM %s", t->cols[t->ix[TC_VALID_FROM]].q, t->table_q);
+  odbc_stmt *st;
+  if (ostmt_prepare(t->c, sql, &st, err) != 0)
+    return -1;
+  const dwl_value *r;
+  int rc = ostmt_execute(st, NULL, NULL, 0, err) == 0 ? ostmt_fetch(st, &r, err) : -1;
+  if (rc == 1 && !r[0].is_null) {
+    if (ts_parse(r[0].data, r[0].len, out) != 0)
+      rc = err_set(err, DWL_EXIT_FAILED, "the latest %s of %s, '%.*s', is not a timestamp", t->spec->valid_from,
+                   t->spec->target_table, (int)r[0].len, r[0].data);
+    else
+      *found = 1;
+  }
+  ostmt_free(st);
+  return rc < 0 ? -1 : 0;
 }

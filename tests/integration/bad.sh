@@ -5,6 +5,8 @@
 #   exit: 2                        the exit status (1, 2 or 4)
 #   message: unknown key 'lmdd'    a fragment of standard error (fixed text)
 #   command: run                   optional: run (default), plan or check
+#   args: --as-of yesterday        optional: options after the command (split
+#                                  at blanks)
 #
 # The job's connection string is "${BAD_CONN}" and its table, unless the
 # case is about the name, "${BAD_TABLE}"; this script sets both.  Each case
@@ -44,6 +46,7 @@ for dir in "$CORPUS"/*/; do
   want_rc=$(expect_field "$dir/expect" exit)
   want_msg=$(expect_field "$dir/expect" message)
   cmd=$(expect_field "$dir/expect" command)
+  args=$(expect_field "$dir/expect" args)
   [ -n "$want_rc" ] && [ -n "$want_msg" ] || { fail "$case: expect lacks exit: or message:"; continue; }
 
   run="$WORK/bad/$case"
@@ -55,7 +58,7 @@ for dir in "$CORPUS"/*/; do
   fi
   before=$(cd "$run" && ls -A | LC_ALL=C sort)
   BAD_CASE="$case" BAD_CONN="Driver=SQLite3;Database=$run/wh.db" BAD_TABLE="bad_$case" \
-    "$DWLOAD" "${cmd:-run}" "$run/job.yaml" >"$run.out" 2>"$run.err"
+    "$DWLOAD" "${cmd:-run}" $args "$run/job.yaml" >"$run.out" 2>"$run.err"
   rc=$?
   err=$(cat "$run.err")
 

@@ -15,9 +15,30 @@
 START_TEST(test_scd2_requires_key_and_lmd)
 {
   expect_error(BASE "load:\n  mode: scd2\n  lmd: l\n", 9, 3, "mode scd2 requires key");
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n", 9, 3, "mode scd2 requires lmd");
+  /* scd2 without an lmd is a snapshot load (dated by the load) */
+  dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n");
+  ck_assert_ptr_null(s->lmd);
+  ck_assert_int_eq(s->watermark, WATERMARK_CHECKPOINT);
+  spec_free(s);
   expect_error(BASE "load:\n  mode: upsert\n  key: []\n", 10, 3,
                "load.key: mode upsert requires at least one key column");
+}
+END_TEST
+
+START_TEST(test_watermark)
+{
+  dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n");
+  ck_assert_int_eq(s->watermark, WATERMARK_NONE);
+  spec_free(s);
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  watermark: none\n", 11, 3,
+               "load.watermark requires load.lmd");
+  expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: l\n  watermark: none\n", 12, 3,
+               "load.watermark applies only to mode scd2");
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  lookback: 1d\n", 13, 3,
+               "load.lookback does not apply with load.watermark: none");
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  engine: pushdown\n", 13, 3,
+               "load.engine: pushdown does not repair history, so load.watermark: none");
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: never\n", 12, 14, "watermark");
 }
 END_TEST
 
@@ -317,6 +338,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_scd2_requires_key_and_lmd);
   tcase_add_test(tc, test_lmd_format_requires_lmd);
   tcase_add_test(tc, test_future_tolerance_and_lock_timeout);
+  tcase_add_test(tc, test_watermark);
   tcase_add_test(tc, test_lookup);
   tcase_add_test(tc, test_lookback_and_late);
   tcase_add_test(tc, test_engine);
