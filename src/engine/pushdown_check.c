@@ -128,7 +128,7 @@ int check_upsert_late(pushdown *p, dwl_buf *b, dwl_error *err)
     return rc;
   dwl_ts at;
   char stored[32] = "?";
-  if (ts_parse(v[nk + 2], strlen(v[nk + 2]), &at) == 0)
+  if (target_ts_parse(p->t, v[nk + 2], strlen(v[nk + 2]), &at) == 0)
     target_ts_text(p->t, &at, stored);
   return err_set(err, DWL_EXIT_FAILED,
                  "%s:%s: key %s has lmd %s, before the stored row's lmd (%s): a late row; pushdown does not "

@@ -105,7 +105,7 @@ START_TEST(test_lookback_and_late)
   ck_assert_int_eq(s->late, LATE_IGNORE);
   spec_free(s);
   expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  lookback: 1h\n", 11, 3,
-               "load.lookback in mode upsert requires load.lmd (a row is late by it)");
+               "load.lookback requires load.lmd (without one no checkpoint skips any row)");
   expect_error(BASE "load:\n  mode: append\n  lmd: l\n  late: ignore\n", 11, 3,
                "load.late applies only to modes scd2 and upsert (mode is append)");
 }
