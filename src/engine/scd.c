@@ -90,6 +90,10 @@ int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t
     if (e->cols.del < 0)
       return unknown_column(e, "load.deletes", spec->delete_column, err);
   }
+  if (resolve_list(e, "load.partition", &spec->partition, &e->cols.part, &e->cols.npart, err) != 0)
+    return -1;
+  if (e->cols.npart > 0 && keymap_init(&e->parts, 64) != 0)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
   if (spec->mode == MODE_SCD2) {
     if (resolve_list(e, "load.type1", &spec->type1, &e->cols.t1, &e->cols.nt1, err) != 0)
       return -1;
@@ -148,7 +152,9 @@ void scd_free(scd_engine *e)
   free(e->cols.key);
   free(e->cols.t2);
   free(e->cols.t1);
+  free(e->cols.part);
   keymap_free(&e->km);
+  keymap_free(&e->parts);
   rowset_free(&e->delta);
   rowset_free(&e->latekeys);
   rowset_free(&e->hist);
@@ -198,6 +204,12 @@ int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_fro
   m->valid_from = valid_from ? valid_from->us : 0;
   m->flags = (uint8_t)(tombstone ? KM_TOMBSTONE : KM_LIVE);
   e->nlive += !tombstone;
+  if (e->cols.npart > 0 && !tombstone) {
+    km_entry *p = keymap_put(&e->parts, fp_tuple(row, e->cols.part, e->cols.npart), &created);
+    if (!p)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory reading the current dimension");
+    p->valid_from++;
+  }
   return 0;
 }
 
@@ -231,6 +243,13 @@ int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const d
   km_entry *m = keymap_get(&e->km, key);
   if (m)
     m->flags |= KM_SEEN;
+  if (e->cols.npart > 0) {
+    int created;
+    km_entry *p = keymap_put(&e->parts, fp_tuple(row, e->cols.part, e->cols.npart), &created);
+    if (!p)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    p->flags |= KM_SEEN;
+  }
   /* With deletes: absent the extract says which keys exist: a key the
    * table holds as deleted (or not at all) comes back with its row,
    * however old its lmd (1: taken although not past the checkpoint). */

@@ -28,6 +28,7 @@ typedef struct scd_cols {
   size_t *key, nkey;
   size_t *t2, nt2;       /* scd2: type 2; upsert: every non-key column */
   size_t *t1, nt1;
+  size_t *part, npart;   /* load.partition */
   ssize_t lmd;           /* -1: none */
   ssize_t del;           /* delete-flag column, -1: none */
 } scd_cols;
@@ -97,6 +98,10 @@ typedef struct scd_engine {
   int64_t tick_us;          /* the least step of time the table holds: 1 us, a day for dates */
   size_t ndelete;           /* keys marked for deletion by absence */
   size_t nlive;             /* current versions read that are not deleted: load.max_deletes's base */
+  /* load.partition: one entry per partition (fingerprint of its values),
+   * of the table's live keys or the source's rows; KM_SEEN: the source
+   * delivered a row of it; valid_from counts its live keys (not a time). */
+  keymap parts;
   const char *origin_name;  /* "feed.csv" or "source", for messages */
   /* Keys with rows older than their history (late rows) wait for it. */
   rs_row **sorted;          /* the delta by key and lmd, kept while keys wait */
@@ -185,6 +190,20 @@ int scd_delete_absent(scd_engine *e, const dwl_value *row, const dwl_ts *valid_f
 
 /* Is the key of `row` (source layout) marked for deletion by absence? */
 int scd_marked(scd_engine *e, const dwl_value *row);
+
+/* Reads the current rows of the target again and keeps in `doomed` those
+ * of keys marked for deletion (of the partitions judged), with each
+ * version's valid_from as lmd. */
+struct target;
+int scd_collect_doomed(scd_engine *e, struct target *t, rowset *doomed, dwl_error *err);
+
+/* load.partition: is `row`'s partition one the source delivered rows of
+ * (always 1 without load.partition)?  If not, its key is no longer marked
+ * for deletion: absence judges only the partitions an extract holds. */
+int scd_partition_judged(scd_engine *e, const dwl_value *row);
+/* load.partition: the live keys read of the partitions the source delivered
+ * (load.max_deletes's base). */
+long long scd_partition_live(scd_engine *e);
 
 /* Is `row` (source layout) a delete by the operation column? */
 int scd_is_delete(const scd_engine *e, const dwl_value *row);

@@ -1,10 +1,13 @@
 /* Deletes by absence (load.deletes: absent) in the memory engine: the
  * live keys the source did not deliver are marked once the source is
- * read, and the current rows of the target, read again, are deleted
+ * read (with load.partition, only those of the partitions it delivered
+ * rows of stay marked), and the current rows of the target, read again, are deleted
  * through the sink: expired at the run's clock, closed by a tombstone, or
  * (upsert) removed.  Deletes by a column are rows of the walk
  * (scd_walk.c). */
 #include "scd_impl.h"
+
+#include "target.h"
 
 size_t scd_mark_absent(scd_engine *e)
 {
@@ -24,6 +27,60 @@ int scd_marked(scd_engine *e, const dwl_value *row)
 {
   km_entry *m = keymap_get(&e->km, fp_tuple(row, e->cols.key, e->cols.nkey));
   return m && (m->flags & KM_DELETE);
+}
+
+/* The second pass over the current versions, only for keys the source no
+ * longer has: their full rows are needed for tombstones and messages, and
+ * the first pass kept only fingerprints. */
+typedef struct doomed_ctx {
+  scd_engine *e;
+  rowset *doomed;
+} doomed_ctx;
+
+static int on_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, int deleted, dwl_error *err)
+{
+  doomed_ctx *c = ud;
+  (void)deleted;
+  if (!scd_partition_judged(c->e, row) || !scd_marked(c->e, row))
+    return 0;
+  rs_row *d = rowset_add(c->doomed, row, 0);
+  if (!d)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (vf)
+    d->lmd = *vf;  /* the current version's valid_from (scd2) */
+  return 0;
+}
+
+int scd_collect_doomed(scd_engine *e, target *t, rowset *doomed, dwl_error *err)
+{
+  doomed_ctx c = {e, doomed};
+  rowset_init(doomed, t->nsrc);
+  return target_scan(t, NULL, 0, 1, on_doomed, &c, err);
+}
+
+int scd_partition_judged(scd_engine *e, const dwl_value *row)
+{
+  if (e->cols.npart == 0)
+    return 1;
+  km_entry *p = keymap_get(&e->parts, fp_tuple(row, e->cols.part, e->cols.npart));
+  if (p && (p->flags & KM_SEEN))
+    return 1;
+  km_entry *m = keymap_get(&e->km, fp_tuple(row, e->cols.key, e->cols.nkey));
+  if (m && (m->flags & KM_DELETE)) {
+    m->flags &= (uint8_t)~KM_DELETE;
+    e->ndelete--;
+  }
+  return 0;
+}
+
+long long scd_partition_live(scd_engine *e)
+{
+  km_entry *p;
+  long long n = 0;
+  for (size_t it = 0; (p = keymap_next(&e->parts, &it));)
+    if (p->flags & KM_SEEN)
+      n += p->valid_from;
+  return n;
 }
 
 int scd_delete_absent(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, const scd_sink *sink,

@@ -231,6 +231,10 @@ int check_cross(pctx *c)
     key_pos(c, "load.max_deletes", NULL, &line, &col);
     return perr(c, line, col, "load.max_deletes applies only with deletes: absent");
   }
+  if (s->partition.n > 0 && s->deletes != DEL_ABSENT) {
+    key_pos(c, "load.partition", NULL, &line, &col);
+    return perr(c, line, col, "load.partition applies only with deletes: absent (it says which keys absence judges)");
+  }
   if (given(c, "load.allow_empty") && s->deletes != DEL_ABSENT && s->mode != MODE_REPLACE) {
     key_pos(c, "load.allow_empty", NULL, &line, &col);
     return perr(c, line, col, "load.allow_empty applies only with deletes: absent or mode replace (mode is %s)",

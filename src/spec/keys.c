@@ -438,6 +438,8 @@ static const spec_key load_keys[] = {
    "which versions a type 1 change overwrites", NULL, NULL},
   {"deletes", SPEC_T_ENUM, 0, FIELD(deletes), "none", deletes_names,
    "how deletions are found: none, absent, or a {column, values} mapping", &deletes_sec, read_deletes},
+  {"partition", SPEC_T_COLUMNS, 0, FIELD(partition), NULL, NULL,
+   "deletes: absent: columns whose values name the partitions an extract holds in full", NULL, NULL},
   {"delete_style", SPEC_T_ENUM, 0, FIELD(delete_style), "expire", delstyle_names,
    "how a deletion is written", NULL, NULL},
   {"lookup", SPEC_T_ENUM, 0, FIELD(lookup), "auto", lookup_names, "how current versions are read", NULL, NULL},
