@@ -409,7 +409,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
    * the delta comes first, and its size decides how to read the current
    * versions.  plan stays with the scan: it creates nothing, not even the
    * temporary key table, unless lookup: keys asks for it. */
-  int source_first = spec->deletes != DEL_ABSENT && spec->lookup != LOOKUP_SCAN &&
+  int source_first = spec->deletes != DEL_ABSENT && !spec->truncate_values.n && spec->lookup != LOOKUP_SCAN &&
                      (!r->o->plan || spec->lookup == LOOKUP_KEYS);
   if (!source_first && read_current(r, 0, err) != 0)
     return -1;
@@ -430,6 +430,9 @@ static int run_engine(run_ctx *r, dwl_error *err)
 
   scd_counts counts = {0};
   scd_sink sink = writer_sink(r->w);
+  long long truncated = r->e.ntrunc ? scd_truncate(&r->e, err) : 0;
+  if (truncated < 0)
+    return -1;
   progress_phase_total("apply", (long long)r->e.delta.n);
   if (scd_apply(&r->e, &sink, &counts, err) != 0)
     return -1;
@@ -437,7 +440,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
     r->sum->late_rejected += counts.late_rejected;
     return -1;
   }
-  size_t absent = spec->deletes == DEL_ABSENT ? scd_mark_absent(&r->e) : 0;
+  size_t absent = spec->deletes == DEL_ABSENT ? scd_mark_absent(&r->e) : r->e.ndelete;
   long long current = (long long)r->e.nlive;
   /* load.partition: the rows read again say which absent keys are of the
    * partitions the source delivered, before the guard counts them. */
@@ -448,8 +451,9 @@ static int run_engine(run_ctx *r, dwl_error *err)
     absent = r->doomed.n;
     current = scd_partition_live(&r->e);
   }
-  int g = guard_absence(spec, r->o, current, (long long)absent, r->sum->read, r->unreadable, r->first_unreadable,
-                        r->sum, err);
+  /* A truncate is judged by max_deletes on every live key it reaches. */
+  int g = guard_absence(spec, r->o, current, r->e.ntrunc ? truncated : (long long)absent, r->sum->read,
+                        r->e.ntrunc ? 0 : r->unreadable, r->first_unreadable, r->sum, err);
   if (g < 0)
     return -1;
   if (g == 0 && absent > 0) {

@@ -16,7 +16,8 @@ enum {
   KM_SEEN = 4,       /* the source delivered a row of this key in this run */
   KM_DELETE = 8,     /* chosen for deletion by absence */
   KM_LATE = 16,      /* has rows older than its history: waits for the history (scd_repair) */
-  KM_GONE = 32       /* no current version: deleted (expire style); valid_from holds the deletion time */
+  KM_GONE = 32,      /* no current version: deleted (expire style); valid_from holds the deletion time */
+  KM_WALKED = 64     /* truncate_values: the delta has rows of this key, so its walk applies the truncates */
 };
 
 typedef struct km_entry {

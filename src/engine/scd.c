@@ -153,6 +153,7 @@ void scd_free(scd_engine *e)
   free(e->cols.t2);
   free(e->cols.t1);
   free(e->cols.part);
+  free(e->truncs);
   keymap_free(&e->km);
   keymap_free(&e->parts);
   rowset_free(&e->delta);
@@ -236,9 +237,32 @@ void scd_mark_present(scd_engine *e, const dwl_value *row)
     m->flags |= KM_SEEN;
 }
 
+/* The spec's truncate value `row` holds in the delete column, or NULL. */
+static const char *truncate_value(const scd_engine *e, const dwl_value *row)
+{
+  const dwl_value *v = e->cols.del < 0 ? NULL : &row[e->cols.del];
+  for (size_t i = 0; v && !v->is_null && i < e->spec->truncate_values.n; i++) {
+    const char *d = e->spec->truncate_values.v[i];
+    if (strlen(d) == v->len && memcmp(d, v->data, v->len) == 0)
+      return d;
+  }
+  return NULL;
+}
+
 int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
                    dwl_error *err)
 {
+  const char *tv = truncate_value(e, row);
+  if (tv) {
+    if (!past_checkpoint || !lmd)
+      return 0;  /* applied by an earlier run */
+    struct scd_trunc *t = realloc(e->truncs, (e->ntrunc + 1) * sizeof *t);
+    if (!t)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    e->truncs = t;
+    t[e->ntrunc++] = (struct scd_trunc){*lmd, origin, tv};
+    return 0;
+  }
   fp128 key = fp_tuple(row, e->cols.key, e->cols.nkey);
   km_entry *m = keymap_get(&e->km, key);
   if (m)
@@ -271,6 +295,8 @@ int is_delete_row(const scd_engine *e, const dwl_value *row)
 {
   if (e->cols.del < 0)
     return 0;
+  if (truncate_value(e, row))
+    return 1;  /* a truncate's delete row of one key (scd_truncate) */
   const dwl_value *v = &row[e->cols.del];
   if (v->is_null)
     return 0;

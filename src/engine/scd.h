@@ -102,6 +102,14 @@ typedef struct scd_engine {
    * of the table's live keys or the source's rows; KM_SEEN: the source
    * delivered a row of it; valid_from counts its live keys (not a time). */
   keymap parts;
+  /* load.deletes.truncate_values: the truncate rows past the checkpoint,
+   * by lmd (they join no key's rows: scd_truncate). */
+  struct scd_trunc {
+    dwl_ts lmd;
+    uint64_t origin;
+    const char *value;  /* the spec's truncate value it holds */
+  } *truncs;
+  size_t ntrunc;
   const char *origin_name;  /* "feed.csv" or "source", for messages */
   /* Keys with rows older than their history (late rows) wait for it. */
   rs_row **sorted;          /* the delta by key and lmd, kept while keys wait */
@@ -158,6 +166,15 @@ void scd_mark_present(scd_engine *e, const dwl_value *row);
 
 int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
                    dwl_error *err);
+
+/* load.deletes.truncate_values, before scd_apply: each key of the delta
+ * gets a delete row at every truncate's lmd later than its stored version
+ * (the walk applies rows before and after it in lmd order); the table's
+ * live keys without rows are marked for deletion at the first truncate
+ * after their version's start (deleted by scd_delete_absent).  Returns
+ * how many of the table's live keys a truncate reaches (the guard's
+ * count), -1 on error. */
+long long scd_truncate(scd_engine *e, dwl_error *err);
 
 /* Walks the delta and emits operations.  Keys with rows dated before
  * their latest stored version (or deletion) wait: see scd_repair. */
