@@ -248,23 +248,6 @@ static int on_gone(void *ud, const dwl_value *row, const dwl_ts *valid_to, int d
   return scd_add_gone(&r->e, row, valid_to, err);
 }
 
-/* Second pass over the current versions, only for keys the source no
- * longer has: their full rows are needed for tombstones and messages,
- * and the first pass kept only fingerprints. */
-static int on_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, int deleted, dwl_error *err)
-{
-  run_ctx *r = ud;
-  (void)deleted;
-  if (!scd_marked(&r->e, row))
-    return 0;
-  rs_row *d = rowset_add(&r->doomed, row, 0);
-  if (!d)
-    return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  if (vf)
-    d->lmd = *vf;  /* the current version's valid_from (scd2) */
-  return 0;
-}
-
 /* Reads the current versions (and, for expire-style deletes, the last
  * deleted versions) that change detection needs: every one (full), or only
  * those of the delta's keys (keyed). */
@@ -275,7 +258,7 @@ static int read_current(run_ctx *r, int keyed, dwl_error *err)
   size_t nscan = 0;
   if (r->o->full_refresh)
     return 0;  /* the table was emptied first (refresh_begin) */
-  size_t *scan = calloc(c->nkey + c->nt2 + c->nt1 + 1, sizeof *scan);
+  size_t *scan = calloc(c->nkey + c->nt2 + c->nt1 + c->npart + 1, sizeof *scan);
   if (!scan)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   /* (an empty set may be a NULL pointer: no memcpy for it) */
@@ -285,6 +268,8 @@ static int read_current(run_ctx *r, int keyed, dwl_error *err)
     scan[nscan++] = c->t2[i];
   for (size_t i = 0; i < c->nt1; i++)
     scan[nscan++] = c->t1[i];
+  for (size_t i = 0; i < c->npart; i++)
+    scan[nscan++] = c->part[i];  /* (a column read twice is harmless) */
   /* Keys deleted without a tombstone have no current version; their last
    * deleted version tells when a revival may start. */
   int gone = r->spec->deletes != DEL_NONE && r->spec->delete_style == DELSTYLE_EXPIRE;
@@ -434,7 +419,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
    * the delta comes first, and its size decides how to read the current
    * versions.  plan stays with the scan: it creates nothing, not even the
    * temporary key table, unless lookup: keys asks for it. */
-  int source_first = spec->deletes != DEL_ABSENT && spec->lookup != LOOKUP_SCAN &&
+  int source_first = spec->deletes != DEL_ABSENT && !spec->truncate_values.n && spec->lookup != LOOKUP_SCAN &&
                      (!r->o->plan || spec->lookup == LOOKUP_KEYS);
   if (!source_first && read_current(r, 0, err) != 0)
     return -1;
@@ -455,6 +440,9 @@ static int run_engine(run_ctx *r, dwl_error *err)
 
   scd_counts counts = {0};
   scd_sink sink = writer_sink(r->w);
+  long long truncated = r->e.ntrunc ? scd_truncate(&r->e, err) : 0;
+  if (truncated < 0)
+    return -1;
   progress_phase_total("apply", (long long)r->e.delta.n);
   if (scd_apply(&r->e, &sink, &counts, err) != 0)
     return -1;
@@ -462,14 +450,24 @@ static int run_engine(run_ctx *r, dwl_error *err)
     r->sum->late_rejected += counts.late_rejected;
     return -1;
   }
-  size_t absent = spec->deletes == DEL_ABSENT ? scd_mark_absent(&r->e) : 0;
-  int g = guard_absence(spec, r->o, (long long)r->e.nlive, (long long)absent, r->sum->read, r->unreadable,
-                        r->first_unreadable, r->sum, err);
+  size_t absent = spec->deletes == DEL_ABSENT ? scd_mark_absent(&r->e) : r->e.ndelete;
+  long long current = (long long)r->e.nlive;
+  /* load.partition: the rows read again say which absent keys are of the
+   * partitions the source delivered, before the guard counts them. */
+  int early = absent > 0 && r->e.cols.npart > 0;
+  if (early && scd_collect_doomed(&r->e, r->t, &r->doomed, err) != 0)
+    return -1;
+  if (early) {
+    absent = r->doomed.n;
+    current = scd_partition_live(&r->e);
+  }
+  /* A truncate is judged by max_deletes on every live key it reaches. */
+  int g = guard_absence(spec, r->o, current, r->e.ntrunc ? truncated : (long long)absent, r->sum->read,
+                        r->e.ntrunc ? 0 : r->unreadable, r->first_unreadable, r->sum, err);
   if (g < 0)
     return -1;
   if (g == 0 && absent > 0) {
-    rowset_init(&r->doomed, r->t->nsrc);
-    if (target_scan(r->t, NULL, 0, 1, on_doomed, r, err) != 0)
+    if (!early && scd_collect_doomed(&r->e, r->t, &r->doomed, err) != 0)
       return -1;
     for (size_t i = 0; i < r->doomed.n; i++)
       if (scd_delete_absent(&r->e, r->doomed.rows[i].vals, &r->doomed.rows[i].lmd, &sink, &counts, err) < 0)

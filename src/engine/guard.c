@@ -16,6 +16,7 @@ int guard_absence(const dwl_spec *spec, const run_opts *o, long long current, lo
   if (absent == 0)
     return 0;
   const char *table = spec->target_table;
+  const char *how = spec->deletes == DEL_ABSENT ? "deletes: absent" : "a truncate row (load.deletes.truncate_values)";
   if (unreadable > 0) {
     sum->guard = "unreadable_reject";
     log_msg(LOG_WARN,
@@ -42,10 +43,10 @@ int guard_absence(const dwl_spec *spec, const run_opts *o, long long current, lo
     spec_format_limit(l, lim, sizeof lim);
     sum->guard = "max_deletes";
     return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_GUARD,
-                   "job %s: deletes: absent would delete %lld of the %lld current keys of %s (%.1f%%), more than "
+                   "job %s: %s would delete %lld of the %lld current keys of %s (%.1f%%), more than "
                    "%s: %s allows (%lld); nothing is deleted.  If the source really dropped them, run once with "
                    "--max-deletes %lld (or all), or raise load.max_deletes",
-                   spec->job, absent, current, table, current > 0 ? 100.0 * (double)absent / (double)current : 100.0,
+                   spec->job, how, absent, current, table, current > 0 ? 100.0 * (double)absent / (double)current : 100.0,
                    o->max_deletes ? "--max-deletes" : "load.max_deletes", lim, allowed, absent);
   }
   return 0;

@@ -17,7 +17,8 @@ enum {
   KM_DELETE = 8,     /* chosen for deletion by absence */
   KM_LATE = 16,      /* has rows older than its history: waits for the history (scd_repair) */
   KM_GONE = 32,      /* no current version: deleted (expire style); valid_from holds the deletion time */
-  KM_LMD = 64        /* upsert: valid_from holds the stored row's lmd */
+  KM_LMD = 64,       /* upsert: valid_from holds the stored row's lmd */
+  KM_WALKED = 128    /* truncate_values: the delta has rows of this key, so its walk applies the truncates */
 };
 
 typedef struct km_entry {

@@ -318,7 +318,8 @@ int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dw
   keyeq(p, &on, "d", "s");
   if (on.data)
     buf_printf(&b, "SELECT COUNT(*), SUM(CASE WHEN NOT EXISTS (SELECT 1 FROM dwl_pd_seen s WHERE %s) THEN 1 ELSE 0 END) "
-               "FROM %s d", on.data, t->table_q);
+               "FROM %s d WHERE 1 = 1", on.data, t->table_q);
+  in_partitions(p, &b, "d");  /* load.partition: its base is the partitions delivered */
   char v[2][512];
   int isnull[2];
   int rc = on.data ? first_row(p, &b, v, isnull, 2, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -332,7 +333,8 @@ int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dw
 }
 
 /* upsert, deletes: absent: the rows of keys the source no longer has
- * (after the delta's changes, every key the source has is seen). */
+ * (after the delta's changes, every key the source has is seen), of the
+ * partitions it delivered (load.partition). */
 int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {
   const target *t = p->t;
@@ -345,6 +347,7 @@ int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   counts->deleted += p->nabsent;
   t->d->delete_unmatched(b, t->table_q, "dwl_pd_seen", on.data, "dwl_one");
+  in_partitions(p, b, "d");
   int rc = apply(p, b, NULL, NULL, 0, err);
   buf_free(&on);
   return rc < 0 ? -1 : 0;

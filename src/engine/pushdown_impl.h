@@ -38,7 +38,8 @@ struct pushdown {
   writer_stage *old;     /* upsert, deletes: absent: the rows not past the checkpoint */
   long long nold;
   long long nabsent;     /* the table's keys not in seen (pushdown_count_absent) */
-  dwl_value *keyrow;     /* one staged key */
+  dwl_value *keyrow;     /* one staged key (and load.partition's other columns) */
+  size_t *seencol, nseen; /* seen's columns before dwl_one: source indexes */
   size_t ncols;          /* source columns */
   const char **q;        /* quoted target name of each source column */
   dwl_value *row;        /* one staged row */
@@ -78,6 +79,9 @@ const char *tq(const pushdown *p, int role);
 void keys(const pushdown *p, dwl_buf *b, const char *a);
 void keyeq(const pushdown *p, dwl_buf *b, const char *a, const char *c2);
 void alleq(const pushdown *p, dwl_buf *b, const char *a, const char *c2, const size_t *idx, size_t n);
+/* load.partition: " AND EXISTS (...)": `a`'s row is of a partition the
+ * source delivered; nothing without load.partition. */
+void in_partitions(const pushdown *p, dwl_buf *b, const char *a);
 void curpred(const pushdown *p, dwl_buf *b, const char *d, const char *a);
 void over(const pushdown *p, dwl_buf *b, const char *a, const char *extra, const char *order);
 void staged_cols(const pushdown *p, dwl_buf *b, const char *a);

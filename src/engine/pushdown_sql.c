@@ -47,6 +47,21 @@ void keyeq(const pushdown *p, dwl_buf *b, const char *a, const char *c2)
   }
 }
 
+/* load.partition: " AND EXISTS (...)": the row of `a` is of a partition
+ * the source delivered rows of (dwl_pd_seen's rows with dwl_one 1). */
+void in_partitions(const pushdown *p, dwl_buf *b, const char *a)
+{
+  const scd_cols *c = &p->e->cols;
+  if (c->npart == 0)
+    return;
+  buf_adds(b, " AND EXISTS (SELECT 1 FROM dwl_pd_seen x WHERE x.dwl_one = 1");
+  for (size_t i = 0; i < c->npart; i++) {
+    buf_adds(b, " AND ");
+    nseq(p, b, a, "x", p->q[c->part[i]]);
+  }
+  buf_adds(b, ")");
+}
+
 /* 1 when every column of idx[] is NULL-safely equal in a and c2, else 0. */
 void alleq(const pushdown *p, dwl_buf *b, const char *a, const char *c2, const size_t *idx, size_t n)
 {

@@ -62,19 +62,31 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
   /* Absence is judged against every source key, past the checkpoint or
    * not; dwl_one tells a matched key from an unmatched one in a join. */
   if (rc == 0 && p->spec->deletes == DEL_ABSENT) {
+    /* load.partition: the partition columns not in the key follow it. */
     const scd_cols *c = &e->cols;
-    char **kn = calloc(c->nkey + 1, sizeof *kn);
-    dwl_column *kd = calloc(c->nkey + 1, sizeof *kd);
-    p->keyrow = calloc(c->nkey + 1, sizeof *p->keyrow);
-    rc = kn && kd && p->keyrow ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
-    for (size_t i = 0; rc == 0 && i < c->nkey; i++) {
-      kn[i] = names[c->key[i]];
-      kd[i] = decl[c->key[i]];
+    size_t ns = c->nkey + c->npart + 1;
+    char **kn = calloc(ns, sizeof *kn);
+    dwl_column *kd = calloc(ns, sizeof *kd);
+    p->keyrow = calloc(ns, sizeof *p->keyrow);
+    p->seencol = calloc(ns, sizeof *p->seencol);
+    rc = kn && kd && p->keyrow && p->seencol ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+    for (size_t i = 0; rc == 0 && i < c->nkey; i++)
+      p->seencol[p->nseen++] = c->key[i];
+    for (size_t i = 0; rc == 0 && i < c->npart; i++) {
+      size_t j = 0;
+      while (j < p->nseen && p->seencol[j] != c->part[i])
+        j++;
+      if (j == p->nseen)
+        p->seencol[p->nseen++] = c->part[i];
+    }
+    for (size_t i = 0; rc == 0 && i < p->nseen; i++) {
+      kn[i] = names[p->seencol[i]];
+      kd[i] = decl[p->seencol[i]];
     }
     if (rc == 0) {
-      kn[c->nkey] = "dwl_one";
-      kd[c->nkey] = integer;
-      rc = writer_stage_open(w, "dwl_pd_seen", kn, kd, c->nkey + 1, &p->seen, err);
+      kn[p->nseen] = "dwl_one";
+      kd[p->nseen] = integer;
+      rc = writer_stage_open(w, "dwl_pd_seen", kn, kd, p->nseen + 1, &p->seen, err);
     }
     free(kn);
     free(kd);
@@ -101,6 +113,7 @@ void pushdown_free(pushdown *p)
   writer_stage_free(p->seen);
   writer_stage_free(p->old);
   free(p->keyrow);
+  free(p->seencol);
   free(p->q);
   free(p->row);
   free(p);
@@ -118,16 +131,22 @@ static void fp_hex(fp128 f, char out[33])
   snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, f.hi, f.lo);
 }
 
-static int seen_key(pushdown *p, const dwl_value *row, dwl_error *err)
+/* dwl_one is 1 for a row the source delivered, 2 for a rejected row's
+ * key: only the first names a partition the extract holds (load.partition;
+ * a rejected row's other values are not read). */
+static int seen_key(pushdown *p, const dwl_value *row, int rejected, dwl_error *err)
 {
   const scd_cols *c = &p->e->cols;
   if (!p->seen)
     return 0;
-  for (size_t i = 0; i < c->nkey; i++) {
-    p->keyrow[i] = row[c->key[i]];
-    p->nullkeys |= row[c->key[i]].is_null;
+  for (size_t i = 0; i < p->nseen; i++) {
+    p->keyrow[i] = row[p->seencol[i]];
+    if (i < c->nkey)
+      p->nullkeys |= row[c->key[i]].is_null;
+    else if (rejected)
+      set_text(&p->keyrow[i], NULL);
   }
-  set_text(&p->keyrow[c->nkey], "1");
+  set_text(&p->keyrow[p->nseen], rejected ? "2" : "1");
   return writer_stage_add(p->seen, p->keyrow, err);
 }
 
@@ -182,19 +201,19 @@ static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_
 int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
 {
   staged_row(p, row, p->n++, origin, lmd);
-  if (seen_key(p, row, err) != 0)
+  if (seen_key(p, row, 0, err) != 0)
     return -1;
   return writer_stage_add(p->st, p->row, err);
 }
 
 int pushdown_seen_key(pushdown *p, const dwl_value *row, dwl_error *err)
 {
-  return seen_key(p, row, err);
+  return seen_key(p, row, 1, err);
 }
 
 int pushdown_seen(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
 {
-  if (seen_key(p, row, err) != 0)
+  if (seen_key(p, row, 0, err) != 0)
     return -1;
   if (!p->old)
     return 0;

@@ -14,6 +14,10 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
   if (s->deletes == DEL_ABSENT && s->mode == MODE_SCD2)
     return "does not support deletes: absent in mode scd2 (a deletion stamped with the run's clock moves "
            "later rows in the memory engine); use engine: memory";
+  /* A truncate row deletes keys the delta does not hold, at its lmd. */
+  if (s->truncate_values.n > 0)
+    return "does not support load.deletes.truncate_values (a truncate deletes every key at its row's lmd); "
+           "use engine: memory";
   /* Its messages name a key by values fetched into a fixed array. */
   if (s->key.n > SPEC_PUSHDOWN_MAX_KEY)
     return "supports keys of at most 16 columns";

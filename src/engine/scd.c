@@ -96,6 +96,10 @@ int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t
     if (e->cols.del < 0)
       return unknown_column(e, "load.deletes", spec->delete_column, err);
   }
+  if (resolve_list(e, "load.partition", &spec->partition, &e->cols.part, &e->cols.npart, err) != 0)
+    return -1;
+  if (e->cols.npart > 0 && keymap_init(&e->parts, 64) != 0)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
   if (spec->mode == MODE_SCD2) {
     if (resolve_list(e, "load.type1", &spec->type1, &e->cols.t1, &e->cols.nt1, err) != 0)
       return -1;
@@ -155,7 +159,10 @@ void scd_free(scd_engine *e)
   free(e->cols.key);
   free(e->cols.t2);
   free(e->cols.t1);
+  free(e->cols.part);
+  free(e->truncs);
   keymap_free(&e->km);
+  keymap_free(&e->parts);
   rowset_free(&e->delta);
   rowset_free(&e->latekeys);
   rowset_free(&e->hist);
@@ -206,6 +213,12 @@ int scd_add_current(scd_engine *e, const dwl_value *row, const dwl_ts *valid_fro
   m->valid_from = valid_from ? valid_from->us : 0;
   m->flags = (uint8_t)(tombstone ? KM_TOMBSTONE : KM_LIVE);
   e->nlive += !tombstone;
+  if (e->cols.npart > 0 && !tombstone) {
+    km_entry *p = keymap_put(&e->parts, fp_tuple(row, e->cols.part, e->cols.npart), &created);
+    if (!p)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory reading the current dimension");
+    p->valid_from++;
+  }
   /* upsert: an older row never overwrites the stored one (its lmd, when
    * the table holds the column; the scan gives it in canonical form: a
    * timestamp, or a sequence's integer). */
@@ -247,13 +260,43 @@ void scd_mark_present(scd_engine *e, const dwl_value *row)
     m->flags |= KM_SEEN;
 }
 
+/* The spec's truncate value `row` holds in the delete column, or NULL. */
+static const char *truncate_value(const scd_engine *e, const dwl_value *row)
+{
+  const dwl_value *v = e->cols.del < 0 ? NULL : &row[e->cols.del];
+  for (size_t i = 0; v && !v->is_null && i < e->spec->truncate_values.n; i++) {
+    const char *d = e->spec->truncate_values.v[i];
+    if (strlen(d) == v->len && memcmp(d, v->data, v->len) == 0)
+      return d;
+  }
+  return NULL;
+}
+
 int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
                    dwl_error *err)
 {
+  const char *tv = truncate_value(e, row);
+  if (tv) {
+    if (!past_checkpoint || !lmd)
+      return 0;  /* applied by an earlier run */
+    struct scd_trunc *t = realloc(e->truncs, (e->ntrunc + 1) * sizeof *t);
+    if (!t)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    e->truncs = t;
+    t[e->ntrunc++] = (struct scd_trunc){*lmd, origin, tv};
+    return 0;
+  }
   fp128 key = fp_tuple(row, e->cols.key, e->cols.nkey);
   km_entry *m = keymap_get(&e->km, key);
   if (m)
     m->flags |= KM_SEEN;
+  if (e->cols.npart > 0) {
+    int created;
+    km_entry *p = keymap_put(&e->parts, fp_tuple(row, e->cols.part, e->cols.npart), &created);
+    if (!p)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    p->flags |= KM_SEEN;
+  }
   /* With deletes: absent the extract says which keys exist: a key the
    * table holds as deleted (or not at all) comes back with its row,
    * however old its lmd (1: taken although not past the checkpoint). */
@@ -275,6 +318,8 @@ int is_delete_row(const scd_engine *e, const dwl_value *row)
 {
   if (e->cols.del < 0)
     return 0;
+  if (truncate_value(e, row))
+    return 1;  /* a truncate's delete row of one key (scd_truncate) */
   const dwl_value *v = &row[e->cols.del];
   if (v->is_null)
     return 0;

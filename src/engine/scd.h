@@ -28,6 +28,7 @@ typedef struct scd_cols {
   size_t *key, nkey;
   size_t *t2, nt2;       /* scd2: type 2; upsert: every non-key column */
   size_t *t1, nt1;
+  size_t *part, npart;   /* load.partition */
   ssize_t lmd;           /* -1: none */
   ssize_t del;           /* delete-flag column, -1: none */
 } scd_cols;
@@ -98,6 +99,18 @@ typedef struct scd_engine {
   int seq;                  /* the lmd is an integer sequence (its messages print the integer) */
   size_t ndelete;           /* keys marked for deletion by absence */
   size_t nlive;             /* current versions read that are not deleted: load.max_deletes's base */
+  /* load.partition: one entry per partition (fingerprint of its values),
+   * of the table's live keys or the source's rows; KM_SEEN: the source
+   * delivered a row of it; valid_from counts its live keys (not a time). */
+  keymap parts;
+  /* load.deletes.truncate_values: the truncate rows past the checkpoint,
+   * by lmd (they join no key's rows: scd_truncate). */
+  struct scd_trunc {
+    dwl_ts lmd;
+    uint64_t origin;
+    const char *value;  /* the spec's truncate value it holds */
+  } *truncs;
+  size_t ntrunc;
   const char *origin_name;  /* "feed.csv" or "source", for messages */
   /* Keys with rows older than their history (late rows) wait for it. */
   rs_row **sorted;          /* the delta by key and lmd, kept while keys wait */
@@ -165,6 +178,15 @@ void scd_mark_present(scd_engine *e, const dwl_value *row);
 int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
                    dwl_error *err);
 
+/* load.deletes.truncate_values, before scd_apply: each key of the delta
+ * gets a delete row at every truncate's lmd later than its stored version
+ * (the walk applies rows before and after it in lmd order); the table's
+ * live keys without rows are marked for deletion at the first truncate
+ * after their version's start (deleted by scd_delete_absent).  Returns
+ * how many of the table's live keys a truncate reaches (the guard's
+ * count), -1 on error. */
+long long scd_truncate(scd_engine *e, dwl_error *err);
+
 /* Walks the delta and emits operations.  Keys with rows dated before
  * their latest stored version (or deletion) wait: see scd_repair. */
 int scd_apply(scd_engine *e, const scd_sink *sink, scd_counts *counts, dwl_error *err);
@@ -196,6 +218,20 @@ int scd_delete_absent(scd_engine *e, const dwl_value *row, const dwl_ts *valid_f
 
 /* Is the key of `row` (source layout) marked for deletion by absence? */
 int scd_marked(scd_engine *e, const dwl_value *row);
+
+/* Reads the current rows of the target again and keeps in `doomed` those
+ * of keys marked for deletion (of the partitions judged), with each
+ * version's valid_from as lmd. */
+struct target;
+int scd_collect_doomed(scd_engine *e, struct target *t, rowset *doomed, dwl_error *err);
+
+/* load.partition: is `row`'s partition one the source delivered rows of
+ * (always 1 without load.partition)?  If not, its key is no longer marked
+ * for deletion: absence judges only the partitions an extract holds. */
+int scd_partition_judged(scd_engine *e, const dwl_value *row);
+/* load.partition: the live keys read of the partitions the source delivered
+ * (load.max_deletes's base). */
+long long scd_partition_live(scd_engine *e);
 
 /* Is `row` (source layout) a delete by the operation column? */
 int scd_is_delete(const scd_engine *e, const dwl_value *row);

@@ -291,9 +291,28 @@ int check_cross(pctx *c)
   }
   /* The guards of deletions by absence (guard.c): where nothing is deleted
    * for being missing from the source, they would guard nothing. */
-  if (given(c, "load.max_deletes") && s->deletes != DEL_ABSENT) {
+  if (given(c, "load.max_deletes") && s->deletes != DEL_ABSENT && s->truncate_values.n == 0) {
     key_pos(c, "load.max_deletes", NULL, &line, &col);
-    return perr(c, line, col, "load.max_deletes applies only with deletes: absent");
+    return perr(c, line, col, "load.max_deletes applies only with deletes: absent or truncate_values");
+  }
+  if (s->truncate_values.n > 0 && !s->lmd) {
+    key_pos(c, "load.deletes.truncate_values", "load.deletes", &line, &col);
+    return perr(c, line, col, "load.deletes.truncate_values needs load.lmd (a truncate deletes as of its row's lmd)");
+  }
+  /* A tombstone carries the last version's values, which a key whose rows
+   * all come after the truncate has only in the table, unread. */
+  if (s->truncate_values.n > 0 && s->mode == MODE_SCD2 && s->delete_style == DELSTYLE_TOMBSTONE) {
+    key_pos(c, "load.deletes.truncate_values", "load.deletes", &line, &col);
+    return perr(c, line, col, "load.deletes.truncate_values: a truncate is not written as tombstones "
+                "(delete_style: tombstone); use delete_style: expire");
+  }
+  if (s->lookup == LOOKUP_KEYS && s->truncate_values.n > 0) {
+    key_pos(c, "load.lookup", NULL, &line, &col);
+    return perr(c, line, col, "load.lookup: keys cannot apply a truncate (it needs every current key); use scan");
+  }
+  if (s->partition.n > 0 && s->deletes != DEL_ABSENT) {
+    key_pos(c, "load.partition", NULL, &line, &col);
+    return perr(c, line, col, "load.partition applies only with deletes: absent (it says which keys absence judges)");
   }
   if (given(c, "load.allow_empty") && s->deletes != DEL_ABSENT && s->mode != MODE_REPLACE) {
     key_pos(c, "load.allow_empty", NULL, &line, &col);

@@ -1,7 +1,7 @@
 /* The checks of columns: (include, exclude, rename) that need only the
  * job file: include and exclude together, a rename of a column that does
  * not reach the table, and the load keys against the table's names.  The
- * rule (dwload-job(5), columns): load.key, type1 and type2 name columns of
+ * rule (dwload-job(5), columns): load.key, type1, type2 and partition name columns of
  * the table, so a renamed column by its new name; load.lmd and
  * load.deletes.column may also name a column kept out of the table, by its
  * source name, since the engine still reads it.  What needs the source's
@@ -80,8 +80,9 @@ int check_columns(pctx *c)
   const struct {
     const char *key;
     const spec_list *l;
-  } lists[3] = {{"load.key", &s->key}, {"load.type2", &s->type2}, {"load.type1", &s->type1}};
-  for (int a = 0; a < 3; a++)
+  } lists[4] = {{"load.key", &s->key}, {"load.type2", &s->type2}, {"load.type1", &s->type1},
+                {"load.partition", &s->partition}};
+  for (int a = 0; a < 4; a++)
     for (size_t i = 0; i < lists[a].l->n; i++)
       if (check_role(c, lists[a].key, lists[a].l->v[i], 1) != 0)
         return -1;

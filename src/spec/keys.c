@@ -277,6 +277,8 @@ static int read_deletes(pctx *c, const spec_key *k, const yaml_node_t *v, const 
                 kind_name(v));
   if (read_section(c, k->sub, v) != 0)
     return -1;
+  if (c->s->delete_values.n == 0 && c->s->truncate_values.n == 0)
+    return perr(c, NPOS(v), "load.deletes: the mapping needs values, truncate_values or both");
   *deletes = DEL_COLUMN;
   return 0;
 }
@@ -469,8 +471,10 @@ static const spec_section target_sec = SECTION("target", "in target", "target", 
 static const spec_key deletes_keys[] = {
   {"column", SPEC_T_STRING, SPEC_K_REQUIRED | SPEC_K_NONEMPTY, FIELD(delete_column), NULL, NULL,
    "the source column that marks a deleted row", NULL, NULL},
-  {"values", SPEC_T_LIST, SPEC_K_REQUIRED, FIELD(delete_values), NULL, NULL,
+  {"values", SPEC_T_LIST, 0, FIELD(delete_values), NULL, NULL,
    "its values that mean deleted", NULL, read_delete_values},
+  {"truncate_values", SPEC_T_LIST, 0, FIELD(truncate_values), NULL, NULL,
+   "its values that mean every key is deleted as of the row's lmd", NULL, read_delete_values},
 };
 static const spec_section deletes_sec = SECTION("load.deletes", "in load.deletes", NULL, 0, deletes_keys);
 
@@ -488,6 +492,8 @@ static const spec_key load_keys[] = {
    "which versions a type 1 change overwrites", NULL, NULL},
   {"deletes", SPEC_T_ENUM, 0, FIELD(deletes), "none", deletes_names,
    "how deletions are found: none, absent, or a {column, values} mapping", &deletes_sec, read_deletes},
+  {"partition", SPEC_T_COLUMNS, 0, FIELD(partition), NULL, NULL,
+   "deletes: absent: columns whose values name the partitions an extract holds in full", NULL, NULL},
   {"delete_style", SPEC_T_ENUM, 0, FIELD(delete_style), "expire", delstyle_names,
    "how a deletion is written", NULL, NULL},
   {"lookup", SPEC_T_ENUM, 0, FIELD(lookup), "auto", lookup_names, "how current versions are read", NULL, NULL},

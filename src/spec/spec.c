@@ -81,6 +81,8 @@ void spec_free(dwl_spec *s)
   list_free(&s->ignore_null_cols);
   free(s->delete_column);
   list_free(&s->delete_values);
+  list_free(&s->truncate_values);
+  list_free(&s->partition);
   list_free(&s->col_include);
   list_free(&s->col_exclude);
   list_free(&s->rename_from);

@@ -90,6 +90,8 @@ typedef struct dwl_spec {
   int deletes;           /* enum spec_deletes */
   char *delete_column;   /* DEL_COLUMN */
   spec_list delete_values;
+  spec_list truncate_values; /* DEL_COLUMN: values that delete every live key at the row's lmd */
+  spec_list partition;   /* load.partition: deletes: absent judges only the partitions the extract holds */
   int delete_style;      /* enum spec_delete_style */
   int lookup;            /* enum spec_lookup: how current versions are read */
   long long max_rejects; /* bad rows set aside before the run fails; default 0 */
