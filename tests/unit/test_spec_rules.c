@@ -293,7 +293,7 @@ START_TEST(test_deletes_forms)
   expect_error(BASE SCD2_LOAD "  deletes: {column: op, values: []}\n", 12, 33,
                "load.deletes.values: expected at least one value");
   expect_error(BASE SCD2_LOAD "  deletes: {column: op}\n", 12, 12,
-               "load.deletes: missing required key 'values'");
+               "load.deletes: the mapping needs values, truncate_values or both");
   expect_error(BASE SCD2_LOAD "  deletes: {colum: op, values: D}\n", 12, 13,
                "unknown key 'colum' in load.deletes; did you mean 'column'?");
   expect_error(BASE SCD2_LOAD "  deletes: absnet\n", 12, 12, "did you mean 'absent'?");
