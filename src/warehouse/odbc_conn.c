@@ -437,7 +437,6 @@ int ostmt_execute_set(odbc_stmt *s, const dwl_value *vals, const SQLSMALLINT *ty
   for (size_t i = 0, off = 0; rc == 0 && i < ncols; off += width[i] * nrows, i++) {
     char *col = base + off;
     SQLLEN *ind = &s->ind[i * nrows];
-    size_t maxlen = 0;
     for (size_t r = 0; r < nrows; r++) {
       const dwl_value *v = &vals[r * ncols + i];
       char *cell = col + r * width[i];
@@ -450,13 +449,11 @@ int ostmt_execute_set(odbc_stmt *s, const dwl_value *vals, const SQLSMALLINT *ty
         memcpy(cell, v->data, v->len);
       cell[v->len] = '\0';
       ind[r] = (SQLLEN)v->len;
-      if (v->len > maxlen)
-        maxlen = v->len;
     }
     SQLSMALLINT t = types ? types[i] : SQL_VARCHAR;
     SQLULEN size;
     SQLSMALLINT digits;
-    param_size(t, maxlen, &size, &digits);
+    param_size(t, width[i] - 1, &size, &digits);  /* the widest value */
     if (!SQL_SUCCEEDED(SQLBindParameter(s->h, (SQLUSMALLINT)(i + 1), SQL_PARAM_INPUT, SQL_C_CHAR, t, size, digits, col,
                                         (SQLLEN)width[i], ind))) {
       stmt_note_diag(s);
