@@ -45,6 +45,15 @@ static ssize_t find_col(char names[][256], size_t n, const char *want)
   return -1;
 }
 
+/* Validity in sequence values (an integer lmd) is no point in time. */
+static void asof_refuse_seq(const dwl_spec *spec, const char *col, dwl_error *err)
+{
+  err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
+           "%s: the table's %s holds integer sequence values (load.lmd is an integer), not points in time; "
+           "asof --at does not apply (dwload-job(5), SEQUENCES)",
+           spec->path, col);
+}
+
 int asof_job(const dwl_spec *spec, const char *at_text, FILE *out, dwl_error *err)
 {
   dwl_ts at;
@@ -103,6 +112,14 @@ int asof_job(const dwl_spec *spec, const char *at_text, FILE *out, dwl_error *er
     err_set(err, DWL_EXIT_FAILED, "table %s has no %s column", spec->target_table, vf < 0 ? spec->valid_from : spec->valid_to);
     goto out;
   }
+  /* Validity in sequence values (an integer lmd) is no point in time:
+   * refused, before the header, rather than an empty answer.  The
+   * column's type says so on every warehouse; the value check in the
+   * loop below covers a SQLite column whose declared type says nothing. */
+  if (types[vf] == SQL_BIGINT || types[vf] == SQL_INTEGER || types[vf] == SQL_SMALLINT) {
+    asof_refuse_seq(spec, names[vf], err);
+    goto out;
+  }
   /* Tombstones mark a key as gone; expired-by-deletion versions were
    * still valid over their range. */
   int skip_tombstones = spec->delete_style == DELSTYLE_TOMBSTONE && del >= 0;
@@ -120,13 +137,8 @@ int asof_job(const dwl_spec *spec, const char *at_text, FILE *out, dwl_error *er
   int f;
   while ((f = ostmt_fetch(st, &row, err)) == 1) {
     dwl_ts from, to;
-    /* Validity in sequence values (an integer lmd) is no point in time:
-     * refused rather than an empty answer. */
     if (!row[vf].is_null && ts_parse_seq(row[vf].data, row[vf].len, &from) == 0) {
-      err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
-               "%s: the table's %s holds integer sequence values (load.lmd is an integer), not points in time; "
-               "asof --at does not apply (dwload-job(5), SEQUENCES)",
-               spec->path, names[vf]);
+      asof_refuse_seq(spec, names[vf], err);
       f = -1;
       break;
     }

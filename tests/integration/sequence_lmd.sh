@@ -77,6 +77,7 @@ is "$(stored cdc)" "6" "AUTO CDC: the checkpoint is the integer 6"
 dw asof "$j" --at 2024-01-01
 is "$RC" 2 "asof: validity in sequence values is refused (exit 2), not an empty answer"
 like "$ERR" "holds integer sequence values (load.lmd is an integer), not points in time" "asof: says why"
+is "$OUT" "" "asof: the refusal prints nothing on stdout, not even the CSV header"
 
 before=$(tdump users '1, 4')
 dw run --backfill-from 2024-01-01 "$j"
