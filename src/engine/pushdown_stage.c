@@ -39,7 +39,7 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
       continue;
     p->q[c->src] = c->q;
     names[c->src] = c->q;
-    decl[c->src] = c->decl;
+    decl[c->src] = tcol_stage_decl(c);
     /* The staged columns' own names start so: a source column may not. */
     if (strncasecmp(c->name, "dwl_", 4) == 0) {
       int line = 0, col = 0;

@@ -52,6 +52,22 @@ typedef struct tcol {
   int widened;           /* this run widened it */
 } tcol;
 
+/* The type a stage column for `c` is declared with: its declared type,
+ * except that text from the source (a CSV column without source.types)
+ * for an existing table's column of another kind takes the table's kind:
+ * the stage is joined to the table and sets its columns, and PostgreSQL
+ * refuses `integer = text`.  Limits are left out: the values were checked
+ * against the column's own per row (target_value_fits). */
+static inline dwl_column tcol_stage_decl(const tcol *c)
+{
+  dwl_column d = c->decl;
+  if (c->have_known && d.type == DWL_TYPE_TEXT && c->have.type != DWL_TYPE_TEXT) {
+    d.type = c->have.type;
+    d.precision = d.scale = 0;
+  }
+  return d;
+}
+
 typedef struct target {
   odbc_conn *c;
   odbc_conn *reader;     /* scans, when the dialect wants them separate */

@@ -55,7 +55,7 @@ int stage_init(writer *w, int kind, const char *name, const long *extra, size_t 
       free(types);
       return -1;
     }
-    s->decl[i] = t->cols[tc].decl;
+    s->decl[i] = tcol_stage_decl(&t->cols[tc]);
     if (t->cols[tc].role == TC_CURRENT || t->cols[tc].role == TC_DELETED)
       s->decl[i].type = DWL_TYPE_BOOLEAN;
     types[i] = col_ptype(w, tc);
