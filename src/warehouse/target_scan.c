@@ -294,9 +294,23 @@ int target_latest_start(target *t, dwl_ts *out, int *found, dwl_error *err)
     return 0;
   char sql[700];
   snprintf(sql, sizeof sql, "SELECT MAX(%s) FROM %s", t->cols[t->ix[TC_VALID_FROM]].q, t->table_q);
+  /* Where DDL commits by itself (MariaDB), a read inside the run's
+   * transaction holds the table's metadata lock to the commit, and a
+   * widening's ALTER on a connection of its own would wait for it until
+   * the lock timeout: read on a connection of its own instead.  No other
+   * writer can move the latest start meanwhile (the job and table locks). */
+  odbc_conn *conn = t->c, *own = NULL;
+  if (!t->d->transactional_ddl && t->c->in_txn && !t->created) {
+    if (target_open_conn(t, &own, err) != 0)
+      return -1;
+    conn = own;
+  }
+  t->touched |= conn == t->c && t->c->in_txn;
   odbc_stmt *st;
-  if (ostmt_prepare(t->c, sql, &st, err) != 0)
+  if (ostmt_prepare(conn, sql, &st, err) != 0) {
+    odbc_close(own);
     return -1;
+  }
   const dwl_value *r;
   int rc = ostmt_execute(st, NULL, NULL, 0, err) == 0 ? ostmt_fetch(st, &r, err) : -1;
   if (rc == 1 && !r[0].is_null) {
@@ -307,5 +321,6 @@ int target_latest_start(target *t, dwl_ts *out, int *found, dwl_error *err)
       *found = 1;
   }
   ostmt_free(st);
+  odbc_close(own);
   return rc < 0 ? -1 : 0;
 }

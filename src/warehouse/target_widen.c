@@ -188,8 +188,10 @@ int target_widen(target *t, int plan, FILE *print, dwl_error *err)
                "table %s: column '%s' is %s, and the source's values need %s; this run had already read or "
                "written the table when it found that, and %s commits an ALTER TABLE by itself, so it cannot "
                "widen the column inside the run (schema.widen: widen widens before the run's first read of the "
-               "table where it can: not with load.deletes: absent or lookup: scan, nor after an append's first "
-               "batch): nothing was written; widen the column yourself (%s), or set schema.widen: fail",
+               "table where it can: not with load.deletes: absent, load.deletes.truncate_values, load.lookup: "
+               "scan, schema.missing_columns: keep or --full-refresh, which read or empty the table first, nor "
+               "after a replace's first row or an append's first batch): nothing was written; widen the column "
+               "yourself (%s), or set schema.widen: fail",
                t->spec->target_table, c->name, from, to, t->d->dbms_prefix, sql.data);
       buf_free(&sql);
       return -1;

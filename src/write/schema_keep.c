@@ -80,6 +80,10 @@ int schema_keep_begin(target *t, dwl_error *err)
     return -1;
   }
   buf_printf(&b, " FROM %s WHERE %s", t->table_q, t->cur_pred);
+  /* The copy reads the table in the run's transaction: where DDL commits
+   * by itself, a widening after it must refuse (target_widen) rather than
+   * wait for this very transaction's metadata lock. */
+  t->touched |= t->c->in_txn;
   return run_sql(t, &b, err);
 }
 

@@ -545,6 +545,23 @@ cols() {
   wh_columns "$1" | paste -sd, -
 }
 
+# coltype COLUMN TABLE: the declared type of TABLE's column, as the
+# warehouse's catalog prints it
+coltype() {
+  case $WAREHOUSE in
+  postgresql) sql "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+                   WHERE attrelid = '$2'::regclass AND attname = '$1'" ;;
+  mariadb) sql "SELECT column_type FROM information_schema.columns WHERE table_schema = DATABASE()
+                AND table_name = '$2' AND column_name = '$1'" ;;
+  *) sql "SELECT type FROM pragma_table_info('$2') WHERE name = '$1'" ;;
+  esac
+}
+
+# checkpoint JOB: the job's stored checkpoint (empty: none)
+checkpoint() {
+  sql "SELECT checkpoint FROM dwload_state WHERE job = '$1'"
+}
+
 # counts: the summary's counts in LAST, on one line
 counts() {
   printf '%s' "$LAST" | python3 -c '

@@ -11,21 +11,9 @@
 # wider, and nothing else.  Whole tables are compared.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
-# coltype COLUMN [TABLE]: the declared type of a column of TABLE (cust)
-coltype() {
-  case $WAREHOUSE in
-  postgresql) sql "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
-                   WHERE attrelid = '${2:-cust}'::regclass AND attname = '$1'" ;;
-  mariadb) sql "SELECT column_type FROM information_schema.columns WHERE table_schema = DATABASE()
-                AND table_name = '${2:-cust}' AND column_name = '$1'" ;;
-  *) sql "SELECT type FROM pragma_table_info('${2:-cust}') WHERE name = '$1'" ;;
-  esac
-}
+# (coltype COLUMN TABLE and checkpoint JOB: lib.sh)
 types() {
-  echo "$(coltype name) $(coltype qty) $(coltype amount)"
-}
-checkpoint() {
-  sql "SELECT checkpoint FROM dwload_state WHERE job = '$1'"
+  echo "$(coltype name cust) $(coltype qty cust) $(coltype amount cust)"
 }
 # the table, each warehouse printing its numbers in its own way
 case $WAREHOUSE in
@@ -185,7 +173,7 @@ is "$(checkpoint ap)" "" "the failed run stored no checkpoint"
 case $WAREHOUSE in
 postgresql) like "$ERR" "widened cust.name from VARCHAR(10) to VARCHAR(12)" "the run widened before its failure"
             is "$(types)" "$BEFORE_TYPES" "PostgreSQL: the widening is rolled back with the run" ;;
-mariadb) is "$(coltype name)" "varchar(12)" "MariaDB: the widening committed at once: only a wider column is left" ;;
+mariadb) is "$(coltype name cust)" "varchar(12)" "MariaDB: the widening committed at once: only a wider column is left" ;;
 *) is "$(types)" "$BEFORE_TYPES" "SQLite: the types stay" ;;
 esac
 
@@ -205,11 +193,11 @@ EOF
 FEED=$F4 dw run "$jd"
 is "$RC" 0 "declared wider types: exit 0"
 case $WAREHOUSE in
-postgresql) is "$(coltype name) $(coltype amount)" "character varying(40) numeric(12,4)" \
+postgresql) is "$(coltype name cust) $(coltype amount cust)" "character varying(40) numeric(12,4)" \
               "the declared varchar(40) and numeric(12,4) widen the columns" ;;
-mariadb) is "$(coltype name) $(coltype amount)" "varchar(40) decimal(12,4)" \
+mariadb) is "$(coltype name cust) $(coltype amount cust)" "varchar(40) decimal(12,4)" \
            "the declared varchar(40) and numeric(12,4) widen the columns" ;;
-*) is "$(coltype name)" "VARCHAR(5)" "SQLite: the declared type stays" ;;
+*) is "$(coltype name cust)" "VARCHAR(5)" "SQLite: the declared type stays" ;;
 esac
 is "$(sqln "SELECT name FROM cust WHERE id = 6")" "Ida" "the row is loaded"
 
