@@ -2,7 +2,8 @@
  * types and rejects before connecting; with --connect then target, state,
  * source, columns, table), reported as it passes or fails.  The table
  * step names every difference between the table and the job, each on its
- * line.
+ * line; a commit step warns of a table whose foreign partitions commit
+ * apart from it.
  * With --json the report is one document, which also names the engine the
  * job uses and why, and whether pushdown would take the job: the test
  * suite reads that instead of keeping its own copy of pushdown's rules. */
@@ -60,12 +61,15 @@ static void report_end(report *rp, int ok)
   rp->doc = rp->steps = NULL;
 }
 
+/* ok: 1 passed, 0 FAILED (check stops), STEP_WARN passed with a risk
+ * the user should know of ("warning": true in the JSON). */
+#define STEP_WARN 2
 static void step(report *rp, const char *what, int ok, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void step(report *rp, const char *what, int ok, const char *fmt, ...)
 {
   va_list ap;
   if (!rp->doc) {
-    fprintf(rp->out, "%-8s %-6s ", what, ok ? "ok" : "FAILED");
+    fprintf(rp->out, "%-8s %-6s ", what, ok == STEP_WARN ? "WARN" : ok ? "ok" : "FAILED");
     va_start(ap, fmt);
     vfprintf(rp->out, fmt, ap);
     va_end(ap);
@@ -85,6 +89,8 @@ static void step(report *rp, const char *what, int ok, const char *fmt, ...)
   json_t *s = json_object();
   json_object_set_new(s, "step", json_string(what));
   json_object_set_new(s, "ok", json_boolean(ok));
+  if (ok == STEP_WARN)
+    json_object_set_new(s, "warning", json_true());
   json_object_set_new(s, "detail", json_string(detail ? detail : ""));
   json_array_append_new(rp->steps, s);
   free(detail);
@@ -266,6 +272,12 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
   }
   step(&rp, "table", 1, "%s %s (%zu columns)", spec->target_table, t->exists ? "exists" : "will be created",
        t->ncols);
+  /* Foreign partitions: the run can go ahead, but its commit is not one. */
+  dwl_buf risk;
+  buf_init(&risk, 0);
+  if (target_foreign_risk(t, &risk))
+    step(&rp, "commit", STEP_WARN, "%s", risk.data ? risk.data : "out of memory");
+  buf_free(&risk);
   rc = 0;
 out:
   report_end(&rp, rc == 0);

@@ -673,6 +673,8 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   if (rc == 0)
     rc = target_prepare_table(r.t, !o->plan, err);
   if (rc == 0)
+    target_warn_foreign(r.t);  /* no global commit: said before any write */
+  if (rc == 0)
     rc = schema_prepare(r.t, r.have_engine ? &r.e : NULL, r.p.origin_name, o->plan, o->sqlout, err);
   if (rc == 0 && o->plan && o->sqlout)
     rc = target_plan_table(r.t, o->sqlout, err);

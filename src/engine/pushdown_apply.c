@@ -1,12 +1,16 @@
 /* Pushdown's changes, applied from the temporary tables (pushdown_stage.c)
  * through the writer: type 1 overwrites, the closing of current versions,
- * the new versions and the counts (scd2); the upsert's last row per key;
- * deletes by absence and the keys that come back. */
+ * the new versions and the counts (scd2); the upsert's last row per key
+ * (one MERGE, or DELETE, UPDATE and INSERT where the dialect has no MERGE
+ * or the table has foreign partitions); deletes by absence and the keys
+ * that come back. */
 #include "pushdown_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "log.h"
 
 /* Type 1 overwrites: of current versions (the last row before the key's
  * first event), or of every version (the key's last row). */
@@ -253,7 +257,13 @@ int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   if (!on.data)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   int rc = 0;
-  if (t->d->has_merge) {
+  /* MERGE cannot change a foreign table (a postgres_fdw partition): there
+   * the three statements the other warehouses use, which it can. */
+  if (t->d->has_merge && t->foreign)
+    log_msg(LOG_INFO, "table %s %s: %s; MERGE cannot change a foreign table, so the upsert is applied as "
+                      "DELETE, UPDATE ... FROM and INSERT ... SELECT", p->spec->target_table,
+            t->foreign_self ? "is a foreign table" : "has foreign partitions", t->foreign);
+  if (t->d->has_merge && !t->foreign) {
     /* One MERGE does all three. */
     buf_printf(b, "MERGE INTO %s AS d USING dwl_pd_u AS s ON (%s) WHEN MATCHED AND s.dwl_del = 1 THEN DELETE",
                t->table_q, on.data);

@@ -108,6 +108,12 @@ struct dialect {
    * (PostgreSQL) or bare (MariaDB) table name; NULL: count the rows. */
   const char *estimate_sql;
   int estimate_quoted;
+  /* The foreign tables among a table and the partitions (or inheritance
+   * children) under it, one parameter: the quoted table name; rows of the
+   * foreign table's name, its server, its wrapper and its depth (0: the
+   * table itself).  Their servers commit apart from the warehouse, and
+   * MERGE cannot change them.  NULL: the warehouse has none. */
+  const char *foreign_parts_sql;
   /* The column names of a table, two parameters: the bare table name and
    * the schema; NULL: the names a SELECT * describes.  (libsqliteodbc
    * describes a column "a.b" as "b".) */

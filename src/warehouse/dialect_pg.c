@@ -1,5 +1,6 @@
 /* The PostgreSQL dialect, through psqlODBC: typed parameters, array
- * parameters for bulk inserts, MERGE, catalog estimates and limits. */
+ * parameters for bulk inserts, MERGE, catalog estimates and limits, and
+ * the foreign tables (postgres_fdw partitions) under a target. */
 #include <stdio.h>
 #include <string.h>
 
@@ -196,6 +197,18 @@ const dialect dialect_pg = {
   .analyze_sql = "ANALYZE",
   .estimate_sql = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)",
   .estimate_quoted = 1,
+  /* postgres_fdw partitions (and any other wrapper's): down pg_inherits
+   * from the table, which may itself be a foreign table; partitions of
+   * partitions too. */
+  .foreign_parts_sql = "WITH RECURSIVE tree(oid, depth) AS (SELECT to_regclass(?)::oid, 0 UNION ALL "
+                       "SELECT i.inhrelid, tree.depth + 1 FROM pg_catalog.pg_inherits i JOIN tree "
+                       "ON i.inhparent = tree.oid) "
+                       "SELECT c.oid::regclass::text, s.srvname, w.fdwname, tree.depth FROM tree "
+                       "JOIN pg_catalog.pg_class c ON c.oid = tree.oid "
+                       "JOIN pg_catalog.pg_foreign_table f ON f.ftrelid = c.oid "
+                       "JOIN pg_catalog.pg_foreign_server s ON s.oid = f.ftserver "
+                       "JOIN pg_catalog.pg_foreign_data_wrapper w ON w.oid = s.srvfdw "
+                       "WHERE c.relkind = 'f' ORDER BY tree.depth, 1",
   .column_limits_sql = "SELECT column_name, CASE WHEN data_type = 'numeric' THEN numeric_precision END, "
                        "CASE WHEN data_type = 'numeric' THEN numeric_scale END, character_maximum_length, "
                        "CASE data_type WHEN 'smallint' THEN -32768 WHEN 'integer' THEN -2147483648 END, "

@@ -142,6 +142,7 @@ void target_free(target *t)
     free(t->absent[i]);
   free(t->absent);
   free(t->cur_pred);
+  free(t->foreign);
   free(t->connstr);
   odbc_close(t->reader);
   free(t->table_q);

@@ -89,6 +89,12 @@ typedef struct target {
   ssize_t lmd;           /* source index of the lmd column, -1 none (or hidden) */
   int exists;
   int created;
+  /* The foreign tables among an existing table and its partitions
+   * (postgres_fdw's, say: the dialect's foreign_parts_sql), "p (server s,
+   * w)" each, comma-separated; NULL: none.  foreign_self: the table is
+   * itself one.  Set by target_prepare_table. */
+  char *foreign;
+  int foreign_self;
   /* An existing table's columns that the layout has not (a column the
    * source no longer delivers): malloc'd names, for schema.c to judge. */
   char **absent;
@@ -144,10 +150,18 @@ int target_layout(target *t, const dwl_column *src, size_t nsrc, dwl_error *err)
  * it (and its indexes). */
 int target_prepare_table(target *t, int create, dwl_error *err);
 
+/* The risk of a table with foreign partitions (t->foreign), into b: its
+ * servers commit their part of a run apart from the warehouse, so there
+ * is no global commit.  Returns 0 (b untouched) for a table without. */
+int target_foreign_risk(const target *t, dwl_buf *b);
+/* The same as a warning in the log (run and plan). */
+void target_warn_foreign(const target *t);
+
 /* Whether an index of the existing table begins with the job's key
  * columns (in any order), as the one dwload creates does: 1 yes, 0 no, 2
  * the job needs none (no key, or not mode scd2 or upsert) or the dialect
- * cannot tell, -1 with err set.  After target_prepare_table. */
+ * cannot tell (a foreign table: its server has the indexes), -1 with err
+ * set.  After target_prepare_table. */
 int target_key_indexed(target *t, dwl_error *err);
 
 /* plan --sql: prints to `out` the DDL a run would execute on the table

@@ -1,7 +1,8 @@
 /* The target table itself: an existing table's columns, their declared
- * types and limits, and what they can take (target_value_fits); or the
- * table created with the key index dwload's own lookups need; and the
- * source's new columns added to it (schema.new_columns: add). */
+ * types and limits, and what they can take (target_value_fits), and the
+ * foreign tables among its partitions (no global commit); or the table
+ * created with the key index dwload's own lookups need; and the source's
+ * new columns added to it (schema.new_columns: add). */
 #include "target.h"
 
 #include <stdio.h>
@@ -335,7 +336,11 @@ int target_table_names(target *t, char *const **names, size_t *n, dwl_error *err
 int target_key_indexed(target *t, dwl_error *err)
 {
   const dwl_spec *s = t->spec;
-  if (!t->exists || !t->d->key_index_sql || s->key.n == 0 || (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT))
+  /* A foreign table's indexes are its server's, which the catalog here
+   * does not list (a partitioned table's index covers its local
+   * partitions, and is listed). */
+  if (!t->exists || !t->d->key_index_sql || s->key.n == 0 || (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT) ||
+      t->foreign_self)
     return 2;
   const dwl_value p[2] = {{t->schema, t->schema ? strlen(t->schema) : 0, !t->schema}, {t->table, strlen(t->table), 0}};
   odbc_stmt *st;
@@ -490,6 +495,68 @@ static int create_table(target *t, FILE *print, dwl_error *err)
   return rc;
 }
 
+/* The foreign tables under the existing table (the dialect's
+ * foreign_parts_sql), into t->foreign and t->foreign_self. */
+static int foreign_parts(target *t, dwl_error *err)
+{
+  free(t->foreign);
+  t->foreign = NULL;
+  t->foreign_self = 0;
+  if (!t->d->foreign_parts_sql)
+    return 0;
+  const dwl_value p[1] = {{t->table_q, strlen(t->table_q), 0}};
+  odbc_stmt *st;
+  if (ostmt_prepare(t->c, t->d->foreign_parts_sql, &st, err) != 0)
+    return -1;
+  if (ostmt_execute(st, p, NULL, 1, err) != 0) {
+    ostmt_free(st);
+    return -1;
+  }
+  dwl_buf b;
+  buf_init(&b, 0);
+  const dwl_value *r;
+  int f;
+  while ((f = ostmt_fetch(st, &r, err)) == 1) {
+    if (r[0].is_null)
+      continue;
+    buf_printf(&b, "%s%.*s (server %.*s, %.*s)", b.len ? ", " : "", (int)r[0].len, r[0].data, (int)r[1].len,
+               r[1].is_null ? "" : r[1].data, (int)r[2].len, r[2].is_null ? "" : r[2].data);
+    t->foreign_self |= !r[3].is_null && strtol(r[3].data, NULL, 10) == 0;
+  }
+  ostmt_free(st);
+  if (f < 0 || buf_failed(&b)) {
+    buf_free(&b);
+    return f < 0 ? -1 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  t->foreign = b.len ? buf_steal(&b) : NULL;
+  buf_free(&b);
+  return 0;
+}
+
+int target_foreign_risk(const target *t, dwl_buf *b)
+{
+  if (!t->foreign)
+    return 0;
+  /* postgres_fdw commits each remote transaction just before the local
+   * one (its pre-commit callback), without two-phase commit. */
+  buf_printf(b,
+             "table %s %s %s: their servers commit apart from the warehouse (postgres_fdw commits each remote "
+             "transaction just before the local one, not atomically with it): a failure at the commit can leave "
+             "a run's rows there committed while the rest of the run and its checkpoint roll back; there is no "
+             "global commit (dwload-job(5), SHARDED AND FOREIGN TARGETS)",
+             t->spec->target_table, t->foreign_self ? "is a foreign table:" : "has foreign partitions:", t->foreign);
+  return 1;
+}
+
+void target_warn_foreign(const target *t)
+{
+  dwl_buf b;
+  buf_init(&b, 0);
+  if (target_foreign_risk(t, &b))
+    log_msg(LOG_WARN, "%s", b.data ? b.data : "a table with foreign partitions: there is no global commit");
+  buf_free(&b);
+}
+
 int target_prepare_table(target *t, int create, dwl_error *err)
 {
   int ex = odbc_table_exists(t->c, t->schema, t->table, err);
@@ -497,7 +564,7 @@ int target_prepare_table(target *t, int create, dwl_error *err)
     return -1;
   t->exists = ex;
   if (ex)
-    return check_columns(t, err);
+    return foreign_parts(t, err) != 0 ? -1 : check_columns(t, err);
   if (!create)
     return 0;
   if (create_table(t, NULL, err) != 0)
