@@ -9,15 +9,15 @@
 # passed to ./configure when it runs.
 
 # The second line: the warehouses of the integration tests (tests/servers.sh
-# starts throwaway PostgreSQL and MariaDB servers), their clients and ODBC
-# drivers.  util-linux (setsid, runuser) is essential on Debian.  clang and
+# starts throwaway PostgreSQL and MariaDB servers, and a MariaDB Spider head
+# with two shards), their clients and ODBC drivers.  util-linux (setsid, runuser) is essential on Debian.  clang and
 # its runtime (libFuzzer, sanitizers) build the fuzz targets (scripts/fuzz).
 # The debhelper line builds and checks the Debian packages
 # (tests/integration/deb.sh; debhelper brings dh-autoreconf).
 # python3-jsonschema validates the OpenLineage events (lineage.sh); strace
 # shows metrics.sh that the metrics file is only renamed into place.
 DWLOAD_PACKAGES="build-essential autoconf automake libtool pkg-config unixodbc unixodbc-dev
-libsqliteodbc sqlite3 postgresql odbc-postgresql mariadb-server mariadb-client odbc-mariadb
+libsqliteodbc sqlite3 postgresql odbc-postgresql mariadb-server mariadb-client odbc-mariadb mariadb-plugin-spider
 libyaml-dev libcurl4-openssl-dev libjansson-dev libxxhash-dev libssl-dev
 libcsv-dev check python3 python3-jsonschema strace valgrind mandoc clang-14 libclang-rt-14-dev openssl
 debhelper lintian bash-completion"

@@ -270,14 +270,31 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
                spec->target_table, ndiff, ndiff > 1 ? "s" : "");
     goto out;
   }
-  step(&rp, "table", 1, "%s %s (%zu columns)", spec->target_table, t->exists ? "exists" : "will be created",
-       t->ncols);
+  step(&rp, "table", 1, "%s %s (%zu columns)%s%s", spec->target_table, t->exists ? "exists" : "will be created",
+       t->ncols, t->remote[0] ? ", engine " : "", t->remote);
   /* Foreign partitions: the run can go ahead, but its commit is not one. */
   dwl_buf risk;
   buf_init(&risk, 0);
   if (target_foreign_risk(t, &risk))
     step(&rp, "commit", STEP_WARN, "%s", risk.data ? risk.data : "out of memory");
   buf_free(&risk);
+  /* A distributed table: a prepared XA transaction left by a crash holds
+   * locks a run would wait on (on the servers, beyond its lock_timeout). */
+  if (t->remote[0]) {
+    dwl_buf xids;
+    buf_init(&xids, 0);
+    int nx = target_prepared_xa(t, &xids, err);
+    if (nx > 0)
+      err_setc(err, DWL_EXIT_LOCKED, DWL_CAUSE_PREPARED_XA,
+               "%d prepared XA transaction%s may hold locks its servers would wait on: %s",
+               nx, nx > 1 ? "s" : "", buf_failed(&xids) ? "out of memory" : xids.data);
+    buf_free(&xids);
+    if (nx != 0) {
+      step(&rp, "xa", 0, "%s", err->msg);
+      goto out;
+    }
+    step(&rp, "xa", 1, "no prepared XA transaction");
+  }
   rc = 0;
 out:
   report_end(&rp, rc == 0);

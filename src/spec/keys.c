@@ -465,6 +465,8 @@ static const spec_key target_keys[] = {
    "the longest wait for any lock, at least 1s", NULL, read_lock_timeout},
   {"run_id_column", SPEC_T_STRING, SPEC_K_NONEMPTY, FIELD(run_id_column), NULL, NULL,
    "a column holding the id of the run that wrote each row (default: none)", NULL, read_run_id_column},
+  {"accept_non_atomic", SPEC_T_BOOL, 0, FIELD(accept_non_atomic), "false", NULL,
+   "load a distributed table (Spider) whose servers do not commit together", NULL, NULL},
 };
 static const spec_section target_sec = SECTION("target", "in target", "target", 0, target_keys);
 

@@ -78,6 +78,7 @@ typedef struct dwl_spec {
   char *target_table;
   long long lock_timeout_ms;     /* target.lock_timeout: the longest wait for any lock */
   char *run_id_column;   /* target.run_id_column: each row's run id; NULL: none */
+  int accept_non_atomic; /* target.accept_non_atomic: 1: load a distributed table without an atomic commit */
 
   int mode;              /* enum spec_mode; default append */
   char *lmd;             /* NULL: no checkpoint (scd2: a snapshot load, dated by the load) */

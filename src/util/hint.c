@@ -32,6 +32,12 @@ static const hint_rule rules[] = {
    "committed; a retry is safe either way (the data and the checkpoint commit together)", NULL},
   {0, DWL_CAUSE_INTERRUPTED,
    "the run was stopped by a signal and rolled back; run the job again to load its rows", NULL},
+  /* before the other lock waits: a retry waits on the same locks */
+  {DWL_EXIT_LOCKED, DWL_CAUSE_PREPARED_XA,
+   "a prepared XA transaction (from a crashed run or coordinator) holds locks that the shards wait on, and a retry "
+   "waits on them again: end each with XA ROLLBACK or XA COMMIT and its xid on the head, and on each server the "
+   "message names (ending it on the head leaves their branches prepared: `XA RECOVER` there lists them), then "
+   "run again", NULL},
   {DWL_EXIT_LOCKED, 0,
    "exit 3 is worth a retry later; `dwload state JOB` shows the run that holds the lock", NULL},
   /* a connection's rows: the warehouse layer knows the drivers */
@@ -48,6 +54,10 @@ static const hint_rule rules[] = {
   {0, DWL_CAUSE_SCHEMA,
    "the target table does not fit the job: alter it, or point target.table at a new table; exit 4 is not worth a "
    "retry", NULL},
+  {0, DWL_CAUSE_NON_ATOMIC,
+   "turn on the setting the message names for dwload's sessions (SET GLOBAL spider_internal_xa = ON on the head, "
+   "or InitStmt in the connection string), or accept the risk with target.accept_non_atomic: true "
+   "(dwload-job(5), DISTRIBUTED TARGETS); exit 4 is not worth a retry", NULL},
   {0, DWL_CAUSE_REJECTS,
    "a retry fails the same way until the source's rows are fixed (dwload-job(5), REJECTS, says how a run "
    "sets bad rows aside); exit 4 is not worth a retry", NULL},

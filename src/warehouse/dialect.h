@@ -130,6 +130,20 @@ struct dialect {
    * name, each index's columns in their order (check --connect looks for
    * one on the job's key).  NULL: not known, not checked. */
   const char *key_index_sql;
+  /* Distributed tables (MariaDB's Spider engine), whose rows live on other
+   * servers: the query giving one row, the engine's name, when the table
+   * (two parameters: the schema, NULL: the connection's, and the bare
+   * name) is one; NULL: the warehouse has none.  remote_atomic_sql gives
+   * one row, 1 when this session commits such a table's writes on all its
+   * servers or on none (two-phase), else 0; remote_atomic_name is the
+   * setting that decides it, for messages. */
+  const char *remote_table_sql;
+  const char *remote_atomic_sql;
+  const char *remote_atomic_name;
+  /* The prepared XA transactions that hold a distributed table's rows,
+   * one row each: the xid as SQL (XA RECOVER FORMAT='SQL' spells it so),
+   * and the servers holding its branches (or NULL); NULL: none known. */
+  const char *prepared_xa_sql;
   /* What the warehouse's names can hold: longest name (bytes, or
    * characters with ident_chars), and whether a trailing blank and
    * characters outside the Basic Multilingual Plane are refused. */

@@ -1,6 +1,7 @@
 /* The MariaDB dialect, through MariaDB Connector/ODBC: exact collations,
  * multi-table UPDATE/DELETE (no UPDATE ... FROM), DDL that commits at
- * once, whole-second lock timeouts. */
+ * once, whole-second lock timeouts, Spider tables and their prepared XA
+ * transactions. */
 #include <stdio.h>
 
 #include "dialect_impl.h"
@@ -147,6 +148,27 @@ const dialect dialect_mariadb = {
   .lock_wait_sql = "SET SESSION innodb_lock_wait_timeout = 1",
   .lock_timeout_sql = maria_lock_timeout_sql,
   .current_schema_sql = "SELECT DATABASE(), @@lower_case_table_names",
+  /* A Spider table, partitioned over shards or not, has ENGINE SPIDER
+   * (all of a table's partitions have one engine).  spider_internal_xa
+   * (a session variable, OFF by default) makes Spider commit the shards
+   * by XA; without it one shard may commit and another not. */
+  .remote_table_sql = "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) "
+                      "AND TABLE_NAME = ? AND ENGINE = 'SPIDER'",
+  .remote_atomic_sql = "SELECT @@SESSION.spider_internal_xa",
+  .remote_atomic_name = "spider_internal_xa",
+  /* XA RECOVER's rows do not come through Connector/ODBC 3.1 (it
+   * prepares the statement and finds no result columns): Spider's own log
+   * of the XA transactions through its tables lists the prepared ones,
+   * with the shards holding their branches (mysql.spider_xa_member).  The
+   * xid as XA RECOVER FORMAT='SQL' spells it. */
+  .prepared_xa_sql = "SELECT IF(x.bqual_length = 0 AND x.format_id = 1, QUOTE(LEFT(x.data, x.gtrid_length)), "
+                     "CONCAT(QUOTE(LEFT(x.data, x.gtrid_length)), ',', "
+                     "QUOTE(SUBSTRING(x.data, x.gtrid_length + 1, x.bqual_length)), ',', x.format_id)), "
+                     "(SELECT GROUP_CONCAT(DISTINCT CONCAT(m.host, ':', m.port) ORDER BY m.host, m.port "
+                     "SEPARATOR ', ') FROM mysql.spider_xa_member m WHERE m.format_id = x.format_id "
+                     "AND m.gtrid_length = x.gtrid_length AND m.bqual_length = x.bqual_length "
+                     "AND m.data = x.data) "
+                     "FROM mysql.spider_xa x WHERE x.status = 'PREPARED' ORDER BY 1",
   .max_ident = 64,
   .numeric_any_precision = 65,
   .numeric_any_scale = 30,

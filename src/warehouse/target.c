@@ -152,7 +152,7 @@ void target_free(target *t)
   free(t);
 }
 
-void target_lock_timed_out(const target *t, dwl_error *err)
+void target_lock_timed_out(target *t, dwl_error *err)
 {
   if (!t || err->code != DWL_EXIT_FAILED || !err->sqlstate[0] || !t->d->lock_conflict ||
       !t->d->lock_conflict(err->sqlstate, err->native))
@@ -160,6 +160,9 @@ void target_lock_timed_out(const target *t, dwl_error *err)
   char span[32];
   ts_format_duration(t->spec->lock_timeout_ms * 1000, span);
   err->code = DWL_EXIT_LOCKED;
+  /* A distributed table's servers wait on their own lock timeouts, and
+   * a prepared XA transaction left by a crash holds its locks for good. */
+  target_name_prepared_xa(t, err);
   err_prefix(err, "table %s: gave up after waiting %s (target.lock_timeout) for a lock another session holds",
              t->spec->target_table, span);
 }

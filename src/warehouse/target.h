@@ -5,7 +5,8 @@
  * target.c (connections), target_layout.c (columns and roles),
  * target_table.c (an existing table's columns, CREATE TABLE and the key
  * index), target_scan.c (reading versions, counting rows),
- * target_widen.c (schema.widen: columns too narrow for the source). */
+ * target_widen.c (schema.widen: columns too narrow for the source),
+ * target_remote.c (distributed tables: Spider). */
 #ifndef DWL_TARGET_H
 #define DWL_TARGET_H
 
@@ -112,6 +113,9 @@ typedef struct target {
    * not transactional (MariaDB) it holds a metadata lock that an ALTER on
    * another connection would wait for to the end of the run. */
   int touched;
+  /* The table is a distributed one (target_check_remote): its engine's
+   * name ("SPIDER"), "" for a local table. */
+  char remote[32];
   char **table_names;    /* target_table_names */
   size_t ntable_names;
   int writer_probed;     /* SQLite: no other writer held the database at the job lock */
@@ -133,7 +137,23 @@ void target_free(target *t);
  * is the dialect's lock conflict, another session holding a lock the
  * statement needed.  It becomes exit 3, as for the job's lock: worth a
  * retry.  Any other error is left as it is. */
-void target_lock_timed_out(const target *t, dwl_error *err);
+void target_lock_timed_out(target *t, dwl_error *err);
+
+/* target_remote.c.  After finding the table exists: whether it is a
+ * distributed table (t->remote), and if so whether its servers commit
+ * together; when they would not, refuses it (exit 4,
+ * DWL_CAUSE_NON_ATOMIC) unless target.accept_non_atomic, with a warning.
+ * 0 or -1. */
+int target_check_remote(target *t, dwl_error *err);
+/* The prepared XA transactions holding a distributed table's rows, each
+ * as "xid on host:port, ..." (the xid as SQL, the servers holding its
+ * branches) appended to xids ("; "-separated), on a connection of its own.
+ * Returns how many (0 where the dialect has none), -1 with err. */
+int target_prepared_xa(target *t, dwl_buf *xids, dwl_error *err);
+/* A lock wait that ran out on a distributed table: when prepared XA
+ * transactions exist, err names them (and gets DWL_CAUSE_PREPARED_XA for
+ * its hint).  Best effort: a failure to list them is a warning. */
+void target_name_prepared_xa(target *t, dwl_error *err);
 
 /* schema.new_columns: ignore, before the layout: the existing table's
  * column names into *names (kept in t; NULL when the table does not

@@ -564,7 +564,7 @@ int target_prepare_table(target *t, int create, dwl_error *err)
     return -1;
   t->exists = ex;
   if (ex)
-    return foreign_parts(t, err) != 0 ? -1 : check_columns(t, err);
+    return foreign_parts(t, err) != 0 || target_check_remote(t, err) != 0 ? -1 : check_columns(t, err);
   if (!create)
     return 0;
   if (create_table(t, NULL, err) != 0)

@@ -93,8 +93,10 @@ _wh_drop_db() {
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/dwl_it.XXXXXX") || exit 1
 # Kept on failure so the files can be inspected; the database is dropped
-# (unless KEEP_WORK is set).
-trap '_wh_drop_db; if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
+# (unless KEEP_WORK is set).  WH_AT_EXIT: the script's own cleanup (of
+# servers beside the warehouse), run first.
+WH_AT_EXIT=""
+trap 'eval "$WH_AT_EXIT"; _wh_drop_db; if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
 # Killed (make check interrupted): still clean up.
 trap 'exit 129' HUP
 trap 'exit 130' INT

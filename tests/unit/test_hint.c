@@ -53,6 +53,11 @@ START_TEST(test_by_cause)
   has(hint_of(1, DWL_CAUSE_SCHEMA, "", 0, "table dim exists but has no column 'x'"), "alter it");
   has(hint_of(1, DWL_CAUSE_REJECTS, "", 0, "feed.csv:3: x; that is 2 rejected rows"), "rows are fixed");
   has(hint_of(1, DWL_CAUSE_REJECT_FILE, "", 0, "load.reject_file: cannot write /x/r.csv.tmp"), "folder");
+  has(hint_of(1, DWL_CAUSE_NON_ATOMIC, "", 0, "table dim is a SPIDER table, ..."), "target.accept_non_atomic");
+  /* A lock wait that prepared XA transactions explain: how to end them,
+   * before the plain lock row's "worth a retry". */
+  has(hint_of(DWL_EXIT_LOCKED, DWL_CAUSE_PREPARED_XA, "HY000", 1205, "1 prepared XA transaction ..."),
+      "XA ROLLBACK or XA COMMIT");
 }
 END_TEST
 
@@ -62,7 +67,8 @@ END_TEST
 START_TEST(test_exit_by_cause)
 {
   static const int permanent[] = {DWL_CAUSE_SCHEMA,         DWL_CAUSE_REJECTS,    DWL_CAUSE_REJECT_FILE, DWL_CAUSE_GUARD,
-                                  DWL_CAUSE_PLUGIN_NOT_FOUND, DWL_CAUSE_NOT_PLUGIN, DWL_CAUSE_PLUGIN_ABI};
+                                  DWL_CAUSE_PLUGIN_NOT_FOUND, DWL_CAUSE_NOT_PLUGIN, DWL_CAUSE_PLUGIN_ABI,
+                                  DWL_CAUSE_NON_ATOMIC};
   for (size_t i = 0; i < sizeof permanent / sizeof permanent[0]; i++) {
     err_init(&e);
     err_setc(&e, DWL_EXIT_FAILED, permanent[i], "x");
@@ -73,7 +79,8 @@ START_TEST(test_exit_by_cause)
     int cause, code;
   } kept[] = {{DWL_CAUSE_NONE, DWL_EXIT_FAILED},    {DWL_CAUSE_CONNECT, DWL_EXIT_FAILED},
               {DWL_CAUSE_SPEC, DWL_EXIT_USAGE},     {DWL_CAUSE_PLUGIN_OPTION, DWL_EXIT_USAGE},
-              {DWL_CAUSE_NO_TABLE, DWL_EXIT_FAILED}, {DWL_CAUSE_INTERRUPTED, DWL_EXIT_SIGNAL + 15}};
+              {DWL_CAUSE_NO_TABLE, DWL_EXIT_FAILED}, {DWL_CAUSE_INTERRUPTED, DWL_EXIT_SIGNAL + 15},
+              {DWL_CAUSE_PREPARED_XA, DWL_EXIT_LOCKED}};
   for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
     err_init(&e);
     err_setc(&e, kept[i].code, kept[i].cause, "x");

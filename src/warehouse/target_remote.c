@@ -1,0 +1,101 @@
+/* Distributed target tables (MariaDB's Spider engine: a head whose table
+ * keeps its rows on shard servers): telling one from a local table,
+ * refusing it when its servers would not commit together (unless
+ * target.accept_non_atomic), and listing the prepared XA transactions that
+ * hold locks the shards wait on, which the run's own lock wait does not
+ * reach.  What to ask comes from the dialect. */
+#include <string.h>
+
+#include "log.h"
+#include "target.h"
+
+/* The first field of a one-row query's first row into out ("" when it
+ * gave none), the query taking the table's schema and name when `table`. */
+static int first_value(target *t, const char *sql, int table, char *out, size_t n, dwl_error *err)
+{
+  const dwl_value p[2] = {{t->schema, t->schema ? strlen(t->schema) : 0, !t->schema}, {t->table, strlen(t->table), 0}};
+  odbc_stmt *st;
+  out[0] = '\0';
+  if (ostmt_prepare(t->c, sql, &st, err) != 0)
+    return -1;
+  const dwl_value *r;
+  int rc = ostmt_execute(st, table ? p : NULL, NULL, table ? 2 : 0, err);
+  if (rc == 0 && (rc = ostmt_fetch(st, &r, err)) == 1 && !r[0].is_null)
+    snprintf(out, n, "%.*s", (int)r[0].len, r[0].data);
+  ostmt_free(st);
+  return rc < 0 ? -1 : 0;
+}
+
+int target_check_remote(target *t, dwl_error *err)
+{
+  const dialect *d = t->d;
+  if (!d->remote_table_sql || !t->exists)
+    return 0;
+  if (first_value(t, d->remote_table_sql, 1, t->remote, sizeof t->remote, err) != 0)
+    return -1;
+  if (!t->remote[0])
+    return 0;
+  char atomic[8];
+  if (first_value(t, d->remote_atomic_sql, 0, atomic, sizeof atomic, err) != 0)
+    return -1;
+  if (strcmp(atomic, "1") == 0) {
+    log_msg(LOG_INFO, "table %s is a %s table: its servers commit together (%s is on)", t->spec->target_table,
+            t->remote, d->remote_atomic_name);
+    return 0;
+  }
+  if (t->spec->accept_non_atomic) {
+    log_msg(LOG_WARN,
+            "table %s is a %s table and %s is off: a server that fails at the commit may leave part of the run "
+            "committed (target.accept_non_atomic: true accepts that)",
+            t->spec->target_table, t->remote, d->remote_atomic_name);
+    return 0;
+  }
+  return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_NON_ATOMIC,
+                  "table %s is a %s table, whose rows live on other servers, and this session's %s is off: a server "
+                  "that fails at the commit would leave part of the run committed while dwload reports a rollback",
+                  t->spec->target_table, t->remote, d->remote_atomic_name);
+}
+
+int target_prepared_xa(target *t, dwl_buf *xids, dwl_error *err)
+{
+  if (!t->d->prepared_xa_sql)
+    return 0;
+  /* On a connection of its own: the run's may be in a failed statement. */
+  odbc_conn *c;
+  if (target_open_conn(t, &c, err) != 0)
+    return -1;
+  odbc_stmt *st;
+  int n = 0, f = -1;
+  if (ostmt_prepare(c, t->d->prepared_xa_sql, &st, err) == 0) {
+    const dwl_value *r;
+    if (ostmt_execute(st, NULL, NULL, 0, err) == 0)
+      while ((f = ostmt_fetch(st, &r, err)) == 1) {
+        if (r[0].is_null)
+          continue;
+        buf_printf(xids, "%s%.*s", n++ ? "; " : "", (int)r[0].len, r[0].data);
+        if (!r[1].is_null)
+          buf_printf(xids, " on %.*s", (int)r[1].len, r[1].data);
+      }
+    ostmt_free(st);
+  }
+  odbc_close(c);
+  return f < 0 ? -1 : n;
+}
+
+void target_name_prepared_xa(target *t, dwl_error *err)
+{
+  if (!t->remote[0])
+    return;
+  dwl_buf xids;
+  buf_init(&xids, 0);
+  dwl_error e2;
+  err_init(&e2);
+  int n = target_prepared_xa(t, &xids, &e2);
+  if (n > 0 && !buf_failed(&xids)) {
+    err->cause = DWL_CAUSE_PREPARED_XA;
+    err_prefix(err, "%d prepared XA transaction%s may hold the locks its servers wait on: %s", n, n > 1 ? "s" : "",
+               xids.data);
+  } else if (n < 0)
+    log_msg(LOG_WARN, "could not list the prepared XA transactions (%s)", e2.msg);
+  buf_free(&xids);
+}

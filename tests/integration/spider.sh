@@ -1,0 +1,203 @@
+#!/bin/sh
+# MariaDB Spider targets: a head whose dimension is a Spider table
+# partitioned by key over two shard servers (tests/servers.sh's
+# spider_start).  dwload tells it from a local table (ENGINE SPIDER),
+# refuses it while spider_internal_xa is off (a shard failing at the
+# commit would keep part of the run), loads it with XA on or with
+# target.accept_non_atomic, and names a prepared XA transaction holding the
+# locks its shards wait on (XA RECOVER), in a run and in check.
+#
+# Runs as spider.mariadb.wh only, on the Spider head instead of the plain
+# MariaDB server; skipped without the Spider servers (DWL_SPIDER=1, and CI,
+# start them), except under CI=true, where that is a failure.
+if [ "${WAREHOUSE:-sqlite}" = mariadb ]; then
+  if [ -z "${DWL_SPIDER_PORT:-}" ]; then
+    if [ "${CI:-}" = true ]; then
+      echo "Bail out! no Spider servers (DWL_SPIDER_*): tests/servers.sh starts them in CI"
+      exit 1
+    fi
+    echo "1..0 # SKIP no Spider servers (DWL_SPIDER=1 scripts/test, or tests/servers.sh's spider_start)"
+    exit 0
+  fi
+  DWL_MARIADB_HOST=$DWL_SPIDER_HOST
+  DWL_MARIADB_PORT=$DWL_SPIDER_PORT
+  DWL_MARIADB_USER=$DWL_SPIDER_USER
+  DWL_MARIADB_PASSWORD=$DWL_SPIDER_PASSWORD
+fi
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+skip_unless_warehouse mariadb "Spider is a MariaDB engine: spider.mariadb.wh runs this on its head"
+
+# shard N ARGS...: the mariadb client on shard N's copy of the database
+shard() {
+  eval "_sh_host=\$DWL_SPIDER_SHARD$1_HOST _sh_port=\$DWL_SPIDER_SHARD$1_PORT"
+  shift
+  MYSQL_PWD=$DWL_SPIDER_PASSWORD mariadb --no-defaults --protocol=tcp -h "$_sh_host" -P "$_sh_port" \
+    -u "$DWL_SPIDER_USER" --connect-timeout=10 -N -B "$@"
+}
+
+# The shards' databases and the head's SERVERs go with the test.
+S1=dwl_s1_$$
+S2=dwl_s2_$$
+WH_AT_EXIT='shard 1 -e "DROP DATABASE IF EXISTS $WH_DB" >/dev/null 2>&1
+shard 2 -e "DROP DATABASE IF EXISTS $WH_DB" >/dev/null 2>&1
+sql "DROP SERVER IF EXISTS $S1" >/dev/null 2>&1; sql "DROP SERVER IF EXISTS $S2" >/dev/null 2>&1'
+for n in 1 2; do
+  # A prepared XA branch makes a run wait this long on a shard, whatever
+  # the head's lock timeouts: the shard's own, shortened for the test (new
+  # sessions only: each run's Spider connections are new).
+  shard $n -e "SET GLOBAL innodb_lock_wait_timeout = 2; CREATE DATABASE $WH_DB" ||
+    { echo "Bail out! cannot create the database on shard $n"; exit 1; }
+done
+sql "CREATE SERVER $S1 FOREIGN DATA WRAPPER mysql OPTIONS (HOST '$DWL_SPIDER_SHARD1_HOST',
+       PORT $DWL_SPIDER_SHARD1_PORT, USER '$DWL_SPIDER_USER', PASSWORD '$DWL_SPIDER_PASSWORD', DATABASE '$WH_DB')"
+sql "CREATE SERVER $S2 FOREIGN DATA WRAPPER mysql OPTIONS (HOST '$DWL_SPIDER_SHARD2_HOST',
+       PORT $DWL_SPIDER_SHARD2_PORT, USER '$DWL_SPIDER_USER', PASSWORD '$DWL_SPIDER_PASSWORD', DATABASE '$WH_DB')"
+
+# spider_table T: dwload's scd2 layout for T, as a Spider table on the head
+# partitioned by KEY (id) over the shards, and its partitions on them.  The
+# partition key must be in every unique key: the primary key is
+# (dim_id, id).
+spider_table() {
+  _cols="dim_id BIGINT NOT NULL, id BIGINT NOT NULL, name VARCHAR(20), lmd DATETIME(6), valid_from DATETIME(6),
+         valid_to DATETIME(6), is_current BOOLEAN NOT NULL, is_deleted BOOLEAN NOT NULL,
+         PRIMARY KEY (dim_id, id), KEY ${1}_key (id, is_current)"
+  shard 1 -D "$WH_DB" -e "CREATE TABLE $1 ($_cols) ENGINE=InnoDB"
+  shard 2 -D "$WH_DB" -e "CREATE TABLE $1 ($_cols) ENGINE=InnoDB"
+  sql "CREATE TABLE $1 ($_cols) ENGINE=SPIDER COMMENT='wrapper \"mysql\", table \"$1\"'
+         PARTITION BY KEY (id) (PARTITION p1 COMMENT = 'srv \"$S1\"', PARTITION p2 COMMENT = 'srv \"$S2\"')"
+}
+
+# spider_job NAME TABLE CONN [TARGET-LINES]: a csv -> scd2 job on ${FEED}
+spider_job() {
+  job "$1" <<EOF
+version: 1
+job: $1
+source:
+  plugin: csv
+  path: \${FEED}
+target:
+  connection: "$3"
+  table: $2
+${4:-}
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+EOF
+}
+
+# history T: every version through the head; on_shards T: the same read
+# from both shards; per_shard T: "rows on shard 1, rows on shard 2, keys
+# on both"
+history() {
+  sql "SELECT id, name, valid_from, valid_to, is_current FROM $1 ORDER BY id, valid_from"
+}
+on_shards() {
+  for n in 1 2; do
+    shard $n -D "$WH_DB" -e "SELECT id, name, valid_from, valid_to, is_current FROM $1"
+  done | sort -t "$(printf '\t')" -k1,1n -k3,3 | tr '\t' '|' | sed 's/|NULL|/||/; s/\.000000//g'
+}
+per_shard() {
+  _a=$(shard 1 -D "$WH_DB" -e "SELECT COUNT(*) FROM $1")
+  _b=$(shard 2 -D "$WH_DB" -e "SELECT COUNT(*) FROM $1")
+  _both=$( { shard 1 -D "$WH_DB" -e "SELECT DISTINCT id FROM $1"; shard 2 -D "$WH_DB" -e "SELECT DISTINCT id FROM $1"; } |
+           sort | uniq -d | wc -l)
+  echo "$_a,$_b,$_both"
+}
+
+printf 'id,name,lmd\n1,ann,2024-01-01\n2,bob,2024-01-01\n3,cy,2024-01-01\n4,dee,2024-01-01\n' >"$WORK/day1.csv"
+printf 'id,name,lmd\n1,ann2,2024-01-02\n2,bob,2024-01-01\n3,cy,2024-01-01\n4,dee2,2024-01-02\n5,eve,2024-01-02\n' \
+  >"$WORK/day2.csv"
+XA_ON="$WH_CONN;InitStmt=SET SESSION spider_internal_xa = ON"
+
+# ---- a Spider table with XA off (the default): refused --------------------------
+spider_table dim
+J_OFF=$(spider_job dim_off dim "$WH_CONN")
+FEED=$WORK/day1.csv dw run "$J_OFF"
+is "$RC" 4 "XA off: the run exits 4"
+like "$ERR" "table dim is a SPIDER table, whose rows live on other servers, and this session's spider_internal_xa is off" \
+  "XA off: the message names the engine and the setting"
+like "$ERR" "a server that fails at the commit would leave part of the run committed" "XA off: and why"
+like "$ERR" "target.accept_non_atomic: true" "XA off: the hint names the option"
+is "$(per_shard dim)" "0,0,0" "XA off: nothing reached the shards"
+FEED=$WORK/day1.csv dw check --connect "$J_OFF"
+is "$RC" 4 "XA off: check exits 4"
+like "$OUT" "table    FAILED table dim is a SPIDER table" "XA off: check's table step says why"
+
+# ---- XA on: scd2, initial and delta, on the memory engine ---------------------------
+J=$(spider_job dim "dim" "$XA_ON")
+FEED=$WORK/day1.csv dw run "$J"
+is "$RC" 0 "XA on: the initial load exits 0"
+like "$ERR" "table dim is a SPIDER table: its servers commit together (spider_internal_xa is on)" \
+  "XA on: the log says the servers commit together"
+FEED=$WORK/day2.csv dw run "$J"
+is "$RC" 0 "XA on: the delta exits 0"
+is "$(counts)" "read=5 skipped=2 inserted=3 expired=2 updated=0 deleted=0 unchanged=0" "XA on: the delta's counts"
+H='1|ann|2024-01-01 00:00:00|2024-01-02 00:00:00|0
+1|ann2|2024-01-02 00:00:00||1
+2|bob|2024-01-01 00:00:00||1
+3|cy|2024-01-01 00:00:00||1
+4|dee|2024-01-01 00:00:00|2024-01-02 00:00:00|0
+4|dee2|2024-01-02 00:00:00||1
+5|eve|2024-01-02 00:00:00||1'
+is "$(history dim)" "$H" "XA on: the whole history through the head"
+is "$(on_shards dim)" "$H" "XA on: the same history on the shards together"
+PS=$(per_shard dim)
+case $PS in
+  0,*|*,0,*|*,*,[1-9]*) fail "XA on: both shards hold rows, each key on one shard" "got: $PS" ;;
+  *) pass "XA on: both shards hold rows, each key on one shard ($PS)" ;;
+esac
+FEED=$WORK/day2.csv dw check --connect "$J"
+is "$RC" 0 "XA on: check exits 0"
+like "$OUT" "xa       ok     no prepared XA transaction" "XA on: check looked for prepared XA transactions"
+
+# ---- XA off, accepted --------------------------------------------------------------
+spider_table dim_acc
+J_ACC=$(spider_job dim_acc dim_acc "$WH_CONN" "  accept_non_atomic: true")
+FEED=$WORK/day1.csv dw run "$J_ACC"
+is "$RC" 0 "accept_non_atomic: the run exits 0 with XA off"
+like "$ERR" "warn: table dim_acc is a SPIDER table and spider_internal_xa is off: a server that fails at the commit may leave part of the run committed" \
+  "accept_non_atomic: with a warning"
+is "$(history dim_acc)" "$(printf '1|ann|2024-01-01 00:00:00||1\n2|bob|2024-01-01 00:00:00||1\n3|cy|2024-01-01 00:00:00||1\n4|dee|2024-01-01 00:00:00||1')" \
+  "accept_non_atomic: the rows through the head"
+is "$(on_shards dim_acc)" "$(history dim_acc)" "accept_non_atomic: the same rows on the shards"
+
+# ---- a prepared XA transaction left behind holds a key's rows -------------------------
+# As a coordinator that crashed after XA PREPARE leaves it: the branch on
+# the shard holding the key stays prepared, its row locked.
+XID="dwl_orphan_$$"
+sql "XA START '$XID'; UPDATE dim SET name = 'held' WHERE id = 1 AND is_current = 1; XA END '$XID'; XA PREPARE '$XID'"
+HELD=""
+for n in 1 2; do
+  if shard $n -e "XA RECOVER" | grep -q "$XID"; then
+    eval "HELD=\"\${HELD:+\$HELD, }\$DWL_SPIDER_SHARD${n}_HOST:\$DWL_SPIDER_SHARD${n}_PORT\""
+  fi
+done
+like "$HELD" ":" "the prepared transaction has a branch on a shard"
+FEED=$WORK/day2.csv dw check --connect "$J"
+is "$RC" 3 "prepared XA: check exits 3"
+like "$OUT" "xa       FAILED 1 prepared XA transaction may hold locks its servers would wait on: '$XID' on $HELD" \
+  "prepared XA: check names it and the shard holding its branch"
+printf 'id,name,lmd\n1,ann3,2024-01-03\n' >"$WORK/day3.csv"
+FEED=$WORK/day3.csv dw run "$J"
+is "$RC" 3 "prepared XA: a run touching its rows exits 3 (the shard's lock wait)"
+like "$ERR" "1 prepared XA transaction may hold the locks its servers wait on: '$XID' on $HELD" \
+  "prepared XA: the run's message names it and the shard"
+like "$ERR" "hint: a prepared XA transaction (from a crashed run or coordinator) holds locks" \
+  "prepared XA: the hint says what holds the locks"
+like "$ERR" "end each with XA ROLLBACK or XA COMMIT and its xid on the head, and on each server the message names" \
+  "prepared XA: and how to end it"
+# Ended on the head, the branch Spider prepared on the shard stays (as
+# the hint says): it is ended there too.
+sql "XA ROLLBACK '$XID'"
+for n in 1 2; do
+  if shard $n -e "XA RECOVER" | grep -q "$XID"; then
+    shard $n -e "XA ROLLBACK '$XID'"
+  fi
+done
+FEED=$WORK/day3.csv dw run "$J"
+is "$RC" 0 "prepared XA ended: the run exits 0"
+is "$(sql "SELECT name FROM dim WHERE id = 1 AND is_current = 1")" "ann3" "prepared XA ended: the key's new version"
+is "$(on_shards dim)" "$(history dim)" "prepared XA ended: the shards hold the head's history"
+
+done_testing
