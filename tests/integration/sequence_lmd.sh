@@ -23,56 +23,32 @@ stored() { sql "SELECT checkpoint FROM dwload_state WHERE job = '$1'"; }
 
 # ---- the Databricks AUTO CDC SCD type 2 example -----------------------------
 # cdc_data.users, `SEQUENCE BY sequenceNum COLUMNS * EXCEPT (operation,
-# sequenceNum) STORED AS SCD TYPE 2`, its rows as Databricks lists them.
-csv=$(file users.csv <<'EOF'
-userId,name,city,operation,sequenceNum
-124,Raul,Oaxaca,INSERT,1
-123,Isabel,Monterrey,INSERT,1
-125,Mercedes,Tijuana,INSERT,2
-125,Mercedes,Mexicali,UPDATE,5
-123,null,null,DELETE,6
-125,Mercedes,Guadalajara,UPDATE,6
-126,Lily,Cancun,INSERT,2
-123,Chris,Oaxaca,UPDATE,5
-EOF
-)
-# cdc_job NAME [LOAD-LINES] [DIMENSION-LINES] [TABLE]
+# sequenceNum) STORED AS SCD TYPE 2`, as the job tests/data/autocdc_scd2/
+# job.yaml, its rows as Databricks lists them.
+DATA="$TOP_SRCDIR/tests/data/autocdc_scd2"
+csv=$(file users.csv <"$DATA/users.csv")
+export FEED="$csv" WH_CONN
+# cdc_job NAME [LOAD-LINES] [DIMENSION-LINES] [TABLE]: the example's job
+# named NAME, with LOAD-LINES and DIMENSION-LINES added to its sections,
+# into TABLE (default users)
 cdc_job() {
-  mkjob "$1" "$WORK/users.csv" "${4:-users}" "  types: {userId: integer, sequenceNum: integer}" <<EOF
-columns:
-  exclude: [operation, sequenceNum]
-load:
-  mode: scd2
-  key: [userId]
-  lmd: sequenceNum
-  deletes: {column: operation, values: [DELETE]}
-${2:-}
-dimension:
-  surrogate_key: null
-  current: null
-  deleted: null
-  valid_from: __START_AT
-  valid_to: __END_AT
-${3:-}
-EOF
+  awk -v name="$1" -v loadl="${2:-}" -v dim="${3:-}" -v table="${4:-users}" '
+    /^job: / { print "job: " name; next }
+    /^  table: / { print "  table: " table; next }
+    { print }
+    /^  deletes: / && loadl != "" { print loadl }
+    /^  valid_to: / && dim != "" { print dim }' "$DATA/job.yaml" | _engine | job "$1"
 }
-j=$(cdc_job cdc)
+j=$(_engine <"$DATA/job.yaml" | job autocdc_scd2)
 dw plan --sql "$j"
 like "$OUT" "${Q}__START_AT${Q} $BIG" "AUTO CDC: plan creates __START_AT as an integer column"
 like "$OUT" "${Q}__END_AT${Q} $BIG" "AUTO CDC: plan creates __END_AT as an integer column"
 run_ok "$j" "AUTO CDC: the example loads"
 is "$(counts)" "read=8 skipped=0 inserted=7 expired=0 updated=0 deleted=1 unchanged=0" "AUTO CDC: counts"
-is "$(tdump users '1, 4')" \
-"123|Isabel|Monterrey|1|5
-123|Chris|Oaxaca|5|6
-124|Raul|Oaxaca|1|<null>
-125|Mercedes|Tijuana|2|5
-125|Mercedes|Mexicali|5|6
-125|Mercedes|Guadalajara|6|<null>
-126|Lily|Cancun|2|<null>" "AUTO CDC: the whole table is Databricks' SCD type 2 result, sequence values in __START_AT/__END_AT"
+is "$(tdump users '1, 4')" "$(cat "$DATA/expect")" "AUTO CDC: the whole table is Databricks' SCD type 2 result, sequence values in __START_AT/__END_AT"
 is "$(sqln "SELECT ${Q}userId${Q} FROM users WHERE ${Q}__START_AT${Q} > 4 AND ${Q}__START_AT${Q} < 10 ORDER BY 1" | tr '\n' ' ')" \
   "123 125 125 " "AUTO CDC: __START_AT compares as a number in the warehouse"
-is "$(stored cdc)" "6" "AUTO CDC: the checkpoint is the integer 6"
+is "$(stored autocdc_scd2)" "6" "AUTO CDC: the checkpoint is the integer 6"
 
 dw asof "$j" --at 2024-01-01
 is "$RC" 2 "asof: validity in sequence values is refused (exit 2), not an empty answer"
@@ -88,19 +64,14 @@ else
   why="--backfill-from replays a time range, and load.lmd 'sequenceNum' is an integer sequence"
 fi
 like "$ERR" "$why" "backfill: says why"
-is "$(tdump users '1, 4')|$(stored cdc)" "$before|6" "backfill: nothing written"
+is "$(tdump users '1, 4')|$(stored autocdc_scd2)" "$before|6" "backfill: nothing written"
 
 # TRACK HISTORY ON * EXCEPT (city): a change of city alone overwrites the
 # version in place (type1), a change of name starts a version.
-j=$(cdc_job cdct1 "  type1: [city]" "" users_t1)
+j=$(_engine <"$DATA/track_history.yaml" | job autocdc_track_history)
 run_ok "$j" "track history except city: loads"
-is "$(tdump users_t1 '1, 4')" \
-"123|Isabel|Monterrey|1|5
-123|Chris|Oaxaca|5|6
-124|Raul|Oaxaca|1|<null>
-125|Mercedes|Guadalajara|2|<null>
-126|Lily|Cancun|2|<null>" "track history except city: the whole table, Mercedes' moves in place"
-j=$(cdc_job cdc)
+is "$(tdump users_t1 '1, 4')" "$(cat "$DATA/expect_track_history")" "track history except city: the whole table, Mercedes' moves in place"
+j=$(cdc_job autocdc_scd2)
 
 # Sequences 10 and 9 after a checkpoint of 6: as text "10" < "6" would be
 # skipped and "9" would come after "10".
@@ -120,7 +91,7 @@ is "$(tdump users '1, 4' | grep -E '^12[46]')" \
 124|Raul|Leon|10|<null>
 126|Lily|Cancun|2|10
 126|Lily|Puebla|10|<null>" "9 vs 10: versions in numeric order, 10 is current"
-is "$(stored cdc)" "10" "9 vs 10: the checkpoint is 10, not 9"
+is "$(stored autocdc_scd2)" "10" "9 vs 10: the checkpoint is 10, not 9"
 
 # 99 and 100 in one delivery, out of order, and a row at the checkpoint.
 file users.csv >/dev/null <<'EOF'
@@ -138,7 +109,7 @@ is "$(tdump users '1, 4' | grep -E '^124')" \
 124|Raul|Leon|10|99
 124|Raul|Tepic|99|100
 124|Raul|Colima|100|<null>" "99 vs 100: 99 before 100"
-is "$(stored cdc)" "100" "99 vs 100: the checkpoint is 100"
+is "$(stored autocdc_scd2)" "100" "99 vs 100: the checkpoint is 100"
 
 # A late row by sequence: lookback as a count of sequence values rereads
 # 100 - 60 = 40 on; sequence 50 falls inside Colima's predecessor Leon.
@@ -147,7 +118,7 @@ userId,name,city,operation,sequenceNum
 124,Raul,Celaya,UPDATE,50
 124,Raul,Merida,UPDATE,30
 EOF
-j=$(cdc_job cdc "  lookback: 60")
+j=$(cdc_job autocdc_scd2 "  lookback: 60")
 run_ok "$j" "late: a row with sequence 50 against history to 100"
 is "$(field read) $(field skipped)" "2 1" "late: sequence 30 is before the lookback window (100 - 60)"
 is "$(tdump users '1, 4' | grep -E '^124')" \
@@ -169,7 +140,7 @@ before=$(tdump users '1, 4')
 dw run "$j"
 is "$RC" 1 "same sequence: two different rows fail the run"
 like "$ERR" "with the same lmd 200" "same sequence: the message prints the sequence as an integer"
-is "$(tdump users '1, 4')|$(stored cdc)" "$before|100" "same sequence: nothing written"
+is "$(tdump users '1, 4')|$(stored autocdc_scd2)" "$before|100" "same sequence: nothing written"
 
 # ---- the checkpoint's type is checked on the next run -----------------------
 # The same job now reading its lmd as a timestamp: its stored integer
@@ -178,7 +149,7 @@ file users.csv >/dev/null <<'EOF'
 userId,name,city,operation,sequenceNum
 124,Raul,Colima,UPDATE,2024-01-01 00:00:00
 EOF
-j=$(mkjob cdc "$csv" users_ts <<'EOF'
+j=$(mkjob autocdc_scd2 "$csv" users_ts <<'EOF'
 columns:
   exclude: [operation, sequenceNum]
 load:
@@ -189,11 +160,11 @@ EOF
 )
 dw run "$j"
 is "$RC" 2 "type change: an integer checkpoint with a timestamp lmd: exit 2"
-like "$ERR" "load.lmd: the stored checkpoint '100' of job cdc is an integer sequence, but the lmd column 'sequenceNum' is now a point in time" \
+like "$ERR" "load.lmd: the stored checkpoint '100' of job autocdc_scd2 is an integer sequence, but the lmd column 'sequenceNum' is now a point in time" \
   "type change: the error names the checkpoint and both types"
-is "$(printf '%s\n' "$ERR" | grep -Ec 'cdc[.]yaml:[0-9]+:[0-9]+: load[.]lmd: the stored')" 1 \
+is "$(printf '%s\n' "$ERR" | grep -Ec 'autocdc_scd2[.]yaml:[0-9]+:[0-9]+: load[.]lmd: the stored')" 1 \
   "type change: at load.lmd's position in the job file"
-is "$(table_exists users_ts) $(stored cdc)" "0 100" "type change: no table created, the checkpoint unchanged"
+is "$(table_exists users_ts) $(stored autocdc_scd2)" "0 100" "type change: no table created, the checkpoint unchanged"
 
 # ---- upsert: the greatest sequence wins, not the greatest text ----------------
 csv=$(file acct.csv <<'EOF'
