@@ -178,6 +178,10 @@ static int table_sql(odbc_src *s, const char *table, const dwl_source_args *a, d
   if (add_ident(s, sql, t, strlen(t), "table") != DWL_OK)
     return DWL_ERR;
   *nparams = 0;
+  /* A composite load.lmd pushes down only its first column: the host tells
+   * the value before the checkpoint's first (src/cmd/run.c), so `> ?`
+   * reads every row at that value too, and dwload filters the
+   * tie-breakers in memory; no (c1 > ? OR (c1 = ? AND c2 > ?)) here. */
   if (a->lmd_column && a->checkpoint) {
     dwl_buf q;
     buf_init(&q, 0);

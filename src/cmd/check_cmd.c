@@ -210,7 +210,8 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
   }
   step(&rp, "state", 1, "%s; %s %s, %s %s", st.checkpoint[0] ? st.checkpoint : "no checkpoint yet", DWL_STATE_TABLE,
        have_state ? "exists" : "will be created", DWL_RUNS_TABLE, have_runs ? "exists" : "will be created");
-  source_config cfg = source_config_for(spec, st.checkpoint[0] ? st.checkpoint : NULL);
+  /* (a composite's array is no value a plugin compares: it is told none) */
+  source_config cfg = source_config_for(spec, st.checkpoint[0] && st.checkpoint[0] != '[' ? st.checkpoint : NULL);
   if (source_open(&cfg, &src, err) != 0) {
     step(&rp, "source", 0, "%s", err->msg);
     goto out;

@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "state.h"
 #include "ts.h"
 
 #define LAST_SUCCESS "dwload_last_success_timestamp_seconds"
@@ -83,8 +84,12 @@ static char *exposition(const char *lab, const run_summary *s, int exit_code, do
   metric(&b, "dwload_run_timestamp_seconds", "When the job's last run ended, in Unix time.", lab, NULL, end);
   if (last_ok > 0)
     metric(&b, LAST_SUCCESS, "When a run of the job last committed, in Unix time.", lab, NULL, last_ok);
+  /* a point in time (a composite's first column), not a sequence */
   dwl_ts cp;
-  if (s->checkpoint[0] && ts_parse(s->checkpoint, strlen(s->checkpoint), &cp) == 0) {
+  dwl_error e2;
+  err_init(&e2);
+  int seq = 1;
+  if (s->checkpoint[0] && state_checkpoint("", s->checkpoint, &cp, &seq, &e2) == 0 && !seq) {
     double at = (double)cp.us / 1e6;
     metric(&b, "dwload_checkpoint_timestamp_seconds", "The job's stored checkpoint, in Unix time.", lab, NULL, at);
     metric(&b, "dwload_checkpoint_lag_seconds",

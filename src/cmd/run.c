@@ -68,7 +68,7 @@ typedef struct run_ctx {
 
 static void note_lmd(run_ctx *r, const dwl_ts *lmd)
 {
-  if (!r->have_max || lmd->us > r->max.us) {
+  if (!r->have_max || ts_seq_cmp(lmd, &r->max) > 0) {
     r->max = *lmd;
     r->have_max = 1;
   }
@@ -137,7 +137,7 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
     for (size_t i = 0; i < b.nrows; i++) {
       const dwl_value *in = &b.values[i * r->src->ncols];
       uint64_t origin = b.origin ? b.origin[i] : (uint64_t)r->sum->read + 1;
-      dwl_ts lmd = {0, 0};
+      dwl_ts lmd = {0};
       char why[512];
       r->sum->read++;
       int bad = prep_row(&r->p, in, &lmd, why, sizeof why, err);
@@ -163,7 +163,9 @@ static int read_source(run_ctx *r, take_fn take, dwl_error *err)
         note_lmd(r, &lmd);
         /* load.lookback rereads a window before the checkpoint: rows
          * already loaded there are no-ops, late ones are caught. */
-        past = r->spec->watermark == WATERMARK_NONE || !r->have_cp || lmd.us > r->cp.us - r->spec->lookback_us || refresh_replays(r->o, &lmd);
+        past = r->spec->watermark == WATERMARK_NONE || !r->have_cp || refresh_replays(r->o, &lmd) ||
+               (r->spec->lookback_us > 0 ? lmd.us > r->cp.us - r->spec->lookback_us  /* (the first column's) */
+                                         : ts_seq_cmp(&lmd, &r->cp) > 0);
       } else if (r->snapshot)
         lmd = r->load;
       if (take(r, r->p.row, origin, r->p.lmd >= 0 || r->snapshot ? &lmd : NULL, past, err) != 0)
@@ -529,14 +531,11 @@ static int open_source(run_ctx *r, dwl_error *err)
   int all_rows = spec->mode == MODE_REPLACE || spec->deletes == DEL_ABSENT || r->o->backfill_from ||
                  spec->watermark == WATERMARK_NONE;
   char low[32];
-  if (r->have_cp && spec->lookback_us > 0) {
-    dwl_ts t = ts_add_us(r->cp, -spec->lookback_us);
-    r->cp_seq ? ts_format_seq(&t, low) : ts_format(&t, low);
-  }
+  int lowered = r->have_cp && state_checkpoint_lowered(&r->cp, r->cp_seq, spec->lookback_us, low);
   if (rejects_open(&r->rj, spec, !r->o->plan, err) != 0)
     return -1;
   source_config cfg = source_config_for(
-    spec, !r->have_cp || all_rows ? NULL : spec->lookback_us > 0 ? low : st.checkpoint);
+    spec, !r->have_cp || all_rows ? NULL : lowered ? low : st.checkpoint);
   cfg.reject = on_plugin_reject;
   cfg.reject_ud = r;
   if (target_table_names(r->t, &cfg.table_cols, &cfg.ntable_cols, err) != 0)
@@ -545,7 +544,8 @@ static int open_source(run_ctx *r, dwl_error *err)
     return -1;
   r->t->nhidden = r->src->ncols - r->src->nstored;
   if (prep_init(&r->p, spec, r->src, err) != 0 || target_layout(r->t, r->src->cols, r->src->nstored, err) != 0 ||
-      (r->have_cp && state_checkpoint_fits(r->t, st.checkpoint, r->cp_seq, err) != 0))
+      (r->have_cp && state_checkpoint_fits(r->t, st.checkpoint, &r->cp, r->cp_seq,
+                                           &(dwl_ts){.nties = r->p.nties, .tie_time = r->p.tie_time}, err) != 0))
     return -1;
   r->p.t = r->t;
   if (spec->mode == MODE_SCD2 || spec->mode == MODE_UPSERT) {
@@ -561,6 +561,7 @@ static int open_source(run_ctx *r, dwl_error *err)
     r->e.origin_name = r->p.origin_name;
     r->e.reject = on_late_reject;
     r->e.reject_ud = r;
+    r->e.cp = r->have_cp ? &r->cp : NULL;
   }
   return 0;
 }
@@ -624,10 +625,10 @@ static int commit_outcome(run_ctx *r, dwl_error *err)
  * transaction (committed with it); without, after a failure, best effort. */
 static int record_run(run_ctx *r, const char *status, const char *error, dwl_error *err)
 {
-  char started[32], cp[32] = "";
+  char started[32], cp[128] = "";
   ts_format(&r->started, started);
   if (r->have_cp)
-    target_ts_text(r->t, &r->cp, cp);
+    state_checkpoint_text(r->t, &r->cp, cp, sizeof cp);
   run_record rec = {r->sum, status, started, cp, error};
   if (err)
     return runs_insert(r->t, &rec, err);
@@ -699,9 +700,9 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   if (rc == 0 && !o->plan)
     rc = schema_keep_end(r.t, err);
   if (spec->lmd) {
-    dwl_ts cp = r.have_max && (!r.have_cp || r.max.us > r.cp.us) ? r.max : r.cp;
+    dwl_ts cp = r.have_max && (!r.have_cp || ts_seq_cmp(&r.max, &r.cp) > 0) ? r.max : r.cp;
     if (r.have_max || r.have_cp)
-      target_ts_text(r.t, &cp, sum->checkpoint);
+      state_checkpoint_text(r.t, &cp, sum->checkpoint, sizeof sum->checkpoint);
   } else if (r.snapshot && rc == 0)
     target_ts_text(r.t, &r.load, sum->load_time);
   sum->seconds = now_s() - t0;
@@ -778,7 +779,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
      * say): then it is read now, outside any transaction. */
     sum->checkpoint[0] = '\0';
     if (r.have_cp)
-      target_ts_text(r.t, &r.cp, sum->checkpoint);
+      state_checkpoint_text(r.t, &r.cp, sum->checkpoint, sizeof sum->checkpoint);
     else if (spec->lmd && r.t && r.t->c && !lost)
       state_stored_checkpoint(r.t, spec->job, sum->checkpoint, sizeof sum->checkpoint);
     /* A run refused at the job's (or table's) lock never ran: it leaves

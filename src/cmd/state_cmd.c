@@ -19,17 +19,18 @@
  * canonical text a run stores.
  * Not later than load.future_tolerance allows an lmd: such a checkpoint
  * would make every later run skip every row. */
-static int checkpoint_value(const dwl_spec *spec, const char *v, char out[32], dwl_error *err)
+static int first_value(const dwl_spec *spec, const char *v, const dwl_ts *parsed, int seq, char out[32],
+                       dwl_error *err)
 {
-  if (!spec->lmd)
-    return err_set(err, DWL_EXIT_USAGE, "job '%s' has no load.lmd: it keeps no checkpoint to set", spec->job);
   dwl_ts ts;
   /* An integer sequence's checkpoint (the next run checks it is one). */
-  if (ts_parse_seq(v, strlen(v), &ts) == 0) {
-    ts_format_seq(&ts, out);
+  if (parsed ? seq : ts_parse_seq(v, strlen(v), &ts) == 0) {
+    ts_format_seq(parsed ? parsed : &ts, out);
     return 0;
   }
-  if (spec_parse_lmd_text(spec, v, &ts) != 0)
+  if (parsed)
+    ts = *parsed;
+  else if (spec_parse_lmd_text(spec, v, &ts) != 0)
     return err_set(err, DWL_EXIT_USAGE,
                    "--set '%s' is not a timestamp: give one as `dwload state` prints it (YYYY-MM-DD[ HH:MM:SS], or an integer)%s%s",
                    v, spec->lmd_format ? " or as load.lmd_format says: " : "",
@@ -44,6 +45,34 @@ static int checkpoint_value(const dwl_spec *spec, const char *v, char out[32], d
                    v, span);
   }
   ts_format(&ts, out);
+  return 0;
+}
+
+/* A composite load.lmd's checkpoint is given as `dwload state` prints it,
+ * a JSON array of as many values as load.lmd lists (the next run checks
+ * their types against the source's); a single value is refused. */
+static int checkpoint_value(const dwl_spec *spec, const char *v, char *out, size_t n, dwl_error *err)
+{
+  if (!spec->lmd)
+    return err_set(err, DWL_EXIT_USAGE, "job '%s' has no load.lmd: it keeps no checkpoint to set", spec->job);
+  size_t want = spec->lmd_ties.n;
+  if (want == 0 && v[0] != '[')
+    return first_value(spec, v, NULL, 0, out, err);
+  dwl_ts cp;
+  int seq = 0;
+  if (v[0] != '[' || state_checkpoint(spec->job, v, &cp, &seq, err) != 0 || (size_t)cp.nties != want) {
+    err_init(err);
+    return err_set(err, DWL_EXIT_USAGE,
+                   "--set '%s': load.lmd %s; give %s",
+                   v, want ? "is a composite sequence" : "is one column",
+                   want ? "its checkpoint as `dwload state` prints it, a JSON array of one value per column "
+                          "(an integer, or a quoted timestamp), such as '[\"2024-05-01 10:00:00\",7]'"
+                        : "one value, a timestamp or an integer");
+  }
+  char c1[32];
+  if (first_value(spec, v, &cp, seq, c1, err) != 0)
+    return -1;
+  state_checkpoint_compose(c1, seq, &cp, out, n);
   return 0;
 }
 
@@ -112,8 +141,8 @@ static int print_change(const dwl_spec *spec, const state_opts *o, const job_sta
 
 static int state_change(const dwl_spec *spec, const state_opts *o, FILE *out, dwl_error *err)
 {
-  char cp[32] = "";
-  if (o->action == STATE_DO_SET && checkpoint_value(spec, o->value, cp, err) != 0)
+  char cp[128] = "";
+  if (o->action == STATE_DO_SET && checkpoint_value(spec, o->value, cp, sizeof cp, err) != 0)
     return -1;
   static const state_action act[] = {0, STATE_RESET, STATE_SET, STATE_CLEAR_RUNNING};
   target *t;

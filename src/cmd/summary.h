@@ -18,7 +18,7 @@ typedef struct run_summary {
   long long widened;     /* columns schema.widen widened (a plan: would widen) */
   long long absent;      /* deletes: absent: keys missing from the source */
   const char *guard;     /* the guard that stopped the run or held deletions back (guard.c); NULL: none */
-  char checkpoint[40];   /* "" = null */
+  char checkpoint[128];  /* "" = null; a composite lmd's is longer (state_checkpoint_text) */
   char load_time[40];    /* a snapshot load (snapshot.c): its time; "" none */
   double seconds;
 } run_summary;

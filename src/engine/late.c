@@ -71,6 +71,9 @@ static int cmp_hev(const void *a, const void *b)
     return x->syn ? -1 : 1;  /* the stored state first, the source's rows over it */
   if (x->syn && x->del != y->del)
     return x->del ? -1 : 1;  /* deleted, then revived at the same instant */
+  int ties = x->syn ? 0 : ts_seq_cmp(&x->r.lmd, &y->r.lmd);  /* a composite lmd's tie-breakers */
+  if (ties)
+    return ties;
   return x->r.seq < y->r.seq ? -1 : x->r.seq > y->r.seq;
 }
 
@@ -119,7 +122,7 @@ static int late_noop(const hkey *h, const hev *ev)
 int late_reject(const scd_engine *e, const rs_row *r, int64_t end, scd_counts *counts, dwl_error *err)
 {
   char k[512], when[32], upto[32], why[1024];
-  dwl_ts t = {end, 0};
+  dwl_ts t = {.us = end};
   counts->late_rejected++;
   describe_key(e, r->vals, k, sizeof k);
   scd_when(e, &r->lmd, when);
@@ -189,7 +192,7 @@ static ssize_t build_events(hkey *h, rs_row *const *rows, size_t n, int64_t end,
     if (!gone)
       continue;
     ev[nev] = (hev){.r = *hrow(h, i), .del = 1, .syn = 1};
-    ev[nev++].r.lmd = (dwl_ts){at, 0};
+    ev[nev++].r.lmd = (dwl_ts){.us = at};
     if (at > lastdel)
       lastdel = at;
   }
@@ -251,11 +254,16 @@ static int settle_instants(const scd_engine *e, hev *ev, size_t nev, scd_counts 
         d = (ssize_t)k;
         continue;
       }
-      if (!same_row(e, &ev[d].r, &ev[k].r))
+      /* a composite lmd: the last by its tie-breakers supersedes the others */
+      int tied = ts_seq_cmp(&ev[d].r.lmd, &ev[k].r.lmd) < 0;
+      if (!tied && !same_row(e, &ev[d].r, &ev[k].r))
         return conflict(e, &ev[d].r, &ev[k].r, err);
-      ev[k].skip = 1;
-      if (!ev[k].late)
+      size_t gone = tied ? (size_t)d : k;
+      ev[gone].skip = 1;
+      if (!ev[gone].late)
         counts->unchanged++;  /* an identical duplicate counts once */
+      if (tied)
+        d = (ssize_t)k;
     }
     if (d < 0)
       continue;
@@ -411,7 +419,7 @@ static int replay_key(hkey *h, hev *ev, size_t nev, const scd_sink *sink, scd_co
     }
   }
   if (w.kind == H_PEND || w.kind == H_PEND_TOMB) {
-    dwl_ts none = {0, 0};
+    dwl_ts none = {0};
     if (emit_pending(&w, 1, none, w.kind == H_PEND_TOMB, err) != 0)
       goto out;
   }

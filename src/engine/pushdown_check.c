@@ -33,7 +33,7 @@ static void describe(const pushdown *p, char vals[][512], const int *isnull, cha
 
 static void when_text(const pushdown *p, const char *us, char out[32])
 {
-  dwl_ts t = {strtoll(us, NULL, 10), 0};
+  dwl_ts t = {.us = strtoll(us, NULL, 10)};
   target_ts_text(p->t, &t, out);
 }
 

@@ -30,6 +30,10 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
       s->delete_style == DELSTYLE_EXPIRE)
     return "does not support type1_scope: all with deletes in delete_style: expire (a revival's type 1 "
            "values reach the closed versions only in engine: memory)";
+  /* Its SQL orders a key's rows by the lmd alone, and its stage holds no
+   * tie-breakers (dwload-job(5), SEQUENCES). */
+  if (s->lmd_ties.n > 0)
+    return "does not support a composite load.lmd (tie-breaking columns after the first); use engine: memory";
   /* The carried values would need the key's previous row in SQL. */
   if (s->ignore_nulls)
     return "does not carry values over a NULL, so load.ignore_null_updates needs engine: memory";

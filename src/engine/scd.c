@@ -106,8 +106,9 @@ int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t
     if (spec->type2_given)
       return resolve_list(e, "load.type2", &spec->type2, &e->cols.t2, &e->cols.nt2, err);
   }
-  /* Default tracked set: every column that is not the key, the lmd, a
-   * type 1 column or the delete flag (upsert: every non-key column). */
+  /* Default tracked set: every column that is not the key, the lmd (with
+   * a composite's tie-breakers), a type 1 column or the delete flag
+   * (upsert: every non-key column). */
   e->cols.t2 = calloc(ncols ? ncols : 1, sizeof *e->cols.t2);
   if (!e->cols.t2)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -115,7 +116,8 @@ int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t
     if (in_set(e->cols.key, e->cols.nkey, i))
       continue;
     if (spec->mode == MODE_SCD2 && ((ssize_t)i == e->cols.lmd || (ssize_t)i == e->cols.del ||
-                                    in_set(e->cols.t1, e->cols.nt1, i)))
+                                    in_set(e->cols.t1, e->cols.nt1, i) ||
+                                    spec_list_index(&spec->lmd_ties, cols[i].name) >= 0))
       continue;
     e->cols.t2[e->cols.nt2++] = i;
   }
@@ -342,8 +344,9 @@ static int cmp_rows(const void *a, const void *b)
     return x->key.hi < y->key.hi ? -1 : 1;
   if (x->key.lo != y->key.lo)
     return x->key.lo < y->key.lo ? -1 : 1;
-  if (x->lmd.us != y->lmd.us)
-    return x->lmd.us < y->lmd.us ? -1 : 1;
+  int by_lmd = ts_seq_cmp(&x->lmd, &y->lmd);  /* a composite's tie-breakers too */
+  if (by_lmd)
+    return by_lmd;
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -401,7 +404,7 @@ static int process_upsert(scd_engine *e, rs_row *const *rows, size_t n, const sc
   if (n == 0)
     return 0;
   for (size_t i = 1; i < n; i++) {
-    if (rows[i - 1]->lmd.us == rows[i]->lmd.us && !same_row(e, rows[i - 1], rows[i]))
+    if (ts_seq_cmp(&rows[i - 1]->lmd, &rows[i]->lmd) == 0 && !same_row(e, rows[i - 1], rows[i]))
       return conflict(e, rows[i - 1], rows[i], err);
     counts->unchanged++;  /* superseded within the run */
   }

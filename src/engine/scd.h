@@ -97,6 +97,9 @@ typedef struct scd_engine {
   dwl_ts run_ts;
   int64_t tick_us;          /* the least step of time the table holds: 1 us, a day for dates */
   int seq;                  /* the lmd is an integer sequence (its messages print the integer) */
+  /* The stored checkpoint, NULL when none: with a composite lmd a row at
+   * its key's current version's start replaces it only when past this. */
+  const dwl_ts *cp;
   size_t ndelete;           /* keys marked for deletion by absence */
   size_t nlive;             /* current versions read that are not deleted: load.max_deletes's base */
   /* load.partition: one entry per partition (fingerprint of its values),

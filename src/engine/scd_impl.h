@@ -83,6 +83,9 @@ int walk_event(walk *w, const rs_row *r, int del, dwl_error *err);
 int same_row(const scd_engine *e, const rs_row *a, const rs_row *b);
 int conflict(const scd_engine *e, const rs_row *a, const rs_row *b, dwl_error *err);
 int same_start(const scd_engine *e, const rs_row *r, dwl_error *err);
+/* A composite lmd's row r at vf, the start of its key's stored current
+ * version, that replaces that version (scd_walk.c). */
+int scd_tie_replaces(const scd_engine *e, const rs_row *r, int64_t vf);
 /* An lmd in a message: a timestamp, or the integer of a sequence. */
 void scd_when(const scd_engine *e, const dwl_ts *t, char out[32]);
 /* One key's rows[n] (sorted by lmd) against its current version. */

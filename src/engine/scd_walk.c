@@ -95,10 +95,21 @@ static int walk_delete(walk *w, const rs_row *r, int next, dwl_error *err)
   return 0;
 }
 
+/* A composite lmd: a row at the instant the stored current version
+ * started, past the checkpoint, is a later tie-breaker than the row that
+ * started it (every loaded row is at or before the checkpoint).  The
+ * table holds one version per instant, the latest by the composite's
+ * order (dwload-job(5), SEQUENCES): the row replaces it. */
+int scd_tie_replaces(const scd_engine *e, const rs_row *r, int64_t vf)
+{
+  return r->lmd.nties > 0 && r->lmd.us == vf && (!e->cp || ts_seq_cmp(&r->lmd, e->cp) > 0);
+}
+
 /* A row that starts a version (VA_START): it closes the head, if any. */
 static int walk_start(walk *w, const rs_row *r, int state, const ver_rule *rule, dwl_error *err)
 {
-  if (rule->within == VW_REPLACE && r->lmd.us < head_end(w)) {
+  if (rule->within == VW_REPLACE &&
+      (r->lmd.us < head_end(w) || (w->kind == H_DB_LIVE && scd_tie_replaces(w->e, r, w->vf.us)))) {
     /* A change within the close step of the version's start replaces the
      * version: its values, with the same valid_from (and surrogate key). */
     if (w->kind == H_DB_LIVE)
@@ -272,7 +283,17 @@ int process_scd2(scd_engine *e, rs_row *const *rows, size_t n, const scd_sink *s
     }
   for (size_t i = first; i < n; i++) {
     const rs_row *r = rows[i];
-    if (i > first && rows[i - 1]->lmd.us == r->lmd.us) {
+    /* A composite lmd: of a key's rows at one instant only the last by
+     * its tie-breakers makes a version (one per instant); the others are
+     * superseded, counted unchanged. */
+    size_t last = i;
+    while (last + 1 < n && rows[last + 1]->lmd.us == r->lmd.us)
+      last++;
+    if (ts_seq_cmp(&rows[last]->lmd, &r->lmd) != 0) {
+      counts->unchanged++;
+      continue;
+    }
+    if (i > first && rows[i - 1]->lmd.us == r->lmd.us && ts_seq_cmp(&rows[i - 1]->lmd, &r->lmd) == 0) {
       if (!same_row(e, rows[i - 1], r))
         return conflict(e, rows[i - 1], r, err);
       counts->unchanged++;  /* an identical duplicate counts once */
@@ -280,13 +301,19 @@ int process_scd2(scd_engine *e, rs_row *const *rows, size_t n, const scd_sink *s
     }
     int del = is_delete_row(e, r->vals);
     /* (rows dated before the current version wait for scd_repair) */
-    if (w.kind == H_DB_LIVE && r->lmd.us == w.vf.us && !del && !fp_eq(r->fp2, w.fp2))
-      return same_start(e, r, err);
+    if (w.kind == H_DB_LIVE && r->lmd.us == w.vf.us && !del && !fp_eq(r->fp2, w.fp2)) {
+      if (r->lmd.nties == 0)
+        return same_start(e, r, err);
+      if (!scd_tie_replaces(e, r, w.vf.us)) {
+        counts->unchanged++;  /* reread (lookback): a tie-breaker the stored version superseded */
+        continue;
+      }
+    }
     if (walk_event(&w, r, del, err))
       return -1;
   }
   if (w.kind == H_PEND || w.kind == H_PEND_TOMB || w.kind == H_DB_REPL) {
-    dwl_ts none = {0, 0};
+    dwl_ts none = {0};
     if (emit_pending(&w, 1, none, w.kind == H_PEND_TOMB, err) != 0)
       return -1;
   }

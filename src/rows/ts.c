@@ -194,6 +194,7 @@ int ts_parse(const char *s, size_t len, dwl_ts *out)
   if (ts_from_fields(y, mo, d, h, mi, sec, frac, off, out) != 0)
     return -1;
   out->date_only = !has_time && !has_zone;
+  out->nties = 0, out->tie_time = 0;  /* a parsed value is one column's */
   return 0;
 }
 
@@ -248,6 +249,7 @@ static int parse_strptime(const char *s, size_t len, const char *fmt,
                        tm.tm_hour, tm.tm_min, tm.tm_sec, 0, off, out) == 0) {
       /* A time of day the scan above missed must not be dropped. */
       out->date_only = !strptime_has_time(fmt) && out->us % DWL_US_PER_DAY == 0;
+      out->nties = 0, out->tie_time = 0;  /* a parsed value is one column's */
       rc = 0;
     }
   }
@@ -356,6 +358,7 @@ static int parse_pattern(const char *s, size_t len, const char *fmt,
   if (p != len || ts_from_fields(y, mo, d, h, mi, sec, frac, 0, out) != 0)
     return -1;
   out->date_only = !has_time;
+  out->nties = 0, out->tie_time = 0;  /* a parsed value is one column's */
   return 0;
 }
 
@@ -411,6 +414,17 @@ int ts_parse_seq(const char *s, size_t len, dwl_ts *out)
   }
   out->us = s[0] == '-' ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
   out->date_only = 0;
+  out->nties = 0, out->tie_time = 0;  /* a parsed value is one column's */
+  return 0;
+}
+
+int ts_seq_cmp(const dwl_ts *a, const dwl_ts *b)
+{
+  if (a->us != b->us)
+    return a->us < b->us ? -1 : 1;
+  for (int i = 0; i < a->nties && i < b->nties; i++)
+    if (a->tie[i] != b->tie[i])
+      return a->tie[i] < b->tie[i] ? -1 : 1;
   return 0;
 }
 

@@ -7,10 +7,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A composite load.lmd (dwload-job(5), SEQUENCES) has at most this many
+ * tie-breaking columns after its first. */
+#define DWL_TS_TIES 3
+
 typedef struct dwl_ts {
   int64_t us;        /* microseconds since the epoch */
   int date_only;     /* 1: the text had no time part */
+  /* An lmd of a composite load.lmd carries its tie-breakers: nties values
+   * compared after us, in order (ts_seq_cmp).  Bit i of tie_time: tie[i]
+   * is a point in time (microseconds), else an integer.  Nothing stores
+   * them in a table: validity holds us alone. */
+  int nties;
+  unsigned tie_time;
+  int64_t tie[DWL_TS_TIES];
 } dwl_ts;
+
+/* The order of two lmd values: us, then the tie-breakers (typed, so 9
+ * before 10).  <0, 0, >0. */
+int ts_seq_cmp(const dwl_ts *a, const dwl_ts *b);
 
 /* ISO 8601: YYYY-MM-DD, optionally followed by ' ' or 'T' and HH:MM[:SS[.f{1,9}]],
  * optionally followed by Z, +HH, +HHMM or +HH:MM.  Surrounding blanks are not

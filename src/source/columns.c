@@ -58,7 +58,7 @@ static int check_named(const dwl_spec *spec, const char *list, const spec_list *
 /* An engine role that may stay out of the table. */
 static int hidden_role(const dwl_spec *spec, const char *name)
 {
-  return (spec->lmd && strcasecmp(spec->lmd, name) == 0) ||
+  return (spec->lmd && strcasecmp(spec->lmd, name) == 0) || spec_list_index(&spec->lmd_ties, name) >= 0 ||
          (spec->delete_column && strcasecmp(spec->delete_column, name) == 0);
 }
 

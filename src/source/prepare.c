@@ -31,6 +31,35 @@ source_config source_config_for(const dwl_spec *spec, const char *checkpoint)
   return cfg;
 }
 
+/* A composite lmd's tie-breakers: source columns the source declares an
+ * integer, a date or a timestamp, compared as such; text is refused (its
+ * order would be the text's: '9' after '10'). */
+static int prep_ties_init(prep *p, const dwl_spec *spec, dwl_error *err)
+{
+  for (size_t k = 0; k < spec->lmd_ties.n; k++) {
+    const char *name = spec->lmd_ties.v[k];
+    char at[300];
+    int line = 0, col = 0;
+    snprintf(at, sizeof at, "load.lmd[%s]", name);
+    const char *file = spec_key_at(spec, at, &line, &col);
+    ssize_t i = scd_col_index(p->cols, p->ncols, name);
+    if (i < 0)
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: load.lmd: column '%s' is not in the source",
+                      file, line, col, name);
+    int type = p->cols[i].type;
+    if (type != DWL_TYPE_INTEGER && type != DWL_TYPE_DATE && type != DWL_TYPE_TIMESTAMP)
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
+                      "%s:%d:%d: load.lmd: the tie-breaking column '%s' is not an integer, a date or a timestamp "
+                      "(declare its type, such as source.types: {%s: integer}): it would order as text",
+                      file, line, col, name, name);
+    p->ties[k] = (size_t)i;
+    if (type != DWL_TYPE_INTEGER)
+      p->tie_time |= 1u << k;
+  }
+  p->nties = (int)spec->lmd_ties.n;
+  return 0;
+}
+
 int prep_init(prep *p, const dwl_spec *spec, const dwl_source *src, dwl_error *err)
 {
   memset(p, 0, sizeof *p);
@@ -47,6 +76,8 @@ int prep_init(prep *p, const dwl_spec *spec, const dwl_source *src, dwl_error *e
                       file, line, col, spec->lmd);
     }
   }
+  if (prep_ties_init(p, spec, err) != 0)
+    return -1;
   p->row = calloc(p->ncols, sizeof *p->row);
   p->scratch = calloc(p->ncols, sizeof *p->scratch);
   if (!p->row || !p->scratch)
@@ -124,6 +155,25 @@ static int too_narrow(prep *p, size_t i, const char *v, size_t len, const char *
   return 1;
 }
 
+/* A composite lmd's tie-breakers into *lmd, from the normalized row. */
+static int prep_ties(prep *p, dwl_ts *lmd, char *why, size_t whylen)
+{
+  lmd->nties = p->nties;
+  lmd->tie_time = p->tie_time;
+  for (int k = 0; k < p->nties; k++) {
+    size_t i = p->ties[k];
+    const dwl_value *v = &p->row[i];
+    dwl_ts t;
+    if (v->is_null)
+      return bad_row(why, whylen, "the lmd column '%s' (a tie-breaker of load.lmd) is NULL", p->cols[i].name);
+    if (((p->tie_time >> k) & 1) ? ts_parse(v->data, v->len, &t) != 0 : ts_parse_seq(v->data, v->len, &t) != 0)
+      return prep_bad_value(p, i, v, "is not a 64-bit integer or a timestamp (a tie-breaker of load.lmd)", why,
+                            whylen);
+    lmd->tie[k] = t.us;
+  }
+  return 0;
+}
+
 /* Normalizes one source row into p->row and parses its lmd.  Returns 0,
  * 1 for a bad row (why says what is wrong: the run rejects it or fails),
  * or -1 with err set. */
@@ -197,7 +247,7 @@ int prep_row(prep *p, const dwl_value *in, dwl_ts *lmd, char *why, size_t whylen
       return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_SCHEMA, "%s; %s", why, fit);
     }
   }
-  return 0;
+  return p->nties ? prep_ties(p, lmd, why, whylen) : 0;
 }
 
 /* The key of a rejected row, normalized as prep_row would (into p->row,

@@ -21,6 +21,9 @@ typedef struct prep {
   const dwl_column *cols;
   size_t ncols;
   ssize_t lmd;
+  size_t ties[DWL_TS_TIES]; /* a composite lmd's tie-breaking columns (load.lmd's later ones) */
+  int nties;
+  unsigned tie_time;   /* bit k: ties[k] is a date or timestamp, else an integer (dwl_ts.tie_time) */
   dwl_value *row;      /* the normalized row */
   dwl_buf *scratch;    /* per column */
   char origin_name[256];

@@ -322,15 +322,31 @@ static int read_ignore_nulls(pctx *c, const spec_key *k, const yaml_node_t *v, c
   return 0;
 }
 
-/* load.lmd: one column.  A list (AUTO CDC's SEQUENCE BY STRUCT(ts, id))
- * is refused by name rather than as a wrong type: one column orders. */
+/* load.lmd: one column, or a composite (AUTO CDC's SEQUENCE BY
+ * STRUCT(ts, id)): a list of 2..1+DWL_TS_TIES columns, the first the lmd
+ * proper (a point in time or an integer sequence), the others
+ * tie-breakers kept in lmd_ties.  A list of one is that column. */
 static int read_lmd(pctx *c, const spec_key *k, const yaml_node_t *v, const char *name, void *dst)
 {
   (void)k;
-  if (v->type == YAML_SEQUENCE_NODE)
-    return perr(c, NPOS(v), "%s: a composite sequence (a list of columns) is not supported: order by one column, "
-                "a point in time or an integer sequence (dwload-job(5), SEQUENCES)", name);
-  return get_str(c, v, name, STR_NONEMPTY, dst);
+  if (v->type != YAML_SEQUENCE_NODE)
+    return get_str(c, v, name, STR_NONEMPTY, dst);
+  spec_list *all = &c->s->lmd_ties;
+  if (get_list(c, v, name, 1, all) != 0)  /* (refuses an empty name, a column twice) */
+    return -1;
+  if (all->n == 0)
+    return perr(c, NPOS(v), "%s: an empty list; give a column, or a list of 2 to %d (a composite sequence)", name,
+                1 + DWL_TS_TIES);
+  if (all->n > 1 + DWL_TS_TIES)
+    return perr(c, NPOS(v), "%s: %zu columns; a composite sequence has at most %d (the lmd and %d tie-breakers)",
+                name, all->n, 1 + DWL_TS_TIES, DWL_TS_TIES);
+  /* the first is the lmd, as a scalar would give it; the rest stay */
+  char **out = dst;
+  free(*out);
+  *out = all->v[0];
+  memmove(all->v, all->v + 1, (all->n - 1) * sizeof *all->v);
+  all->n--;
+  return 0;
 }
 
 /* load.lookback: a duration, or a bare count (100) for an integer
@@ -483,7 +499,8 @@ static const spec_section deletes_sec = SECTION("load.deletes", "in load.deletes
 static const spec_key load_keys[] = {
   {"mode", SPEC_T_ENUM, 0, FIELD(mode), "append", spec_mode_names, "how rows are loaded", NULL, NULL},
   {"lmd", SPEC_T_STRING, SPEC_K_NONEMPTY, FIELD(lmd), NULL, NULL,
-   "the source's last-modified column (a point in time or an integer sequence): the checkpoint", NULL, read_lmd},
+   "the source's last-modified column (a point in time or an integer sequence), or a list: a composite with "
+   "tie-breakers; the checkpoint", NULL, read_lmd},
   {"lmd_format", SPEC_T_STRING, SPEC_K_NONEMPTY, FIELD(lmd_format), NULL, NULL,
    "how lmd values are written, when not ISO 8601", NULL, NULL},
   {"key", SPEC_T_COLUMNS, 0, FIELD(key), NULL, NULL, "the business key columns", NULL, NULL},

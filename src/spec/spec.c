@@ -79,6 +79,7 @@ void spec_free(dwl_spec *s)
   list_free(&s->type2);
   list_free(&s->type1);
   list_free(&s->ignore_null_cols);
+  list_free(&s->lmd_ties);
   free(s->delete_column);
   list_free(&s->delete_values);
   list_free(&s->truncate_values);

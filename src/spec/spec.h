@@ -82,6 +82,7 @@ typedef struct dwl_spec {
 
   int mode;              /* enum spec_mode; default append */
   char *lmd;             /* NULL: no checkpoint (scd2: a snapshot load, dated by the load) */
+  spec_list lmd_ties;    /* a composite load.lmd: its columns after the first (lmd), tie-breakers */
   char *lmd_format;      /* NULL: ISO 8601; else strptime or yyyy-MM-dd style */
   spec_list key;
   spec_list type2;

@@ -22,9 +22,63 @@ int state_exec(target *t, const char *sql, const dwl_value *p, size_t n, int *co
   return rc;
 }
 
+/* One element of a composite checkpoint's text [b, e): a quoted point in
+ * time (*time = 1) or an integer.  0, or -1. */
+static int composite_elem(const char *b, const char *e, dwl_ts *v, int *time)
+{
+  while (b < e && *b == ' ')
+    b++;
+  while (e > b && e[-1] == ' ')
+    e--;
+  *time = e - b >= 2 && *b == '"' && e[-1] == '"';
+  if (*time)
+    return ts_parse(b + 1, (size_t)(e - b - 2), v);
+  return ts_parse_seq(b, (size_t)(e - b), v);
+}
+
+/* ["c1",t1,...]: 2 to 1 + DWL_TS_TIES elements. */
+static int composite_parse(const char *text, dwl_ts *cp, int *seq)
+{
+  size_t n = strlen(text);
+  if (n < 2 || text[0] != '[' || text[n - 1] != ']')
+    return -1;
+  const char *p = text + 1, *end = text + n - 1;
+  int k = -1;
+  dwl_ts c1 = {0};
+  while (p <= end) {
+    const char *comma = memchr(p, ',', (size_t)(end - p));
+    const char *e = comma ? comma : end;
+    dwl_ts v;
+    int time;
+    if (k >= DWL_TS_TIES || composite_elem(p, e, &v, &time) != 0)
+      return -1;
+    if (k < 0) {
+      c1 = v;
+      *seq = !time;
+    } else {
+      c1.tie[k] = v.us;
+      c1.tie_time |= (unsigned)time << k;
+    }
+    k++;
+    p = e + 1;
+  }
+  if (k < 1)
+    return -1;
+  c1.nties = k;
+  *cp = c1;
+  return 0;
+}
+
 int state_checkpoint(const char *job, const char *text, dwl_ts *cp, int *seq, dwl_error *err)
 {
   size_t n = strlen(text);
+  if (text[0] == '[') {
+    if (composite_parse(text, cp, seq) != 0)
+      return err_set(err, DWL_EXIT_FAILED,
+                     "stored checkpoint '%s' of job %s is not a composite lmd's (a JSON array of 2 to %d integers "
+                     "or quoted timestamps)", text, job, 1 + DWL_TS_TIES);
+    return 0;
+  }
   *seq = ts_parse_seq(text, n, cp) == 0;
   if (!*seq && ts_parse(text, n, cp) != 0)
     return err_set(err, DWL_EXIT_FAILED, "stored checkpoint '%s' of job %s is neither a timestamp nor an integer",
@@ -32,18 +86,69 @@ int state_checkpoint(const char *job, const char *text, dwl_ts *cp, int *seq, dw
   return 0;
 }
 
-int state_checkpoint_fits(const target *t, const char *text, int seq, dwl_error *err)
+void state_checkpoint_compose(const char *c1, int seq, const dwl_ts *cp, char *out, size_t n)
 {
-  if (seq == t->vseq)
+  if (cp->nties == 0) {
+    snprintf(out, n, "%s", c1);
+    return;
+  }
+  size_t len = (size_t)snprintf(out, n, seq ? "[%s" : "[\"%s\"", c1);
+  for (int k = 0; k < cp->nties && len < n; k++) {
+    dwl_ts v = {.us = cp->tie[k]};
+    char t[32];
+    if ((cp->tie_time >> k) & 1)
+      ts_format(&v, t);
+    else
+      ts_format_seq(&v, t);
+    len += (size_t)snprintf(out + len, n - len, ((cp->tie_time >> k) & 1) ? ",\"%s\"" : ",%s", t);
+  }
+  if (len < n)
+    snprintf(out + len, n - len, "]");
+}
+
+void state_checkpoint_text(const target *t, const dwl_ts *cp, char *out, size_t n)
+{
+  char c1[32];
+  target_ts_text(t, cp, c1);
+  state_checkpoint_compose(c1, t->vseq, cp, out, n);
+}
+
+int state_checkpoint_lowered(const dwl_ts *cp, int seq, long long lookback, char out[32])
+{
+  int64_t step = cp->nties == 0 ? 0 : seq ? 1 : cp->date_only ? DWL_US_PER_DAY : 1;
+  if (lookback <= 0 && step == 0)
     return 0;
+  dwl_ts t = ts_add_us(*cp, -lookback - step);
+  seq ? ts_format_seq(&t, out) : ts_format(&t, out);
+  return 1;
+}
+
+/* A checkpoint's shape: "a timestamp", "a composite of an integer
+ * sequence and 1 tie-breaker (an integer)", ... */
+static void shape_words(int seq, const dwl_ts *s, char *out, size_t n)
+{
+  size_t len = (size_t)snprintf(out, n, "%s%s", s->nties ? "a composite of " : "",
+                                seq ? "an integer sequence" : "a point in time");
+  for (int k = 0; k < s->nties && len < n; k++)
+    len += (size_t)snprintf(out + len, n - len, "%s%s", k ? ", " : " and tie-breakers: ",
+                            ((s->tie_time >> k) & 1) ? "a point in time" : "an integer");
+}
+
+int state_checkpoint_fits(const target *t, const char *text, const dwl_ts *cp, int seq, const dwl_ts *shape,
+                          dwl_error *err)
+{
+  if (seq == t->vseq && cp->nties == shape->nties && (cp->nties == 0 || cp->tie_time == shape->tie_time))
+    return 0;
+  char was[200], now[200];
+  shape_words(seq, cp, was, sizeof was);
+  shape_words(t->vseq, shape, now, sizeof now);
   int line = 0, col = 0;
   const char *file = spec_key_at(t->spec, "load.lmd", &line, &col);
   return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
                   "%s:%d:%d: load.lmd: the stored checkpoint '%s' of job %s is %s, but the lmd column '%s' is now "
                   "%s; the lmd's type changed since the last run: set the checkpoint in the new type "
                   "(dwload state --set) or --reset it",
-                  file, line, col, text, t->spec->job, seq ? "an integer sequence" : "a timestamp", t->spec->lmd,
-                  t->vseq ? "an integer sequence" : "a point in time");
+                  file, line, col, text, t->spec->job, was, t->spec->lmd, now);
 }
 
 int state_ensure(target *t, dwl_error *err)

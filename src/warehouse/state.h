@@ -13,7 +13,7 @@
 
 typedef struct job_state {
   int found;
-  char checkpoint[40];       /* "" when none; a snapshot load's (snapshot.c): its load time */
+  char checkpoint[128];      /* "" when none; a composite lmd's is a JSON array; a snapshot load's (snapshot.c): its load time */
   char last_run_at[40];
   char last_status[16];
   char last_mode[16];
@@ -26,12 +26,31 @@ typedef struct job_state {
 } job_state;
 
 /* The stored checkpoint TEXT of JOB: its text tells its type, the decimal
- * integer of a sequence (*seq = 1) or a timestamp.  0, or -1 with err. */
+ * integer of a sequence (*seq = 1) or a timestamp; a composite lmd's is a
+ * JSON array of its columns' values, the first as one of those (quoted
+ * when a point in time), the tie-breakers each an integer or a quoted
+ * timestamp: ["2024-05-01 10:00:00",7].  0, or -1 with err. */
 int state_checkpoint(const char *job, const char *text, dwl_ts *cp, int *seq, dwl_error *err);
+/* The canonical text of checkpoint cp in table t: as target_ts_text, or
+ * the JSON array of a composite (cp->nties > 0).  n >= 128. */
+void state_checkpoint_text(const target *t, const dwl_ts *cp, char *out, size_t n);
+/* The same without a table: c1 is the first column's canonical text, seq
+ * whether it is a sequence's integer. */
+void state_checkpoint_compose(const char *c1, int seq, const dwl_ts *cp, char *out, size_t n);
+/* What a source plugin is told instead of the stored checkpoint cp (seq:
+ * a sequence's), into out: cp less load.lookback, and a composite's first
+ * column less one step (an integer, a day of a date, a microsecond), so a
+ * plugin's `lmd > ?` reads every row at that value too and the
+ * tie-breakers are filtered in memory.  1 when out holds it, 0 when the
+ * plugin is told the stored text itself. */
+int state_checkpoint_lowered(const dwl_ts *cp, int seq, long long lookback, char out[32]);
 /* Once the layout knows the lmd's type: a checkpoint of the other type
- * (the lmd column changed between runs) fails with exit 2, never compared
- * as the wrong one.  0, or -1 with err. */
-int state_checkpoint_fits(const target *t, const char *text, int seq, dwl_error *err);
+ * (the lmd column changed between runs), or of another shape than
+ * load.lmd's (shape: nties tie-breakers of kinds tie_time, as prep_init
+ * found them), fails with exit 2, never compared as the wrong one.  0, or
+ * -1 with err. */
+int state_checkpoint_fits(const target *t, const char *text, const dwl_ts *cp, int seq, const dwl_ts *shape,
+                          dwl_error *err);
 
 /* Creates the state table when missing (autocommit, idempotent). */
 int state_ensure(target *t, dwl_error *err);

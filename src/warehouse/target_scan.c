@@ -146,7 +146,7 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
         goto out;
       }
     }
-    dwl_ts vf = {0, 0};
+    dwl_ts vf = {0};
     int deleted = 0;
     if (scd2) {
       const dwl_value *v = &r[nsel];
@@ -163,7 +163,7 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
     if (which == SCAN_HISTORY) {
       /* open: NULL, or the open end */
       const dwl_value *v = &r[nsel + 2];
-      dwl_ts vt = {0, 0};
+      dwl_ts vt = {0};
       int open = v->is_null;
       if (!open && target_ts_parse(t, v->data, v->len, &vt) != 0) {
         err_set(err, DWL_EXIT_FAILED, "table %s: a version has valid_to '%.*s', not a timestamp",

@@ -6,7 +6,8 @@
 # AUTO CDC's __START_AT/__END_AT do (the Databricks SCD type 2 example,
 # whole table); late rows by sequence with lookback as a count; an ODBC
 # source's integer column with the checkpoint pushed down; the refusals
-# (close, deletes: absent, a duration lookback, a composite lmd).
+# (close, deletes: absent, a duration lookback; a composite lmd is
+# sequence_composite.sh's).
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 # pushdown JOB: the job runs on engine: pushdown (lib.sh's mkjob adds it

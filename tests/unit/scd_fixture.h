@@ -136,7 +136,7 @@ static void source(const char *const *row, uint64_t origin, int past)
 {
   dwl_value v[8];
   to_values(row, v);
-  dwl_ts lmd = {0, 0};
+  dwl_ts lmd = {0};
   const dwl_ts *lp = NULL;
   if (F.e.cols.lmd >= 0) {
     lmd = ts(row[F.e.cols.lmd]);

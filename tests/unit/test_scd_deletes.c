@@ -214,7 +214,7 @@ static int delete_absent(const char *const *row)
   dwl_value v[8];
   to_values(row, v);
   err_init(&F.err);
-  dwl_ts vf = {0, 0};
+  dwl_ts vf = {0};
   return scd_delete_absent(&F.e, v, &vf, &SINK, &F.counts, &F.err);
 }
 

@@ -62,6 +62,38 @@ START_TEST(test_lookup)
 }
 END_TEST
 
+/* load.lmd as a list: a composite sequence, its first column the lmd and
+ * the others tie-breakers (dwload-job(5), SEQUENCES); a list of one is
+ * that column; empty, a column twice and more than 4 are refused at the
+ * list (its item for the repeated column). */
+START_TEST(test_lmd_composite)
+{
+  dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg, sub]\n");
+  ck_assert_str_eq(s->lmd, "ts");
+  ck_assert_uint_eq(s->lmd_ties.n, 2);
+  ck_assert_str_eq(s->lmd_ties.v[0], "chg");
+  ck_assert_str_eq(s->lmd_ties.v[1], "sub");
+  spec_free(s);
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts]\n");
+  ck_assert_str_eq(s->lmd, "ts");
+  ck_assert_uint_eq(s->lmd_ties.n, 0);
+  spec_free(s);
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: ts\n");
+  ck_assert_uint_eq(s->lmd_ties.n, 0);
+  spec_free(s);
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: []\n", 11, 8, "load.lmd: an empty list");
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg, ts]\n", 11, 18,
+               "load.lmd: column 'ts' is listed twice");
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [a, b, c, d, e]\n", 11, 8,
+               "load.lmd: 5 columns; a composite sequence has at most 4");
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, '']\n", 11, 13,
+               "column names must not be empty");
+  /* pushdown refuses it, naming load.engine */
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n", 12, 3,
+               "load.engine: pushdown does not support a composite load.lmd");
+}
+END_TEST
+
 START_TEST(test_lookback_and_late)
 {
   dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n");
@@ -337,6 +369,7 @@ static Suite *make_suite(void)
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_scd2_requires_key_and_lmd);
   tcase_add_test(tc, test_lmd_format_requires_lmd);
+  tcase_add_test(tc, test_lmd_composite);
   tcase_add_test(tc, test_future_tolerance_and_lock_timeout);
   tcase_add_test(tc, test_watermark);
   tcase_add_test(tc, test_lookup);

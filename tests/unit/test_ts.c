@@ -16,7 +16,7 @@
 /* Parses a NUL-terminated literal; fails the test if ts_parse refuses it. */
 static dwl_ts parse_ok(const char *s)
 {
-  dwl_ts t = {12345, 7};
+  dwl_ts t = {.us = 12345, .date_only = 7};
   ck_assert_msg(ts_parse(s, strlen(s), &t) == 0, "ts_parse refused \"%s\"", s);
   return t;
 }
@@ -29,7 +29,7 @@ static void parse_bad(const char *s)
 
 static dwl_ts fmt_ok(const char *s, const char *fmt)
 {
-  dwl_ts t = {12345, 7};
+  dwl_ts t = {.us = 12345, .date_only = 7};
   ck_assert_msg(ts_parse_format(s, strlen(s), fmt, &t) == 0,
                 "ts_parse_format refused \"%s\" with \"%s\"", s, fmt);
   return t;
@@ -45,7 +45,7 @@ static void fmt_bad(const char *s, const char *fmt)
 static void format_is(int64_t us, int date_only, const char *want)
 {
   char buf[32];
-  dwl_ts t = {us, date_only};
+  dwl_ts t = {.us = us, .date_only = date_only};
   size_t n = ts_format(&t, buf);
   ck_assert_str_eq(buf, want);
   ck_assert_uint_eq(n, strlen(want));
@@ -286,7 +286,7 @@ END_TEST
 START_TEST(test_format_extremes)
 {
   char buf[32];
-  dwl_ts t = {INT64_MIN, 0};
+  dwl_ts t = {.us = INT64_MIN};
   size_t n = ts_format(&t, buf);
   ck_assert_uint_lt(n, sizeof buf);
   ck_assert_uint_eq(strlen(buf), n);
@@ -326,7 +326,7 @@ END_TEST
 
 START_TEST(test_pattern_spark_date)
 {
-  dwl_ts t = {0, 0};
+  dwl_ts t = {0};
   ck_assert_int_eq(ts_parse_format("19-10-2020", 10, "dd-MM-yyyy", &t), 0);
   ck_assert_int_eq(t.us, S(1603065600));
   ck_assert_int_eq(t.date_only, 1);
@@ -501,7 +501,7 @@ END_TEST
 
 START_TEST(test_add_us_saturates)
 {
-  dwl_ts t = {INT64_MAX - 5, 0};
+  dwl_ts t = {.us = INT64_MAX - 5};
   ck_assert_int_eq(ts_add_us(t, 10).us, INT64_MAX);
   t.us = INT64_MIN + 5;
   ck_assert_int_eq(ts_add_us(t, -10).us, INT64_MIN);
@@ -538,6 +538,28 @@ START_TEST(test_format_duration)
     ts_format_duration(cases[i].us, buf);
     ck_assert_str_eq(buf, cases[i].text);
   }
+}
+END_TEST
+
+
+/* A composite lmd's order: us first, then each tie-breaker as an integer
+ * (9 before 10), a parse resets the tie-breakers. */
+START_TEST(test_seq_cmp)
+{
+  dwl_ts a = {.us = 5, .nties = 1, .tie = {9}}, b = {.us = 5, .nties = 1, .tie = {10}};
+  ck_assert_int_lt(ts_seq_cmp(&a, &b), 0);
+  ck_assert_int_gt(ts_seq_cmp(&b, &a), 0);
+  b.tie[0] = 9;
+  ck_assert_int_eq(ts_seq_cmp(&a, &b), 0);
+  b.us = 4;
+  b.tie[0] = 100;
+  ck_assert_int_gt(ts_seq_cmp(&a, &b), 0);  /* the first column decides */
+  dwl_ts c = {.us = 5, .nties = 2, .tie = {9, -1}}, d = {.us = 5, .nties = 2, .tie = {9, 0}};
+  ck_assert_int_lt(ts_seq_cmp(&c, &d), 0);
+  ck_assert_int_eq(ts_parse_seq("7", 1, &c), 0);
+  ck_assert_int_eq(c.nties, 0);
+  ck_assert_int_eq(ts_parse("2024-01-01", 10, &d), 0);
+  ck_assert_int_eq(d.nties, 0);
 }
 END_TEST
 
@@ -584,6 +606,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_add_us);
   tcase_add_test(tc, test_add_us_saturates);
   tcase_add_test(tc, test_now);
+  tcase_add_test(tc, test_seq_cmp);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("ts_format_duration");

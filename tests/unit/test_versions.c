@@ -271,7 +271,7 @@ START_TEST(close_rule)
   s.close = CLOSE_DAY_BEFORE;
   ck_assert(ver_close_gap(&s) == DWL_US_PER_DAY);
   /* end_instant inverts scd_close_at */
-  dwl_ts next = {1700000000 * DWL_US_PER_SEC, 0};
+  dwl_ts next = {.us = 1700000000 * DWL_US_PER_SEC};
   for (int c = CLOSE_AT_NEXT; c <= CLOSE_SECOND_BEFORE; c++) {
     s.close = c;
     ck_assert(ver_end_instant(&s, scd_close_at(&s, next).us) == next.us);
