@@ -2,14 +2,17 @@
  * engine: auto the memory engine's estimated memory against the budget.
  *
  * The estimate's two parts were measured (peak RSS by /usr/bin/time -v,
- * SQLite, bench/gen.py's customer table: id, name, address, phone, lmd;
- * scd2 with a type 1 column; three runs each, the median):
- *   - current versions: a 1,000-row delta with load.lookup: scan into a
- *     dimension of 100k current versions peaked at 28,180 KiB, of 200k at
- *     36,216 KiB: 8,036 KiB per 100k rows, 82 bytes a current version
- *     (the key map's fingerprints: the rows themselves are not kept);
- *   - the delta: an initial load of 100k rows (6,155,377 bytes of CSV)
- *     peaked at 49,924 KiB, of 200k rows (12,533,046 bytes) at 81,228 KiB:
+ * bench/gen.py's customer table: id, name, address, phone, lmd; scd2 with
+ * a type 1 column; three runs each, the median; SQLite's scan as runs on
+ * copies of the table, the servers' as plans):
+ *   - current versions: a 1,000-row delta with load.lookup: scan (plan)
+ *     into dimensions of 100k and 200k current versions; the growth per
+ *     version is the dialect's scan_row_bytes: 82 on SQLite (28,180 ->
+ *     36,216 KiB), 90 on PostgreSQL (25,364 -> 34,164), 170 on MariaDB
+ *     (28,872 -> 45,444): the key map's fingerprints and the driver's
+ *     buffers (the rows themselves are not kept);
+ *   - the delta (SQLite): an initial load of 100k rows (6,155,377 bytes
+ *     of CSV) peaked at 49,924 KiB, of 200k rows (12,533,046) at 81,228:
  *     320 bytes a delta row against 63.8 bytes of CSV, 5 bytes of memory
  *     per byte of source.
  * The dimension's size is the catalog's row estimate (COUNT(*) where the
@@ -108,10 +111,11 @@ int engine_choose(const dwl_spec *s, const run_opts *o, target *t, dwl_source *s
   long long rows = t->exists && !o->full_refresh ? target_count(t, err) : 0;
   if (rows < 0)
     return -1;
-  double dim = (double)rows * ENGINE_CURRENT_ROW_BYTES, need = dim;
+  int per = t->d->scan_row_bytes > 0 ? t->d->scan_row_bytes : ENGINE_CURRENT_ROW_BYTES;
+  double dim = (double)rows * per, need = dim;
   char est[300], a[32], b[32], c[32];
   mib(dim, a);
-  int n = snprintf(est, sizeof est, "dimension ~%lld rows x %d bytes = %s MiB", rows, ENGINE_CURRENT_ROW_BYTES, a);
+  int n = snprintf(est, sizeof est, "dimension ~%lld rows x %d bytes = %s MiB", rows, per, a);
   uint64_t done, total;
   if (source_progress(src, &done, &total)) {
     double delta = (double)total * ENGINE_DELTA_PER_SOURCE_BYTE;

@@ -11,8 +11,9 @@
 #include "spec.h"
 #include "target.h"
 
-/* Bytes of the memory engine per current version it reads (a full scan),
- * and per byte of a source it holds as the delta: see choose.c. */
+/* Bytes of the memory engine per current version it reads (a full scan)
+ * where the dialect gives no scan_row_bytes, and per byte of a source it
+ * holds as the delta: see choose.c. */
 #define ENGINE_CURRENT_ROW_BYTES 82
 #define ENGINE_DELTA_PER_SOURCE_BYTE 5
 

@@ -108,6 +108,10 @@ struct dialect {
    * (PostgreSQL) or bare (MariaDB) table name; NULL: count the rows. */
   const char *estimate_sql;
   int estimate_quoted;
+  /* Peak RSS of the memory engine per current version a full scan reads
+   * through this warehouse's driver, in bytes: load.engine: auto's
+   * estimate (engine/choose.c says how it was measured). */
+  int scan_row_bytes;
   /* The column names of a table, two parameters: the bare table name and
    * the schema; NULL: the names a SELECT * describes.  (libsqliteodbc
    * describes a column "a.b" as "b".) */

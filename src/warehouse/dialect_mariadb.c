@@ -147,6 +147,9 @@ const dialect dialect_mariadb = {
   .lock_wait_sql = "SET SESSION innodb_lock_wait_timeout = 1",
   .lock_timeout_sql = maria_lock_timeout_sql,
   .current_schema_sql = "SELECT DATABASE(), @@lower_case_table_names",
+  /* 28,872 KiB at 100k current versions, 45,444 at 200k: twice the
+   * others', the driver's result buffers included */
+  .scan_row_bytes = 170,
   .max_ident = 64,
   .numeric_any_precision = 65,
   .numeric_any_scale = 30,
