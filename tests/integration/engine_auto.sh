@@ -146,6 +146,12 @@ feed2 late
 both late 6 "tiny budget, load.lookback, run 2"
 is "$(field engine)" memory "load.lookback: the summary's engine is memory"
 
+# ---- several jobs: each one's run takes --memory-budget -----------------
+dw run --memory-budget 100B "$WORK/big_a.yaml" "$WORK/dflt_a.yaml"
+is "$RC" 0 "two jobs with --memory-budget 100B: exit 0"
+is "$(printf '%s\n' "$ERR" | grep 'engine: auto chose pushdown: ' | grep -c '(--memory-budget)')" 2 \
+  "two jobs: both runs chose pushdown against the option's budget"
+
 # ---- check --json: the job's engine is auto -------------------------------
 dw check --json --spec-only "$WORK/tiny_a.yaml"
 is "$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["engine"], d["pushdown"])')" \
