@@ -101,7 +101,7 @@ static void step(report *rp, const char *what, int ok, const char *fmt, ...)
  * names pushdown has passed its refusals when it loaded. */
 static void engine_fields(json_t *doc, const dwl_spec *spec)
 {
-  const char *engine = spec->engine == ENGINE_PUSHDOWN ? "pushdown" : "memory";
+  const char *engine = spec->engine == ENGINE_PUSHDOWN ? "pushdown" : spec->engine == ENGINE_AUTO ? "auto" : "memory";
   char reason[600];
   int line, col;
   const char *file = spec_key_at(spec, "load.engine", &line, &col);

@@ -83,13 +83,14 @@ typedef struct job_args {
   int empty_exit;           /* run --empty-exit N; -1 none */
   spec_limit max_deletes;   /* --max-deletes */
   int have_max_deletes, allow_empty;
+  long long memory_budget;  /* --memory-budget; 0 none */
   check_opts check;         /* check --json, --spec-only */
   state_opts state;         /* state --reset, --set, --clear-running, --json */
   int full_refresh;         /* run, plan --full-refresh */
   const char *backfill_from, *backfill_to;
   const char *as_of;        /* run, plan --as-of */
   run_many_opts many;       /* run --jobs N, --fail-fast: several jobs (run_many.h) */
-  char *run_argv[19];        /* the run options each of several jobs repeats */
+  char *run_argv[21];        /* the run options each of several jobs repeats */
   const char *spec_path;    /* the job file */
   const char *lineage_file, *lineage_url, *metrics_file;  /* run --lineage-file, ... */
   const char *job_name;     /* the job name of a job file that did not load, or NULL */
@@ -264,6 +265,7 @@ static int job_run(const command *cmd, const job_args *a, dwl_spec *spec, dwl_er
                 .sqlout = a->sql ? stdout : NULL,
                 .max_deletes = a->have_max_deletes ? &a->max_deletes : NULL,
                 .allow_empty = a->allow_empty,
+                .memory_budget = a->memory_budget,
                 .full_refresh = a->full_refresh,
                 .backfill_from = a->backfill_from,
                 .backfill_to = a->backfill_to,
@@ -357,6 +359,7 @@ static int cmd_job(const command *cmd, int argc, char **argv)
     {"empty-exit", required_argument, NULL, 'e'},
     {"max-deletes", required_argument, NULL, 'm'},
     {"allow-empty", no_argument, NULL, 'E'},
+    {"memory-budget", required_argument, NULL, 'G'},
     {"json", no_argument, NULL, 'j'},
     {"spec-only", no_argument, NULL, 'S'},
     {"connect", no_argument, NULL, 'K'},
@@ -420,6 +423,17 @@ static int cmd_job(const command *cmd, int argc, char **argv)
         if (many_arg(&a, "--max-deletes") != 0 || many_arg(&a, optarg) != 0)
           return DWL_EXIT_USAGE;
       }
+      break;
+    case 'G':
+      if (!(cmd->opts & OPT_MAX_DELETES))
+        return usage_error("--memory-budget applies only to run and plan");
+      if (a.memory_budget)  /* once: several jobs' runs repeat it */
+        return usage_error("--memory-budget given twice");
+      if (spec_parse_size(optarg, &a.memory_budget) != 0)
+        return usage_error("--memory-budget must be " SPEC_SIZE_FORMS " (more than 0, at most 1 PiB), not '%s'",
+                           optarg);
+      if (many_arg(&a, "--memory-budget") != 0 || many_arg(&a, optarg) != 0)
+        return DWL_EXIT_USAGE;
       break;
     case 'J':
     case 'x':
@@ -542,7 +556,7 @@ static int cmd_job(const command *cmd, int argc, char **argv)
 
 static const command commands[] = {
   {"run", cmd_job, job_run, OPT_EMPTY_EXIT | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH | OPT_MANY | OPT_OBSERVE,
-   "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty]\n"
+   "Usage: dwload run [--empty-exit N] [--max-deletes LIMIT] [--allow-empty] [--memory-budget SIZE]\n"
    "                  [--full-refresh | --backfill-from TS [--backfill-to TS]] [--as-of TS]\n"
    "                  [--lineage-file FILE] [--lineage-url URL] [--metrics-file PATH] JOB.yaml\n"
    "       dwload run [--jobs N] [--fail-fast] [RUN OPTIONS] JOB.yaml... | FOLDER\n\n"
@@ -556,6 +570,9 @@ static const command commands[] = {
    "                   load.max_deletes\n"
    "  --allow-empty    a source without rows may delete by absence, or empty a\n"
    "                   replace job's table (as load.allow_empty: true)\n"
+   "  --memory-budget SIZE  the memory engine's budget (512MiB, 2GiB): with\n"
+   "                   load.engine: auto, pushdown above it; overrides\n"
+   "                   load.memory_budget (default: a quarter of RAM)\n"
    "  --full-refresh   append, upsert, replace: ignore the checkpoint, load every\n"
    "                   source row and replace the table's rows (one transaction);\n"
    "                   refused for scd2, which would lose its history\n"
@@ -574,12 +591,12 @@ static const command commands[] = {
    "                   (default $OPENLINEAGE_URL)\n"
    "  --metrics-file PATH  write the run's metrics to PATH, a Prometheus textfile\n"},
   {"plan", cmd_job, job_run, OPT_SQL | OPT_MAX_DELETES | OPT_SIGNALS | OPT_REFRESH,
-   "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty]\n"
+   "Usage: dwload plan [--sql] [--max-deletes LIMIT] [--allow-empty] [--memory-budget SIZE]\n"
    "                   [--full-refresh | --backfill-from TS [--backfill-to TS]] [--as-of TS] JOB.yaml\n\n"
    "Does everything run does except writing, and prints the same summary.\n"
    "  --sql    also print each statement run would execute, with its parameters\n"
-   "  --max-deletes LIMIT, --allow-empty, --full-refresh, --backfill-from,\n"
-   "  --backfill-to, --as-of  as for run\n"},
+   "  --max-deletes LIMIT, --allow-empty, --memory-budget SIZE, --full-refresh,\n"
+   "  --backfill-from, --backfill-to, --as-of  as for run\n"},
   {"check", cmd_job, job_check, OPT_CHECK,
    "Usage: dwload check [--json] [--spec-only | --connect] JOB.yaml\n\n"
    "Validates the spec, loads the plugin, checks the declared columns and types\n"

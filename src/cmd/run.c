@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "choose.h"
 #include "clock.h"
 #include "run_id.h"
 #include "guard.h"
@@ -52,7 +53,8 @@ typedef struct run_ctx {
   dwl_ts max;           /* greatest lmd read */
   rowset doomed;        /* current rows of keys deleted by absence */
   rejects rj;
-  pushdown *pd;         /* load.engine: pushdown */
+  pushdown *pd;         /* the pushdown engine's (choose.h: engine_choose) */
+  engine_choice engine; /* which engine the run uses, and why */
   int locked;
   dwl_ts started;       /* the run's timestamp: deletions by absence */
   int snapshot;         /* scd2 without lmd (snapshot.c): rows dated by the load */
@@ -99,7 +101,7 @@ static int reject_present(run_ctx *r, const char *name, uint64_t origin, const d
   if (r->spec->deletes != DEL_ABSENT)
     return 0;
   const scd_cols *c = &r->e.cols;
-  int engine = r->spec->engine == ENGINE_PUSHDOWN ? r->pd != NULL : r->have_engine;
+  int engine = r->engine.engine == ENGINE_PUSHDOWN ? r->pd != NULL : r->have_engine;
   if (engine && vals && r->src && nvals == r->src->ncols && prep_key(&r->p, c->key, c->nkey, vals) == 0) {
     if (r->pd)
       return pushdown_seen_key(r->pd, r->p.row, err);
@@ -414,7 +416,10 @@ static int run_engine(run_ctx *r, dwl_error *err)
   const dwl_spec *spec = r->spec;
   if (r->snapshot && snapshot_check_table(r->t, r->o, &r->load, err) != 0)
     return -1;
-  if (spec->engine == ENGINE_PUSHDOWN)
+  if (engine_choose(spec, r->o, r->t, r->src, &r->engine, err) != 0)
+    return -1;
+  summary_engine(r->sum, r->engine.engine == ENGINE_PUSHDOWN ? "pushdown" : "memory", r->engine.why);
+  if (r->engine.engine == ENGINE_PUSHDOWN)
     return run_pushdown(r, err);
   /* Judging absence needs every current key, before the source is read
    * (rows not past the checkpoint only mark their key present).  Otherwise

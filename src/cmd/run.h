@@ -17,6 +17,7 @@ typedef struct run_opts {
   FILE *sqlout;    /* plan --sql: print statements here */
   const spec_limit *max_deletes;  /* --max-deletes: overrides load.max_deletes; NULL: none */
   int allow_empty; /* --allow-empty: as load.allow_empty: true */
+  long long memory_budget;  /* --memory-budget in bytes: overrides load.memory_budget; 0: none */
   int full_refresh; /* --full-refresh: checkpoint ignored, the table's rows replaced (refresh.c) */
   const char *backfill_from, *backfill_to;  /* --backfill-from/-to: NULL none */
   dwl_ts bf_from, bf_to;                    /* ... parsed by refresh_check */

@@ -13,6 +13,12 @@ void summary_init(run_summary *s, const char *job, const char *mode)
   s->mode = mode;
 }
 
+void summary_engine(run_summary *s, const char *engine, const char *why)
+{
+  s->engine = engine;
+  snprintf(s->engine_reason, sizeof s->engine_reason, "%s", why);
+}
+
 void summary_counts(const run_summary *s, summary_count out[SUMMARY_NCOUNTS])
 {
   const summary_count c[SUMMARY_NCOUNTS] = {
@@ -62,6 +68,10 @@ int summary_print(const run_summary *s, FILE *out)
   json_object_set_new(o, "checkpoint", s->checkpoint[0] ? json_string(s->checkpoint) : json_null());
   if (s->load_time[0])
     json_object_set_new(o, "load_time", json_string(s->load_time));
+  if (s->engine) {  /* scd2 and upsert, once the run has chosen */
+    json_object_set_new(o, "engine", json_string(s->engine));
+    json_object_set_new(o, "engine_reason", json_string(s->engine_reason));
+  }
   json_object_set_new(o, "seconds", json_real(round(s->seconds * 1000.0) / 1000.0));
   return print_line(o, out);
 }

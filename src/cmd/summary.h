@@ -20,10 +20,14 @@ typedef struct run_summary {
   const char *guard;     /* the guard that stopped the run or held deletions back (guard.c); NULL: none */
   char checkpoint[128];  /* "" = null; a composite lmd's is longer (state_checkpoint_text) */
   char load_time[40];    /* a snapshot load (snapshot.c): its time; "" none */
+  const char *engine;    /* scd2, upsert: "memory" or "pushdown" (engine/choose.h); NULL: none */
+  char engine_reason[1200]; /* ... and why */
   double seconds;
 } run_summary;
 
 void summary_init(run_summary *s, const char *job, const char *mode);
+/* The engine the run uses and why (a copy of `why`). */
+void summary_engine(run_summary *s, const char *engine, const char *why);
 
 /* A run's counts by name, in the summary's order (lineage and metrics
  * report them the same way). */

@@ -48,10 +48,17 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
   return NULL;
 }
 
+/* A backfill replays rows older than the stored history: late rows. */
+static const char backfill_why[] =
+  "does not repair history, and a backfill replays rows into it (late rows); run it with engine: memory";
+
 const char *engine_pushdown_backfill_refusal(const dwl_spec *s)
 {
-  /* A backfill replays rows older than the stored history: late rows. */
-  if (s->engine == ENGINE_PUSHDOWN)
-    return "does not repair history, and a backfill replays rows into it (late rows); run it with engine: memory";
-  return NULL;
+  return s->engine == ENGINE_PUSHDOWN ? backfill_why : NULL;
+}
+
+const char *engine_pushdown_run_refusal(const dwl_spec *s, int backfill)
+{
+  const char *why = engine_pushdown_refusal(s);
+  return why ? why : backfill ? backfill_why : NULL;
 }

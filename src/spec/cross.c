@@ -248,6 +248,11 @@ int check_cross(pctx *c)
     return perr(c, line, col, "load.deletes applies only to modes scd2 and upsert (mode is %s)",
                 mode);
   }
+  /* Only these modes have an engine to choose. */
+  if (s->engine == ENGINE_AUTO && s->mode != MODE_SCD2 && s->mode != MODE_UPSERT) {
+    key_pos(c, "load.engine", NULL, &line, &col);
+    return perr(c, line, col, "load.engine: auto applies only to modes scd2 and upsert (mode is %s)", mode);
+  }
   if (s->lookup != LOOKUP_AUTO && s->mode != MODE_SCD2 && s->mode != MODE_UPSERT) {
     key_pos(c, "load.lookup", NULL, &line, &col);
     return perr(c, line, col, "load.lookup applies only to modes scd2 and upsert (mode is %s)", mode);

@@ -26,7 +26,7 @@ static const char *const lookup_names[] = {"auto", "scan", "keys", NULL};
 static const char *const null_keys_names[] = {"allow", "reject", NULL};
 static const char *const late_names[] = {"repair", "reject", "ignore", NULL};
 static const char *const watermark_names[] = {"checkpoint", "none", NULL};
-static const char *const engine_names[] = {"memory", "pushdown", NULL};
+static const char *const engine_names[] = {"memory", "pushdown", "auto", NULL};
 static const char *const missing_names[] = {"fail", "null", "keep", NULL};
 /* schema.new_columns, in enum spec_new order. */
 static const char *const new_names[] = {"add", "fail", "ignore", NULL};
@@ -528,7 +528,11 @@ static const spec_key load_keys[] = {
    "whether rows at or before the checkpoint are skipped (none: each is compared with its key)", NULL, NULL},
   {"late", SPEC_T_ENUM, 0, FIELD(late), "repair", late_names,
    "what happens to a row older than its key's history", NULL, NULL},
-  {"engine", SPEC_T_ENUM, 0, FIELD(engine), "memory", engine_names, "where the changes are computed", NULL, NULL},
+  {"engine", SPEC_T_ENUM, 0, FIELD(engine), "memory", engine_names,
+   "where the changes are computed: memory, pushdown, or auto (by load.memory_budget)", NULL, NULL},
+  {"memory_budget", SPEC_T_SIZE, 0, FIELD(memory_budget), NULL, NULL,
+   "the memory engine's budget: engine: auto takes pushdown above it (default: a quarter of RAM, 256MiB to 16GiB)",
+   NULL, NULL},
   {"max_deletes", SPEC_T_LIMIT, 0, FIELD(max_deletes), "50%", NULL,
    "how many keys one run may delete by absence", NULL, NULL},
   {"allow_empty", SPEC_T_BOOL, 0, FIELD(allow_empty), "false", NULL,
@@ -604,7 +608,7 @@ const spec_section *const spec_sections[] = {&top_sec, &source_sec, &target_sec,
 const char *spec_type_name(int type)
 {
   static const char *const names[] = {"string", "int", "bool", "count", "duration",
-                                      "one of", "columns", "list", "limit", "mapping", "names"};
+                                      "one of", "columns", "list", "limit", "mapping", "names", "size"};
   return type >= 0 && (size_t)type < sizeof names / sizeof names[0] ? names[type] : "?";
 }
 
@@ -658,6 +662,7 @@ static int read_key(pctx *c, const spec_key *k, const yaml_node_t *v, const char
   case SPEC_T_COLUMNS: return get_list(c, v, name, 1, dst);
   case SPEC_T_LIST: return get_list(c, v, name, 0, dst);
   case SPEC_T_LIMIT: return get_limit(c, v, name, dst);
+  case SPEC_T_SIZE: return get_size(c, v, name, dst);
   case SPEC_T_MAPPING:
     if ((k->flags & SPEC_K_NULLABLE) && is_null(v))
       return 0;  /* `load:` with every key commented out */

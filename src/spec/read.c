@@ -425,6 +425,19 @@ int get_limit(pctx *c, const yaml_node_t *v, const char *name, spec_limit *out)
   return rc;
 }
 
+/* load.memory_budget: a size (spec_parse_size). */
+int get_size(pctx *c, const yaml_node_t *v, const char *name, long long *out)
+{
+  char *t = NULL;
+  if (get_str(c, v, name, STR_NONEMPTY, &t) != 0)
+    return -1;
+  int rc = spec_parse_size(t, out);
+  if (rc != 0)
+    perr(c, NPOS(v), "%s: expected " SPEC_SIZE_FORMS ", more than 0 and at most 1 PiB, found '%s'", name, t);
+  free(t);
+  return rc;
+}
+
 /* A YAML boolean, as the plugins' boolean options take them. */
 int get_bool(pctx *c, const yaml_node_t *v, const char *name, int *out)
 {

@@ -122,6 +122,26 @@ int spec_parse_limit(const char *text, spec_limit *out)
   return 0;
 }
 
+int spec_parse_size(const char *text, long long *out)
+{
+  static const struct { const char *unit; int shift; } units[] = {
+    {"", 0}, {"B", 0}, {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+  /* Digits only before the unit: no sign, space or exponent. */
+  size_t digits = strspn(text, "0123456789");
+  if (digits == 0 || digits > 16)
+    return -1;
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (strcmp(text + digits, units[i].unit) != 0)
+      continue;
+    long long n = strtoll(text, NULL, 10);
+    if (n == 0 || n > (1LL << 50) >> units[i].shift)
+      return -1;
+    *out = n << units[i].shift;
+    return 0;
+  }
+  return -1;
+}
+
 void spec_format_limit(const spec_limit *l, char *out, size_t n)
 {
   if (l->kind == LIMIT_ALL)

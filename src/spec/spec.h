@@ -44,7 +44,8 @@ enum spec_late { LATE_REPAIR = 0, LATE_REJECT, LATE_IGNORE };
 /* load.watermark: none compares every row with its key instead of
  * skipping those at or before the checkpoint. */
 enum spec_watermark { WATERMARK_CHECKPOINT = 0, WATERMARK_NONE };
-enum spec_engine { ENGINE_MEMORY = 0, ENGINE_PUSHDOWN };
+/* load.engine: auto picks one of the other two at run time (engine/choose.c). */
+enum spec_engine { ENGINE_MEMORY = 0, ENGINE_PUSHDOWN, ENGINE_AUTO };
 enum spec_limit_kind { LIMIT_PERCENT = 0, LIMIT_COUNT, LIMIT_ALL };
 /* schema.missing_columns: a column of the table the source does not deliver. */
 enum spec_missing { MISSING_FAIL = 0, MISSING_NULL, MISSING_KEEP };
@@ -104,6 +105,7 @@ typedef struct dwl_spec {
   int late;              /* enum spec_late: rows older than their key's history */
   int watermark;         /* enum spec_watermark: whether the checkpoint skips rows */
   int engine;            /* enum spec_engine: where changes are computed */
+  long long memory_budget; /* load.memory_budget in bytes; 0: not set (the default, engine_default_budget) */
   spec_limit max_deletes; /* deletes: absent: default 50% of the current keys */
   int allow_empty;       /* 1: a source without rows may delete by absence / empty a replace */
   long long future_tolerance_us; /* load.future_tolerance: lmd later than now + this is bad; -1: off */
@@ -178,6 +180,11 @@ int spec_parse_lmd_text(const dwl_spec *s, const char *text, dwl_ts *out);
 /* Parses a load.max_deletes value: "50%", "12.5%", "1000" or "all".
  * Returns 0, or -1 when `text` is none of these. */
 int spec_parse_limit(const char *text, spec_limit *out);
+/* Parses a size: "512MiB", "2GiB", "64KiB", "1TiB" or a number of bytes
+ * ("4096", "4096B"), at most 1 PiB.  Returns 0, or -1 when `text` is none
+ * of these or is 0. */
+int spec_parse_size(const char *text, long long *out);
+#define SPEC_SIZE_FORMS "a size such as 512MiB, 2GiB, 64KiB or a number of bytes"
 /* "50%", "1000" or "all", for messages. */
 void spec_format_limit(const spec_limit *l, char *out, size_t n);
 

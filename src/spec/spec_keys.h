@@ -27,7 +27,8 @@ enum spec_key_type {
   SPEC_T_LIST,        /* a list of strings */
   SPEC_T_LIMIT,       /* a count, a percentage or all */
   SPEC_T_MAPPING,     /* a mapping of the keys of `sub` */
-  SPEC_T_NAMES        /* a mapping of names to names (columns.rename) */
+  SPEC_T_NAMES,       /* a mapping of names to names (columns.rename) */
+  SPEC_T_SIZE         /* 512MiB, 2GiB, or bytes (spec_parse_size) */
 };
 
 enum {

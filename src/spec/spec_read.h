@@ -63,6 +63,7 @@ int get_str(pctx *c, const yaml_node_t *v, const char *name, int flags, char **o
 int get_enum(pctx *c, const yaml_node_t *v, const char *name, const char *const *names, int *out);
 /* 90s, 15m, 2h, 1d, 1h30m, at most 366 days; *out in microseconds. */
 int get_duration(pctx *c, const yaml_node_t *v, const char *name, long long *out);
+int get_size(pctx *c, const yaml_node_t *v, const char *name, long long *out);
 /* A list of strings, or a lone string; with `columns`, of column names. */
 int get_list(pctx *c, const yaml_node_t *v, const char *name, int columns, spec_list *out);
 int get_count(pctx *c, const yaml_node_t *v, const char *name, long long *out);

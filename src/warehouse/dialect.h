@@ -114,6 +114,10 @@ struct dialect {
    * table itself).  Their servers commit apart from the warehouse, and
    * MERGE cannot change them.  NULL: the warehouse has none. */
   const char *foreign_parts_sql;
+  /* Peak RSS of the memory engine per current version a full scan reads
+   * through this warehouse's driver, in bytes: load.engine: auto's
+   * estimate (engine/choose.c says how it was measured). */
+  int scan_row_bytes;
   /* The column names of a table, two parameters: the bare table name and
    * the schema; NULL: the names a SELECT * describes.  (libsqliteodbc
    * describes a column "a.b" as "b".) */

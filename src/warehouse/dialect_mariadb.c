@@ -169,6 +169,9 @@ const dialect dialect_mariadb = {
                      "AND m.gtrid_length = x.gtrid_length AND m.bqual_length = x.bqual_length "
                      "AND m.data = x.data) "
                      "FROM mysql.spider_xa x WHERE x.status = 'PREPARED' ORDER BY 1",
+  /* 28,872 KiB at 100k current versions, 45,444 at 200k: twice the
+   * others', the driver's result buffers included */
+  .scan_row_bytes = 170,
   .max_ident = 64,
   .numeric_any_precision = 65,
   .numeric_any_scale = 30,

@@ -196,6 +196,7 @@ const dialect dialect_pg = {
   .current_schema_sql = "SELECT current_schema(), 0",
   .analyze_sql = "ANALYZE",
   .estimate_sql = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)",
+  .scan_row_bytes = 90,  /* 25,364 KiB at 100k current versions, 34,164 at 200k */
   .estimate_quoted = 1,
   /* postgres_fdw partitions (and any other wrapper's): down pg_inherits
    * from the table, which may itself be a foreign table; partitions of

@@ -82,6 +82,7 @@ const dialect dialect_sqlite = {
   .lock_conflict = sqlite_lock_conflict,
   .lock_timeout_sql = sqlite_lock_timeout_sql,
   .writer_probe_sql = "BEGIN IMMEDIATE",
+  .scan_row_bytes = 82,  /* 28,180 KiB at 100k current versions, 36,216 at 200k */
   .conn_extra = sqlite_conn_extra,
   .scan_separately = 1,
   .partial_index = 1,

@@ -238,6 +238,50 @@ START_TEST(test_future_tolerance_and_lock_timeout)
 }
 END_TEST
 
+/* load.memory_budget: a size (not set: 0, the default chosen at run
+ * time); load.engine: auto, only where an engine runs. */
+START_TEST(test_memory_budget_and_engine_auto)
+{
+  dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n");
+  ck_assert(s->memory_budget == 0);
+  ck_assert_int_eq(s->engine, ENGINE_MEMORY);
+  spec_free(s);
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: auto\n  memory_budget: 512MiB\n");
+  ck_assert_int_eq(s->engine, ENGINE_AUTO);
+  ck_assert(s->memory_budget == 512LL << 20);
+  spec_free(s);
+  static const struct { const char *text; long long bytes; } ok[] = {
+    {"2GiB", 2LL << 30}, {"64KiB", 64LL << 10}, {"1TiB", 1LL << 40}, {"4096", 4096}, {"100B", 100},
+    {"1024TiB", 1LL << 50}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    char y[300];
+    snprintf(y, sizeof y, BASE "load:\n  mode: upsert\n  key: [id]\n  memory_budget: %s\n", ok[i].text);
+    s = load_ok(y);
+    ck_assert_msg(s->memory_budget == ok[i].bytes, "%s: %lld", ok[i].text, s->memory_budget);
+    spec_free(s);
+  }
+  /* "1GB" (decimal units), "1.5GiB" and "gib" are not sizes: no guessing. */
+  static const char *const bad[] = {"0", "0MiB", "1GB", "1.5GiB", "2gib", "-1", "MiB", "1 MiB", "1025TiB",
+                                    "99999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char y[300];
+    snprintf(y, sizeof y, BASE "load:\n  mode: upsert\n  key: [id]\n  memory_budget: '%s'\n", bad[i]);
+    expect_error(y, 11, 18, "load.memory_budget: expected a size such as 512MiB, 2GiB, 64KiB or a number of bytes");
+  }
+  expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  memory_budget: [1]\n", 11, 18, "load.memory_budget");
+  expect_error(BASE "load:\n  mode: append\n  engine: auto\n", 10, 3,
+               "load.engine: auto applies only to modes scd2 and upsert (mode is append)");
+  /* auto with a feature pushdown refuses loads: it then runs in memory */
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: auto\n  lookback: 1d\n");
+  ck_assert_int_eq(s->engine, ENGINE_AUTO);
+  spec_free(s);
+  long long v = 0;
+  ck_assert_int_eq(spec_parse_size("3MiB", &v), 0);
+  ck_assert(v == 3LL << 20);
+  ck_assert_int_eq(spec_parse_size("", &v), -1);
+}
+END_TEST
+
 START_TEST(test_scd2_only_keys)
 {
   expect_error(BASE "load:\n  mode: upsert\n  key: id\n  type1: [name]\n", 11, 3,
@@ -387,6 +431,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_open_end);
   tcase_add_test(tc, test_dimension_accepted_in_append);
   tcase_add_test(tc, test_run_id_column);
+  tcase_add_test(tc, test_memory_budget_and_engine_auto);
   suite_add_tcase(su, tc);
   return su;
 }

@@ -1,0 +1,137 @@
+/* The engine a run uses (choose.h): load.engine as written, or for
+ * engine: auto the memory engine's estimated memory against the budget.
+ *
+ * The estimate's two parts were measured (peak RSS by /usr/bin/time -v,
+ * bench/gen.py's customer table: id, name, address, phone, lmd; scd2 with
+ * a type 1 column; three runs each, the median; SQLite's scan as runs on
+ * copies of the table, the servers' as plans):
+ *   - current versions: a 1,000-row delta with load.lookup: scan (plan)
+ *     into dimensions of 100k and 200k current versions; the growth per
+ *     version is the dialect's scan_row_bytes: 82 on SQLite (28,180 ->
+ *     36,216 KiB), 90 on PostgreSQL (25,364 -> 34,164), 170 on MariaDB
+ *     (28,872 -> 45,444): the key map's fingerprints and the driver's
+ *     buffers (the rows themselves are not kept);
+ *   - the delta (SQLite): an initial load of 100k rows (6,155,377 bytes
+ *     of CSV) peaked at 49,924 KiB, of 200k rows (12,533,046) at 81,228:
+ *     320 bytes a delta row against 63.8 bytes of CSV, 5 bytes of memory
+ *     per byte of source.
+ * The dimension's size is the catalog's row estimate (COUNT(*) where the
+ * catalog has none), which counts closed versions too: an upper bound on
+ * the current versions a full scan reads.  The delta is known before it
+ * is read only when the source tells its size (the csv plugin's progress
+ * total: the file's bytes); otherwise the dimension alone decides.  The
+ * budget only chooses the engine: the memory engine does not spill. */
+#include "choose.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "rules.h"
+
+#define MIB (1024.0 * 1024.0)
+
+long long engine_default_budget(void)
+{
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0)
+    return 1LL << 30;
+  long long q = (long long)pages * page / 4;
+  /* a small machine still gets room for a real dimension; a large one
+   * does not hand one job all of it by default */
+  if (q < 256LL << 20)
+    q = 256LL << 20;
+  if (q > 16LL << 30)
+    q = 16LL << 30;
+  return q;
+}
+
+/* "12.3", "0.000977": MiB readable at every budget, tiny ones included. */
+static void mib(double bytes, char out[32])
+{
+  double v = bytes / MIB;
+  snprintf(out, 32, v >= 100 || v == 0 ? "%.0f" : v >= 1 ? "%.1f" : "%.3g", v);
+}
+
+/* The budget and where it came from, into from (n bytes). */
+static long long budget_of(const dwl_spec *s, const run_opts *o, char *from, size_t n)
+{
+  int line = 0, col = 0;
+  const char *file = spec_key_at(s, "load.memory_budget", &line, &col);
+  if (o->memory_budget > 0) {
+    snprintf(from, n, "--memory-budget");
+    return o->memory_budget;
+  }
+  if (s->memory_budget > 0) {
+    snprintf(from, n, "load.memory_budget at %s:%d:%d", file, line, col);
+    return s->memory_budget;
+  }
+  snprintf(from, n, "the default: a quarter of physical memory, 256 MiB to 16 GiB");
+  return engine_default_budget();
+}
+
+/* Why pushdown cannot take this run, or NULL: the spec's rules, a
+ * backfill, and a source column named as pushdown's stage columns are. */
+static const char *pushdown_refusal(const dwl_spec *s, const run_opts *o, const target *t, char *buf, size_t n)
+{
+  const char *why = engine_pushdown_run_refusal(s, o->backfill_from != NULL);
+  for (size_t i = 0; !why && i < t->ncols; i++) {
+    if (t->cols[i].role == TC_SRC && strncasecmp(t->cols[i].name, "dwl_", 4) == 0) {
+      snprintf(buf, n, "stages its own columns named dwl_*, and the source has a column '%s'", t->cols[i].name);
+      why = buf;
+    }
+  }
+  return why;
+}
+
+int engine_choose(const dwl_spec *s, const run_opts *o, target *t, dwl_source *src, engine_choice *out,
+                  dwl_error *err)
+{
+  char from[300];
+  out->budget = budget_of(s, o, from, sizeof from);
+  char budget[32];
+  mib((double)out->budget, budget);
+  if (s->engine != ENGINE_AUTO) {
+    out->engine = s->engine;
+    int line = 0, col = 0;
+    const char *file = spec_key_at(s, "load.engine", &line, &col);
+    const char *name = s->engine == ENGINE_PUSHDOWN ? "pushdown" : "memory";
+    if (line > 0)
+      snprintf(out->why, sizeof out->why, "engine: %s: load.engine at %s:%d:%d (memory budget %s MiB, %s: "
+               "used by engine: auto)", name, file, line, col, budget, from);
+    else
+      snprintf(out->why, sizeof out->why, "engine: memory: load.engine is not set (memory budget %s MiB, %s: "
+               "used by engine: auto)", budget, from);
+    log_msg(LOG_INFO, "%s", out->why);
+    return 0;
+  }
+  /* --full-refresh emptied the table first: no current versions to read. */
+  long long rows = t->exists && !o->full_refresh ? target_count(t, err) : 0;
+  if (rows < 0)
+    return -1;
+  int per = t->d->scan_row_bytes > 0 ? t->d->scan_row_bytes : ENGINE_CURRENT_ROW_BYTES;
+  double dim = (double)rows * per, need = dim;
+  char est[300], a[32], b[32], c[32];
+  mib(dim, a);
+  int n = snprintf(est, sizeof est, "dimension ~%lld rows x %d bytes = %s MiB", rows, per, a);
+  uint64_t done, total;
+  if (source_progress(src, &done, &total)) {
+    double delta = (double)total * ENGINE_DELTA_PER_SOURCE_BYTE;
+    need += delta;
+    mib((double)total, b);
+    mib(delta, c);
+    snprintf(est + n, sizeof est - (size_t)n, " + delta %s MiB of source x %d = %s MiB", b,
+             ENGINE_DELTA_PER_SOURCE_BYTE, c);
+  }
+  char buf[300];
+  const char *refused = need > (double)out->budget ? pushdown_refusal(s, o, t, buf, sizeof buf) : NULL;
+  out->engine = need > (double)out->budget && !refused ? ENGINE_PUSHDOWN : ENGINE_MEMORY;
+  snprintf(out->why, sizeof out->why, "engine: auto chose %s: %s %s budget %s MiB (%s)%s%s",
+           out->engine == ENGINE_PUSHDOWN ? "pushdown" : "memory", est,
+           need > (double)out->budget ? ">" : "<=", budget, from, refused ? ", but load.engine: pushdown " : "",
+           refused ? refused : "");
+  log_msg(LOG_INFO, "%s", out->why);
+  return 0;
+}
