@@ -571,27 +571,6 @@ static int open_source(run_ctx *r, dwl_error *err)
   return 0;
 }
 
-/* Rows this many or more loaded in a run, or a table the run created: the
- * planner's statistics are refreshed, as after any bulk load, so the next
- * run's keyed lookups and staged updates probe the key index.  After the
- * commit, and best effort: the data is already safe. */
-#define ANALYZE_AFTER_ROWS 100000
-
-static void analyze_after_load(run_ctx *r)
-{
-  if (!r->t->d->analyze_sql || (!r->t->created && r->sum->inserted < ANALYZE_AFTER_ROWS))
-    return;
-  char sql[700];
-  snprintf(sql, sizeof sql, "%s %s", r->t->d->analyze_sql, r->t->table_q);
-  dwl_error e2;
-  err_init(&e2);
-  double t0 = now_s();
-  if (odbc_exec(r->t->c, sql, NULL, NULL, 0, &e2) != 0)
-    log_msg(LOG_WARN, "could not refresh the statistics of %s: %s", r->spec->target_table, e2.msg);
-  else
-    log_msg(LOG_INFO, "refreshed the statistics of %s in %.2fs", r->spec->target_table, now_s() - t0);
-}
-
 /* The commit call failed: the server may have committed all the same (a
  * connection that died after the server committed, before its answer
  * arrived).  The run's id in the state row tells, read on a new
@@ -732,7 +711,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     if (rc == 0) {
       rejects_publish(&r.rj);
       target_unmark_columns(r.t);
-      analyze_after_load(&r);
+      target_analyze_after_load(r.t, r.sum->inserted);
     }
   }
   if (rc == 0) {

@@ -2,13 +2,15 @@
  * settings, lock waits bounded by target.lock_timeout), the table's quoted
  * name, and freeing it all.  The table's layout is target_layout.c, its
  * columns and creation target_table.c, reading versions back
- * target_scan.c. */
+ * target_scan.c; the statistics refreshed after a large load. */
 #include "target.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "clock.h"
+#include "log.h"
 #include "redact.h"
 
 static char *conn_with_extra(const char *cs, const char *extra)
@@ -165,4 +167,25 @@ void target_lock_timed_out(target *t, dwl_error *err)
   target_name_prepared_xa(t, err);
   err_prefix(err, "table %s: gave up after waiting %s (target.lock_timeout) for a lock another session holds",
              t->spec->target_table, span);
+}
+
+/* Rows this many or more loaded in a run, or a table the run created: the
+ * planner's statistics are refreshed, as after any bulk load, so the next
+ * run's keyed lookups and staged updates probe the key index.  After the
+ * commit, and best effort: the data is already safe. */
+#define ANALYZE_AFTER_ROWS 100000
+
+void target_analyze_after_load(target *t, long long inserted)
+{
+  if (!t->d->analyze_sql || (!t->created && inserted < ANALYZE_AFTER_ROWS))
+    return;
+  char sql[700];
+  snprintf(sql, sizeof sql, "%s %s", t->d->analyze_sql, t->table_q);
+  dwl_error e2;
+  err_init(&e2);
+  double t0 = now_s();
+  if (odbc_exec(t->c, sql, NULL, NULL, 0, &e2) != 0)
+    log_msg(LOG_WARN, "could not refresh the statistics of %s: %s", t->spec->target_table, e2.msg);
+  else
+    log_msg(LOG_INFO, "refreshed the statistics of %s in %.2fs", t->spec->target_table, now_s() - t0);
 }

@@ -133,6 +133,10 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err);
 int target_open_conn(target *t, odbc_conn **out, dwl_error *err);
 void target_free(target *t);
 
+/* After a commit that created the table or inserted many rows: the
+ * dialect's ANALYZE, best effort (a warning when it fails). */
+void target_analyze_after_load(target *t, long long inserted);
+
 /* target.lock_timeout ran out: `err`, from a statement of `t` (NULL: none),
  * is the dialect's lock conflict, another session holding a lock the
  * statement needed.  It becomes exit 3, as for the job's lock: worth a
