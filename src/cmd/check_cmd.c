@@ -271,8 +271,15 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
                spec->target_table, ndiff, ndiff > 1 ? "s" : "");
     goto out;
   }
-  step(&rp, "table", 1, "%s %s (%zu columns)%s%s", spec->target_table, t->exists ? "exists" : "will be created",
-       t->ncols, t->remote[0] ? ", engine " : "", t->remote);
+  /* Not a failure: the table's own collation decides which keys are one
+   * (dwload-job(5), TABLE LAYOUT), and the source may never hold two. */
+  const tcol *loose = target_loose_key(t);
+  step(&rp, "table", 1, "%s %s (%zu columns)%s%s%s%s%s%s", spec->target_table,
+       t->exists ? "exists" : "will be created", t->ncols, t->remote[0] ? ", engine " : "", t->remote,
+       loose ? "; note: key column " : "", loose ? loose->name : "", loose ? loose->have_collate : "",
+       loose ? " holds texts equal that differ in case, accents or trailing spaces: the table takes them as one "
+               "key, dwload as two (dwload-job(5), TABLE LAYOUT)"
+             : "");
   /* Foreign partitions: the run can go ahead, but its commit is not one. */
   dwl_buf risk;
   buf_init(&risk, 0);

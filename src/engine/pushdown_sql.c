@@ -24,12 +24,13 @@ void keys(const pushdown *p, dwl_buf *b, const char *a)
     buf_printf(b, "%s%s.%s", i ? ", " : "", a, p->q[p->e->cols.key[i]]);
 }
 
-/* a.c = b.c NULL-safely: the dialect's operator without its parameter. */
-static void nseq(const pushdown *p, dwl_buf *b, const char *a, const char *c2, const char *col)
+/* a.c = b.c NULL-safely: the dialect's operator without its parameter;
+ * `pre` before each side (exact_text, or ""). */
+static void nseq(const pushdown *p, dwl_buf *b, const char *a, const char *c2, const char *col, const char *pre)
 {
   const char *op = p->t->d->null_safe_eq;
   size_t oplen = strlen(op) - 1; /* drop the '?' */
-  buf_printf(b, "%s.%s%.*s%s.%s", a, col, (int)oplen, op, c2, col);
+  buf_printf(b, "%s%s.%s%.*s%s%s.%s", pre, a, col, (int)oplen, op, pre, c2, col);
 }
 
 /* Key equality; plain where no staged key has a NULL part, so joins can
@@ -41,7 +42,7 @@ void keyeq(const pushdown *p, dwl_buf *b, const char *a, const char *c2)
     if (i)
       buf_adds(b, " AND ");
     if (p->nullkeys)
-      nseq(p, b, a, c2, col);
+      nseq(p, b, a, c2, col, "");
     else
       buf_printf(b, "%s.%s = %s.%s", a, col, c2, col);
   }
@@ -57,19 +58,31 @@ void in_partitions(const pushdown *p, dwl_buf *b, const char *a)
   buf_adds(b, " AND EXISTS (SELECT 1 FROM dwl_pd_seen x WHERE x.dwl_one = 1");
   for (size_t i = 0; i < c->npart; i++) {
     buf_adds(b, " AND ");
-    nseq(p, b, a, "x", p->q[c->part[i]]);
+    nseq(p, b, a, "x", p->q[c->part[i]], "");
   }
   buf_adds(b, ")");
+}
+
+/* Whether source column `src` is text of a collation that holds different
+ * texts equal ('a' and 'A'), which change detection must not. */
+static int loose_text(const pushdown *p, size_t src)
+{
+  for (size_t i = 0; i < p->t->ncols; i++)
+    if (p->t->cols[i].role == TC_SRC && p->t->cols[i].src == src)
+      return p->t->cols[i].have_loose;
+  return 0;
 }
 
 /* 1 when every column of idx[] is NULL-safely equal in a and c2, else 0. */
 void alleq(const pushdown *p, dwl_buf *b, const char *a, const char *c2, const size_t *idx, size_t n)
 {
+  const char *exact = p->t->d->exact_text;
   buf_adds(b, "CASE WHEN ");
   for (size_t i = 0; i < n; i++) {
     if (i)
       buf_adds(b, " AND ");
-    nseq(p, b, a, c2, p->q[idx[i]]);
+    /* the memory engine compares the values themselves: so here */
+    nseq(p, b, a, c2, p->q[idx[i]], exact && loose_text(p, idx[i]) ? exact : "");
   }
   buf_adds(b, n ? " THEN 1 ELSE 0 END" : "1 = 1 THEN 1 ELSE 0 END");
 }

@@ -32,11 +32,14 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
   p->row = calloc(n, sizeof *p->row);
   char **names = calloc(n, sizeof *names);
   dwl_column *decl = calloc(n, sizeof *decl);
-  int rc = p->q && p->row && names && decl ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  /* the table column's own character set and collation (tcol.have_collate) */
+  const char **coll = calloc(n, sizeof *coll);
+  int rc = p->q && p->row && names && decl && coll ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; rc == 0 && i < t->ncols; i++) {
     const tcol *c = &t->cols[i];
     if (c->role != TC_SRC)
       continue;
+    coll[c->src] = c->have_collate;
     p->q[c->src] = c->q;
     names[c->src] = c->q;
     decl[c->src] = tcol_stage_decl(c);
@@ -58,7 +61,7 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
     decl[p->ncols + (size_t)x] = x <= X_DEL ? integer : (x >= X_VF && x <= X_OE) ? when : text;
   }
   if (rc == 0)
-    rc = writer_stage_open(w, "dwl_pd_src", names, decl, n, &p->st, err);
+    rc = writer_stage_open(w, "dwl_pd_src", names, decl, coll, n, &p->st, err);
   /* Absence is judged against every source key, past the checkpoint or
    * not; dwl_one tells a matched key from an unmatched one in a join. */
   if (rc == 0 && p->spec->deletes == DEL_ABSENT) {
@@ -67,9 +70,10 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
     size_t ns = c->nkey + c->npart + 1;
     char **kn = calloc(ns, sizeof *kn);
     dwl_column *kd = calloc(ns, sizeof *kd);
+    const char **kc = calloc(ns, sizeof *kc);
     p->keyrow = calloc(ns, sizeof *p->keyrow);
     p->seencol = calloc(ns, sizeof *p->seencol);
-    rc = kn && kd && p->keyrow && p->seencol ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+    rc = kn && kd && kc && p->keyrow && p->seencol ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
     for (size_t i = 0; rc == 0 && i < c->nkey; i++)
       p->seencol[p->nseen++] = c->key[i];
     for (size_t i = 0; rc == 0 && i < c->npart; i++) {
@@ -82,21 +86,24 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
     for (size_t i = 0; rc == 0 && i < p->nseen; i++) {
       kn[i] = names[p->seencol[i]];
       kd[i] = decl[p->seencol[i]];
+      kc[i] = coll[p->seencol[i]];
     }
     if (rc == 0) {
       kn[p->nseen] = "dwl_one";
       kd[p->nseen] = integer;
-      rc = writer_stage_open(w, "dwl_pd_seen", kn, kd, p->nseen + 1, &p->seen, err);
+      rc = writer_stage_open(w, "dwl_pd_seen", kn, kd, kc, p->nseen + 1, &p->seen, err);
     }
     free(kn);
     free(kd);
+    free(kc);
     /* The extract says which keys exist: a key the table no longer has
      * comes back with its row, past the checkpoint or not (apply_revive). */
     if (rc == 0 && p->spec->mode == MODE_UPSERT)
-      rc = writer_stage_open(w, "dwl_pd_old", names, decl, n, &p->old, err);
+      rc = writer_stage_open(w, "dwl_pd_old", names, decl, coll, n, &p->old, err);
   }
   free(names);
   free(decl);
+  free(coll);
   if (rc != 0) {
     pushdown_free(p);
     return -1;

@@ -126,9 +126,22 @@ struct dialect {
    * (NULL: the connection's) and the bare table name; rows of name,
    * numeric precision and scale (NULL unless an exact numeric),
    * character length (NULL unless bounded), the least and greatest
-   * integer (NULL unless narrower than 64 bits), and the declaration after
-   * the type a widen_column must repeat (NULL: none).  NULL: not known. */
+   * integer (NULL unless narrower than 64 bits), the declaration after
+   * the type a widen_column must repeat (NULL: none), the character set
+   * and collation of a text column as a declaration says them (NULL:
+   * none), and 1 where that collation holds text equal that is not the
+   * same (case, accents, trailing spaces), else 0.  NULL: not known. */
   const char *column_limits_sql;
+  /* The type of a stage column holding the values of an existing table's
+   * column, declared `collate` (column_limits_sql's, NULL: none): text
+   * takes the column's own character set and collation, so the stage's
+   * joins and comparisons with the table mix none and the key index
+   * serves them.  NULL: type_sql. */
+  const char *(*stage_type_sql)(const dwl_column *col, const char *collate, char *buf, size_t n);
+  /* Before both sides of a comparison of text that must tell any two
+   * different values apart (change detection) whatever the column's
+   * collation ("BINARY "); NULL: comparisons are exact already. */
+  const char *exact_text;
   /* The indexes of a table, two parameters: the schema (NULL: the
    * connection's) and the bare table name; rows of index name and column
    * name, each index's columns in their order (check --connect looks for

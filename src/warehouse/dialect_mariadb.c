@@ -41,6 +41,19 @@ static const char *maria_type_sql(const dwl_column *col, char *buf, size_t n)
   return dialect_type_sql(&maria_types, col, buf, n);
 }
 
+/* A stage column for a user's table's text column takes its character
+ * set and collation: MariaDB refuses to compare text of two collations
+ * ("Illegal mix of collations") and would convert the table's side of a
+ * join of two character sets, which then uses no index. */
+static const char *maria_stage_type_sql(const dwl_column *col, const char *collate, char *buf, size_t n)
+{
+  if (!collate || col->type != DWL_TYPE_TEXT)
+    return maria_type_sql(col, buf, n);
+  char ty[64];
+  snprintf(buf, n, "%s%s", dialect_type_sql(&maria_bare_types, col, ty, sizeof ty), collate);
+  return buf;
+}
+
 /* Multi-table UPDATE: the join goes before SET, target columns named d.x. */
 static void maria_update_begin(dwl_buf *b, const char *table, const char *stage, const char *on)
 {
@@ -111,6 +124,9 @@ const dialect dialect_mariadb = {
   .sk_int_type = "BIGINT",
   .sk_hash_type = "CHAR(64)",
   .type_sql = maria_type_sql,
+  .stage_type_sql = maria_stage_type_sql,
+  /* change detection: text as its bytes, whatever the column's collation */
+  .exact_text = "BINARY ",
   .add_column = maria_add_column,
   .marked_columns_sql = "SELECT column_name FROM information_schema.columns WHERE table_schema = "
                         "COALESCE(?, DATABASE()) AND table_name = ? AND column_comment = '" FILL_MARK "'",
@@ -136,7 +152,13 @@ const dialect dialect_mariadb = {
                        "CONCAT(IF(character_set_name IS NULL, '', CONCAT(' CHARACTER SET ', character_set_name, "
                        "' COLLATE ', collation_name)), IF(is_nullable = 'NO', ' NOT NULL', ''), "
                        "IF(column_default IS NULL OR column_default = 'NULL', '', CONCAT(' DEFAULT ', column_default)), "
-                       "IF(column_comment = '', '', CONCAT(' COMMENT ', QUOTE(column_comment)))) "
+                       "IF(column_comment = '', '', CONCAT(' COMMENT ', QUOTE(column_comment)))), "
+                       "IF(character_set_name IS NULL, NULL, CONCAT(' CHARACTER SET ', character_set_name, "
+                       "' COLLATE ', collation_name)), "
+                       /* only binary and the NOPAD _bin collations tell every two texts apart:
+                        * the others ignore case or accents, or pad with spaces */
+                       "CASE WHEN collation_name IS NULL THEN NULL WHEN collation_name = 'binary' "
+                       "OR RIGHT(collation_name, 10) = '_nopad_bin' THEN 0 ELSE 1 END "
                        "FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE()) "
                        "AND table_name = ?",
   .key_index_sql = "SELECT index_name, column_name FROM information_schema.statistics "

@@ -213,7 +213,7 @@ const dialect dialect_pg = {
   .column_limits_sql = "SELECT column_name, CASE WHEN data_type = 'numeric' THEN numeric_precision END, "
                        "CASE WHEN data_type = 'numeric' THEN numeric_scale END, character_maximum_length, "
                        "CASE data_type WHEN 'smallint' THEN -32768 WHEN 'integer' THEN -2147483648 END, "
-                       "CASE data_type WHEN 'smallint' THEN 32767 WHEN 'integer' THEN 2147483647 END, NULL "
+                       "CASE data_type WHEN 'smallint' THEN 32767 WHEN 'integer' THEN 2147483647 END, NULL, NULL, NULL "
                        "FROM information_schema.columns WHERE table_schema = COALESCE(?, current_schema()) "
                        "AND table_name = ?",
   .key_index_sql = "SELECT i.relname, a.attname FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid "

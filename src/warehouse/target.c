@@ -135,6 +135,7 @@ void target_free(target *t)
     free(t->cols[i].q);
     free(t->cols[i].have_type);
     free(t->cols[i].have_attrs);
+    free(t->cols[i].have_collate);
   }
   free(t->cols);
   for (size_t i = 0; i < t->ntable_names; i++)

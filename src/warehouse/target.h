@@ -48,6 +48,8 @@ typedef struct tcol {
   int have_min_set, have_max_set;  /* an integer column narrower than 64 bits: its range */
   long long have_min, have_max;
   char *have_attrs;      /* the rest of its declaration a widening repeats (column_limits_sql), or NULL */
+  char *have_collate;    /* text: its character set and collation, which stage columns for it take, or NULL */
+  int have_loose;        /* text: that collation holds text equal that differs (case, trailing spaces) */
   dwl_column want;       /* schema.widen: the wider type the run's values need (target_widen.c) */
   int want_set;          /* want is pending: not the column's type yet */
   int widened;           /* this run widened it */
@@ -187,6 +189,10 @@ void target_warn_foreign(const target *t);
  * cannot tell (a foreign table: its server has the indexes), -1 with err
  * set.  After target_prepare_table. */
 int target_key_indexed(target *t, dwl_error *err);
+/* The first key column of the existing table whose collation holds
+ * different texts equal (tcol.have_loose: case, accents, trailing
+ * spaces), or NULL.  After target_prepare_table. */
+const tcol *target_loose_key(const target *t);
 
 /* plan --sql: prints to `out` the DDL a run would execute on the table
  * (CREATE TABLE and its key index when it does not exist yet; with

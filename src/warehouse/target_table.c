@@ -233,6 +233,10 @@ static void column_limits(target *t, const dwl_value *r)
     }
     if (!r[6].is_null && !tc->have_attrs)
       tc->have_attrs = strndup(r[6].data, r[6].len);
+    if (tc->have.type == DWL_TYPE_TEXT && !r[7].is_null && !tc->have_collate) {
+      tc->have_collate = strndup(r[7].data, r[7].len);
+      tc->have_loose = !r[8].is_null && r[8].len == 1 && r[8].data[0] == '1';
+    }
   }
 }
 
@@ -374,6 +378,15 @@ int target_key_indexed(target *t, dwl_error *err)
   }
   ostmt_free(st);
   return f < 0 ? -1 : found;
+}
+
+const tcol *target_loose_key(const target *t)
+{
+  for (size_t k = 0; k < t->spec->key.n; k++)
+    for (size_t i = 0; i < t->ncols; i++)
+      if (t->cols[i].role == TC_SRC && t->cols[i].have_loose && strcasecmp(t->cols[i].name, t->spec->key.v[k]) == 0)
+        return &t->cols[i];
+  return NULL;
 }
 
 /* DDL that would commit the run's transaction (MariaDB) runs on a

@@ -41,8 +41,9 @@ int stage_init(writer *w, int kind, const char *name, const long *extra, size_t 
   snprintf(s->name, sizeof s->name, "%s", name);
   s->cols = calloc(n, sizeof *s->cols);
   s->decl = calloc(n, sizeof *s->decl);
+  s->collate = calloc(n, sizeof *s->collate);
   SQLSMALLINT *types = calloc(n, sizeof *types);
-  if (!s->cols || !s->decl || !types) {
+  if (!s->cols || !s->decl || !s->collate || !types) {
     free(types);
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
@@ -58,6 +59,8 @@ int stage_init(writer *w, int kind, const char *name, const long *extra, size_t 
     s->decl[i] = tcol_stage_decl(&t->cols[tc]);
     if (t->cols[tc].role == TC_CURRENT || t->cols[tc].role == TC_DELETED)
       s->decl[i].type = DWL_TYPE_BOOLEAN;
+    /* joined to the table on the key: the key column's collation */
+    s->collate[i] = t->cols[tc].have_collate;
     types[i] = col_ptype(w, tc);
   }
   batch_opts o = writer_batch_opts(w, kind != STAGE_KEYS);
@@ -258,9 +261,12 @@ static int stage_create(writer *w, stage *s, dwl_error *err)
   buf_init(&b, 0);
   buf_printf(&b, "CREATE TEMPORARY TABLE %s (", s->name);
   for (size_t i = 0; i < s->ncols; i++) {
-    char ty[128];
-    const char *type = s->decl[i].type == DWL_TYPE_BOOLEAN ? w->t->d->flag_type
-                                                            : w->t->d->type_sql(&s->decl[i], ty, sizeof ty);
+    char ty[192];
+    const dialect *d = w->t->d;
+    const char *coll = s->collate ? s->collate[i] : NULL;
+    const char *type = s->decl[i].type == DWL_TYPE_BOOLEAN  ? d->flag_type
+                       : coll && d->stage_type_sql ? d->stage_type_sql(&s->decl[i], coll, ty, sizeof ty)
+                                                   : d->type_sql(&s->decl[i], ty, sizeof ty);
     buf_printf(&b, "%s%s %s", i ? ", " : "", s->cols[i], type);
   }
   buf_addc(&b, ')');
@@ -416,8 +422,8 @@ struct writer_stage {
   stage s;
 };
 
-int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_column *decl, size_t ncols,
-                      writer_stage **out, dwl_error *err)
+int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_column *decl,
+                      const char *const *collate, size_t ncols, writer_stage **out, dwl_error *err)
 {
   *out = NULL;
   writer_stage *ws = calloc(1, sizeof *ws);
@@ -431,10 +437,12 @@ int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_
   snprintf(s->name, sizeof s->name, "%s", name);
   s->cols = calloc(ncols ? ncols : 1, sizeof *s->cols);
   s->decl = calloc(ncols ? ncols : 1, sizeof *s->decl);
-  int rc = s->cols && s->decl ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  s->collate = calloc(ncols ? ncols : 1, sizeof *s->collate);
+  int rc = s->cols && s->decl && s->collate ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; rc == 0 && i < ncols; i++) {
     s->ncols++;
     s->decl[i] = decl[i];
+    s->collate[i] = collate ? collate[i] : NULL;
     types[i] = w->t->d->param_type(decl[i].type);
     if (!(s->cols[i] = strdup(cols[i])))
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -483,6 +491,7 @@ void stage_free(stage *s)
     free(s->cols[i]);
   free(s->cols);
   free(s->decl);
+  free(s->collate);
   free(s->apply_sql);
 }
 

@@ -40,10 +40,12 @@ long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *
 /* A temporary table of the caller's own, filled with the same batched
  * multi-row inserts (pushdown stages the delta so).  Created at open;
  * staged even in plan mode (a temporary table is no write).  cols are
- * quoted names, decl their types; both are copied. */
+ * quoted names, decl their types; both are copied.  collate (or NULL)
+ * gives each column the table column's character set and collation
+ * (tcol.have_collate, borrowed: it lives as long as the target). */
 typedef struct writer_stage writer_stage;
-int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_column *decl, size_t ncols,
-                      writer_stage **out, dwl_error *err);
+int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_column *decl,
+                      const char *const *collate, size_t ncols, writer_stage **out, dwl_error *err);
 int writer_stage_add(writer_stage *s, const dwl_value *row, dwl_error *err);
 int writer_stage_flush(writer_stage *s, dwl_error *err);
 void writer_stage_free(writer_stage *s);

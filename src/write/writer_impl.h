@@ -29,6 +29,8 @@ typedef struct stage {
   char **cols;             /* quoted stage column names */
   size_t ncols;
   dwl_column *decl;        /* their types */
+  const char **collate;    /* the table column's character set and collation each takes, or NULL
+                            * (borrowed from the target's columns) */
   batch *b;
   char *apply_sql;
   long long applied;       /* rows of b already applied */
