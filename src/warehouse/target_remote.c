@@ -7,13 +7,16 @@
 #include <string.h>
 
 #include "log.h"
+#include "state.h"
 #include "target.h"
 
 /* The first field of a one-row query's first row into out ("" when it
- * gave none), the query taking the table's schema and name when `table`. */
-static int first_value(target *t, const char *sql, int table, char *out, size_t n, dwl_error *err)
+ * gave none), the query taking a schema (NULL: the connection's) and a
+ * table's name when `table` is not NULL. */
+static int first_value(target *t, const char *sql, const char *schema, const char *table, char *out, size_t n,
+                       dwl_error *err)
 {
-  const dwl_value p[2] = {{t->schema, t->schema ? strlen(t->schema) : 0, !t->schema}, {t->table, strlen(t->table), 0}};
+  const dwl_value p[2] = {{schema, schema ? strlen(schema) : 0, !schema}, {table, table ? strlen(table) : 0, 0}};
   odbc_stmt *st;
   out[0] = '\0';
   if (ostmt_prepare(t->c, sql, &st, err) != 0)
@@ -26,22 +29,53 @@ static int first_value(target *t, const char *sql, int table, char *out, size_t 
   return rc < 0 ? -1 : 0;
 }
 
+/* The servers commit the rows together; the checkpoint must commit with
+ * them.  dwload_state on the head is one more participant of the head's
+ * own commit, which Spider ends apart from the shards' XA: a shard failing
+ * at its XA COMMIT leaves the head's checkpoint advanced over rows that
+ * never arrived (and reading it back would say "committed").  Behind the
+ * same engine, its row is one more XA branch: prepared and committed with
+ * the data's, or with them not. */
+static int check_state_table(target *t, dwl_error *err)
+{
+  char engine[32];
+  if (first_value(t, t->d->remote_table_sql, NULL, DWL_STATE_TABLE, engine, sizeof engine, err) != 0)
+    return -1;
+  if (engine[0]) {
+    log_msg(LOG_INFO, DWL_STATE_TABLE " is a %s table too: the checkpoint commits with the rows", engine);
+    return 0;
+  }
+  if (t->spec->accept_non_atomic) {
+    log_msg(LOG_WARN,
+            "table %s is a %s table but " DWL_STATE_TABLE " is not: a server that fails at the commit may leave "
+            "the checkpoint committed without the rows (target.accept_non_atomic: true accepts that)",
+            t->spec->target_table, t->remote);
+    return 0;
+  }
+  return err_setc(err, DWL_EXIT_FAILED, DWL_CAUSE_NON_ATOMIC,
+                  "table %s is a %s table but the checkpoint's table " DWL_STATE_TABLE " is a table of this server: "
+                  "it commits apart from the %s table's servers, so a server that fails at the commit would leave "
+                  "the checkpoint advanced over rows that were not committed; make " DWL_STATE_TABLE " a %s table "
+                  "on one of those servers (see DISTRIBUTED TARGETS in dwload-job(5))",
+                  t->spec->target_table, t->remote, t->remote, t->remote);
+}
+
 int target_check_remote(target *t, dwl_error *err)
 {
   const dialect *d = t->d;
   if (!d->remote_table_sql || !t->exists)
     return 0;
-  if (first_value(t, d->remote_table_sql, 1, t->remote, sizeof t->remote, err) != 0)
+  if (first_value(t, d->remote_table_sql, t->schema, t->table, t->remote, sizeof t->remote, err) != 0)
     return -1;
   if (!t->remote[0])
     return 0;
   char atomic[8];
-  if (first_value(t, d->remote_atomic_sql, 0, atomic, sizeof atomic, err) != 0)
+  if (first_value(t, d->remote_atomic_sql, NULL, NULL, atomic, sizeof atomic, err) != 0)
     return -1;
   if (strcmp(atomic, "1") == 0) {
     log_msg(LOG_INFO, "table %s is a %s table: its servers commit together (%s is on)", t->spec->target_table,
             t->remote, d->remote_atomic_name);
-    return 0;
+    return check_state_table(t, err);
   }
   if (t->spec->accept_non_atomic) {
     log_msg(LOG_WARN,

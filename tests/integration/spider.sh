@@ -124,12 +124,42 @@ FEED=$WORK/day1.csv dw check --connect "$J_OFF"
 is "$RC" 4 "XA off: check exits 4"
 like "$OUT" "table    FAILED table dim is a SPIDER table" "XA off: check's table step says why"
 
-# ---- XA on: scd2, initial and delta, on the memory engine ---------------------------
+# ---- XA on, but the checkpoint on the head: refused ---------------------------------
+# The XA-off run created dwload_state (and dwload_runs) on the head.
 J=$(spider_job dim "dim" "$XA_ON")
+FEED=$WORK/day1.csv dw run "$J"
+is "$RC" 4 "local state: the run exits 4"
+like "$ERR" "table dim is a SPIDER table but the checkpoint's table dwload_state is a table of this server" \
+  "local state: the message names the state table"
+like "$ERR" "make dwload_state a SPIDER table on one of those servers" "local state: and what to do"
+is "$(per_shard dim)" "0,0,0" "local state: nothing reached the shards"
+FEED=$WORK/day1.csv dw check --connect "$J"
+is "$RC" 4 "local state: check exits 4"
+like "$OUT" "table    FAILED table dim is a SPIDER table but the checkpoint's table dwload_state" \
+  "local state: check's table step says why"
+
+# The state table behind Spider, as the man page says: dwload's columns
+# (the head's copy gives them) on shard 1, a Spider table on the head.
+# (in ANSI_QUOTES, the session mode of the test's client: unquoted for the shard's)
+STATE_DDL=$(sql "SHOW CREATE TABLE dwload_state" | cut -d'|' -f2- | tr -d '"')
+shard 1 -D "$WH_DB" -e "$STATE_DDL" || fail "dwload_state created on shard 1"
+OLD_ROWS=$(sql "SELECT job, last_status FROM dwload_state ORDER BY job")
+sql "RENAME TABLE dwload_state TO dwload_state_old"
+sql "$(printf '%s' "$STATE_DDL" | sed 's/ENGINE=InnoDB/ENGINE=SPIDER/') COMMENT='wrapper \"mysql\", srv \"$S1\", table \"dwload_state\"'"
+sql "INSERT INTO dwload_state SELECT * FROM dwload_state_old"
+like "$OLD_ROWS" "dim_off" "state moved: the head's table had rows"
+is "$(shard 1 -D "$WH_DB" -e "SELECT job, last_status FROM dwload_state ORDER BY job" | tr '\t' '|' | sed 's/|NULL$/|/')" \
+  "$OLD_ROWS" "state moved: its rows are on shard 1"
+
+# ---- XA on: scd2, initial and delta, on the memory engine ---------------------------
 FEED=$WORK/day1.csv dw run "$J"
 is "$RC" 0 "XA on: the initial load exits 0"
 like "$ERR" "table dim is a SPIDER table: its servers commit together (spider_internal_xa is on)" \
   "XA on: the log says the servers commit together"
+like "$ERR" "dwload_state is a SPIDER table too: the checkpoint commits with the rows" \
+  "XA on: the log says the checkpoint commits with the rows"
+is "$(shard 1 -D "$WH_DB" -e "SELECT checkpoint FROM dwload_state WHERE job = 'dim'")" "2024-01-01 00:00:00" \
+  "XA on: the checkpoint row lives on shard 1"
 FEED=$WORK/day2.csv dw run "$J"
 is "$RC" 0 "XA on: the delta exits 0"
 is "$(counts)" "read=5 skipped=2 inserted=3 expired=2 updated=0 deleted=0 unchanged=0" "XA on: the delta's counts"
@@ -199,5 +229,67 @@ FEED=$WORK/day3.csv dw run "$J"
 is "$RC" 0 "prepared XA ended: the run exits 0"
 is "$(sql "SELECT name FROM dim WHERE id = 1 AND is_current = 1")" "ann3" "prepared XA ended: the key's new version"
 is "$(on_shards dim)" "$(history dim)" "prepared XA ended: the shards hold the head's history"
+
+# ---- a shard killed at the commit ---------------------------------------------------
+# dwload waits at its commit (tests/hooks/commitfail.c's hold), shard 2
+# (rows, not the checkpoint) is killed there with SIGKILL, the commit goes
+# on, the shard restarts on its datadir.  Data and checkpoint: both
+# committed or both not, and dwload's exit says which.
+HOOK="${TOP_BUILDDIR:-$TOP_SRCDIR}/tests/hooks/.libs/commitfail.so"
+[ -f "$HOOK" ] || { echo "Bail out! no commit hook at $HOOK (make check builds it)"; exit 1; }
+# head_state FIELD: the job's state through the head (so through Spider)
+head_state() {
+  sql "SELECT $1 FROM dwload_state WHERE job = 'dim'"
+}
+printf 'id,name,lmd\n1,ann4,2024-01-04\n2,bob4,2024-01-04\n3,cy4,2024-01-04\n4,dee4,2024-01-04\n5,eve4,2024-01-04\n' \
+  >"$WORK/day4.csv"
+BEFORE=$(history dim)
+BEFORE_CP=$(head_state checkpoint)
+GO=$WORK/go.fifo
+mkfifo "$GO"
+FEED=$WORK/day4.csv DWL_TEST_COMMIT=hold DWL_TEST_COMMIT_FIFO=$GO LD_PRELOAD=$HOOK "$DWLOAD" run "$J" \
+  >"$WORK/r.out" 2>"$WORK/r.err" &
+PID=$!
+if wait_until 300 test -e "$GO.ready"; then
+  pass "shard killed: the run waits at its commit"
+else
+  fail "shard killed: the run waits at its commit" "$(cat "$WORK/r.err")"
+fi
+PIDFILE=$(shard 2 -e "SELECT @@pid_file")
+SPID=$(cat "$PIDFILE")
+# Its command line, to start it again as tests/servers.sh did.
+tr '\0' '\n' <"/proc/$SPID/cmdline" >"$WORK/shard2.cmd"
+kill -9 "$SPID"
+wait_until 300 eval '! kill -0 "$SPID"' && pass "shard killed: shard 2 is gone" ||
+  fail "shard killed: shard 2 is gone" "pid $SPID"
+exec 4<>"$GO"
+echo go >&4
+finish "$PID" 60
+RC=$?
+exec 4>&-
+ERR=$(cat "$WORK/r.err")
+LAST=$(tail -n 1 "$WORK/r.out")
+( set --
+  while IFS= read -r _a; do set -- "$@" "$_a"; done <"$WORK/shard2.cmd"
+  exec setsid "$@" </dev/null >/dev/null 2>&1 ) &
+wait_until 600 shard 2 -e "SELECT 1" && pass "shard killed: shard 2 restarted on its datadir" ||
+  fail "shard killed: shard 2 restarted on its datadir" "$(tail -n 5 "$(dirname "$PIDFILE")/error.log")"
+# Spider found shard 2 gone at the commit: nothing was prepared there,
+# and shard 1's branch (rows and checkpoint) was rolled back.
+is "$RC" 1 "shard killed: the run exits 1 (not committed)"
+like "$ERR" "not committed: the state row does not hold this run's id" "shard killed: the error says it did not commit"
+is "$(field status)" failed "shard killed: the summary says failed"
+is "$(shard 1 -D "$WH_DB" -e "SELECT checkpoint FROM dwload_state WHERE job = 'dim'")" "$BEFORE_CP" \
+  "shard killed: the checkpoint on shard 1 is the last run's"
+is "$(history dim)" "$BEFORE" "shard killed: the history through the head is as before"
+is "$(on_shards dim)" "$BEFORE" "shard killed: and on the shards"
+is "$(shard 1 -e "XA RECOVER" | wc -l)|$(shard 2 -e "XA RECOVER" | wc -l)" "0|0" \
+  "shard killed: no prepared XA branch left on either shard"
+FEED=$WORK/day4.csv dw run "$J"
+is "$RC" 0 "shard killed: the next run exits 0"
+is "$(head_state checkpoint)" "2024-01-04 00:00:00" "shard killed: the next run's checkpoint"
+is "$(sql "SELECT COUNT(*) FROM dim WHERE is_current = 1 AND name LIKE '%4'")" 5 \
+  "shard killed: the next run's versions are current"
+is "$(on_shards dim)" "$(history dim)" "shard killed: the shards hold the head's history"
 
 done_testing
