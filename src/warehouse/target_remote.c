@@ -1,9 +1,11 @@
 /* Distributed target tables (MariaDB's Spider engine: a head whose table
  * keeps its rows on shard servers): telling one from a local table,
- * refusing it when its servers would not commit together (unless
- * target.accept_non_atomic), and listing the prepared XA transactions that
+ * refusing it when its servers would not commit together, or the
+ * checkpoint's table would commit apart from them (unless
+ * target.accept_non_atomic), listing the prepared XA transactions that
  * hold locks the shards wait on, which the run's own lock wait does not
- * reach.  What to ask comes from the dialect. */
+ * reach, and, after a failed commit, those decided to commit that a dead
+ * server may still hold.  What to ask comes from the dialect. */
 #include <string.h>
 
 #include "log.h"
@@ -90,8 +92,9 @@ int target_check_remote(target *t, dwl_error *err)
                   t->spec->target_table, t->remote, d->remote_atomic_name);
 }
 
-int target_prepared_xa(target *t, dwl_buf *xids, dwl_error *err)
+int target_prepared_xa(target *t, const char *state, dwl_buf *xids, dwl_error *err)
 {
+  dwl_value p;
   if (!t->d->prepared_xa_sql)
     return 0;
   /* On a connection of its own: the run's may be in a failed statement. */
@@ -102,7 +105,8 @@ int target_prepared_xa(target *t, dwl_buf *xids, dwl_error *err)
   int n = 0, f = -1;
   if (ostmt_prepare(c, t->d->prepared_xa_sql, &st, err) == 0) {
     const dwl_value *r;
-    if (ostmt_execute(st, NULL, NULL, 0, err) == 0)
+    odbc_text(&p, state);
+    if (ostmt_execute(st, &p, NULL, 1, err) == 0)
       while ((f = ostmt_fetch(st, &r, err)) == 1) {
         if (r[0].is_null)
           continue;
@@ -116,20 +120,43 @@ int target_prepared_xa(target *t, dwl_buf *xids, dwl_error *err)
   return f < 0 ? -1 : n;
 }
 
-void target_name_prepared_xa(target *t, dwl_error *err)
+/* The XA transactions in `state` into xids (the caller frees it), for a
+ * message: how many, 0 also when listing them failed (a warning: the
+ * message they would go into matters more). */
+static int list_xa(target *t, const char *state, dwl_buf *xids)
 {
+  buf_init(xids, 0);
   if (!t->remote[0])
-    return;
-  dwl_buf xids;
-  buf_init(&xids, 0);
+    return 0;
   dwl_error e2;
   err_init(&e2);
-  int n = target_prepared_xa(t, &xids, &e2);
-  if (n > 0 && !buf_failed(&xids)) {
+  int n = target_prepared_xa(t, state, xids, &e2);
+  if (n < 0)
+    log_msg(LOG_WARN, "could not list the XA transactions Spider records (%s)", e2.msg);
+  return n > 0 && !buf_failed(xids) ? n : 0;
+}
+
+void target_name_prepared_xa(target *t, dwl_error *err)
+{
+  dwl_buf xids;
+  int n = list_xa(t, t->d->xa_prepared, &xids);
+  if (n > 0) {
     err->cause = DWL_CAUSE_PREPARED_XA;
     err_prefix(err, "%d prepared XA transaction%s may hold the locks its servers wait on: %s", n, n > 1 ? "s" : "",
                xids.data);
-  } else if (n < 0)
-    log_msg(LOG_WARN, "could not list the prepared XA transactions (%s)", e2.msg);
+  }
+  buf_free(&xids);
+}
+
+void target_warn_decided_xa(target *t)
+{
+  dwl_buf xids;
+  int n = list_xa(t, t->d->xa_decided, &xids);
+  if (n > 0)
+    log_msg(LOG_WARN,
+            "%d XA transaction%s decided to commit may have branches left prepared on a server that failed at "
+            "the commit: %s; once the server is back, XA RECOVER on it lists them: end each with XA COMMIT and "
+            "its xid there",
+            n, n > 1 ? "s" : "", xids.data);
   buf_free(&xids);
 }
