@@ -405,6 +405,11 @@ spider_stop() {
     _srv_mdb_kill "$_p"
   done
   _srv_spider_pids=""
+  # A server a test restarted (spider.sh kills a shard at the commit) has
+  # a pid of its own: its pid file says which.
+  for _f in "$_srv_spider_dir"/*/mysqld.pid; do
+    [ ! -f "$_f" ] || _srv_mdb_kill "$(cat "$_f")"
+  done
   rm -rf "$_srv_spider_dir"
   _srv_spider_dir=""
   unset DWL_SPIDER_HOST DWL_SPIDER_PORT DWL_SPIDER_SHARD1_HOST DWL_SPIDER_SHARD1_PORT \

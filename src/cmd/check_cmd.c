@@ -291,7 +291,7 @@ int check_job(const dwl_spec *spec, const check_opts *o, FILE *out, dwl_error *e
   if (t->remote[0]) {
     dwl_buf xids;
     buf_init(&xids, 0);
-    int nx = target_prepared_xa(t, &xids, err);
+    int nx = target_prepared_xa(t, t->d->xa_prepared, &xids, err);
     if (nx > 0)
       err_setc(err, DWL_EXIT_LOCKED, DWL_CAUSE_PREPARED_XA,
                "%d prepared XA transaction%s may hold locks its servers would wait on: %s",

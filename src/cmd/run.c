@@ -596,6 +596,7 @@ static int commit_outcome(run_ctx *r, dwl_error *err)
   }
   r->failed_conn = r->t->c;
   r->t->c = c2;
+  target_warn_decided_xa(r->t);
   if (strcmp(id, r->sum->run_id) == 0) {
     log_msg(LOG_WARN, "the commit call failed (%s), but the commit happened: the state row holds this run's id %s",
             why, id);

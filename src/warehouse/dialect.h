@@ -157,10 +157,15 @@ struct dialect {
   const char *remote_table_sql;
   const char *remote_atomic_sql;
   const char *remote_atomic_name;
-  /* The prepared XA transactions that hold a distributed table's rows,
-   * one row each: the xid as SQL (XA RECOVER FORMAT='SQL' spells it so),
-   * and the servers holding its branches (or NULL); NULL: none known. */
+  /* The XA transactions in a state (one parameter) that hold a
+   * distributed table's rows, one row each: the xid as SQL (XA RECOVER
+   * FORMAT='SQL' spells it so), and the servers of its branches (or
+   * NULL); NULL: none known.  xa_prepared is the state of one prepared
+   * and not decided, xa_decided of one decided to commit whose branches
+   * may not all have committed. */
   const char *prepared_xa_sql;
+  const char *xa_prepared;
+  const char *xa_decided;
   /* What the warehouse's names can hold: longest name (bytes, or
    * characters with ident_chars), and whether a trailing blank and
    * characters outside the Basic Multilingual Plane are refused. */

@@ -190,7 +190,12 @@ const dialect dialect_mariadb = {
                      "SEPARATOR ', ') FROM mysql.spider_xa_member m WHERE m.format_id = x.format_id "
                      "AND m.gtrid_length = x.gtrid_length AND m.bqual_length = x.bqual_length "
                      "AND m.data = x.data) "
-                     "FROM mysql.spider_xa x WHERE x.status = 'PREPARED' ORDER BY 1",
+                     "FROM mysql.spider_xa x WHERE x.status = ? ORDER BY 1",
+  .xa_prepared = "PREPARED",
+  /* Spider's own XA (spider_internal_xa) records its decision, then
+   * commits the branches, and drops the row when all have: a row left
+   * with COMMIT is a commit some server has not finished. */
+  .xa_decided = "COMMIT",
   /* 28,872 KiB at 100k current versions, 45,444 at 200k: twice the
    * others', the driver's result buffers included */
   .scan_row_bytes = 170,

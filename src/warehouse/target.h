@@ -155,11 +155,16 @@ int target_check_remote(target *t, dwl_error *err);
  * as "xid on host:port, ..." (the xid as SQL, the servers holding its
  * branches) appended to xids ("; "-separated), on a connection of its own.
  * Returns how many (0 where the dialect has none), -1 with err. */
-int target_prepared_xa(target *t, dwl_buf *xids, dwl_error *err);
+int target_prepared_xa(target *t, const char *state, dwl_buf *xids, dwl_error *err);
 /* A lock wait that ran out on a distributed table: when prepared XA
  * transactions exist, err names them (and gets DWL_CAUSE_PREPARED_XA for
  * its hint).  Best effort: a failure to list them is a warning. */
 void target_name_prepared_xa(target *t, dwl_error *err);
+/* After a failed commit call on a distributed table: the XA transactions
+ * decided to commit whose branches some server (one that died at the
+ * commit) may still hold prepared, logged with what ends them.  Best
+ * effort. */
+void target_warn_decided_xa(target *t);
 
 /* schema.new_columns: ignore, before the layout: the existing table's
  * column names into *names (kept in t; NULL when the table does not

@@ -45,7 +45,11 @@ for n in 1 2; do
   # A prepared XA branch makes a run wait this long on a shard, whatever
   # the head's lock timeouts: the shard's own, shortened for the test (new
   # sessions only: each run's Spider connections are new).
-  shard $n -e "SET GLOBAL innodb_lock_wait_timeout = 2; CREATE DATABASE $WH_DB" ||
+  # A prepared XA branch survives a crash only with its redo written at
+  # the prepare: innodb_flush_log_at_trx_commit 1 (tests/servers.sh
+  # starts the servers with 0, for speed).
+  shard $n -e "SET GLOBAL innodb_lock_wait_timeout = 2; SET GLOBAL innodb_flush_log_at_trx_commit = 1;
+               CREATE DATABASE $WH_DB" ||
     { echo "Bail out! cannot create the database on shard $n"; exit 1; }
 done
 sql "CREATE SERVER $S1 FOREIGN DATA WRAPPER mysql OPTIONS (HOST '$DWL_SPIDER_SHARD1_HOST',
@@ -124,12 +128,42 @@ FEED=$WORK/day1.csv dw check --connect "$J_OFF"
 is "$RC" 4 "XA off: check exits 4"
 like "$OUT" "table    FAILED table dim is a SPIDER table" "XA off: check's table step says why"
 
-# ---- XA on: scd2, initial and delta, on the memory engine ---------------------------
+# ---- XA on, but the checkpoint on the head: refused ---------------------------------
+# The XA-off run created dwload_state (and dwload_runs) on the head.
 J=$(spider_job dim "dim" "$XA_ON")
+FEED=$WORK/day1.csv dw run "$J"
+is "$RC" 4 "local state: the run exits 4"
+like "$ERR" "table dim is a SPIDER table but the checkpoint's table dwload_state is a table of this server" \
+  "local state: the message names the state table"
+like "$ERR" "make dwload_state a SPIDER table on one of those servers" "local state: and what to do"
+is "$(per_shard dim)" "0,0,0" "local state: nothing reached the shards"
+FEED=$WORK/day1.csv dw check --connect "$J"
+is "$RC" 4 "local state: check exits 4"
+like "$OUT" "table    FAILED table dim is a SPIDER table but the checkpoint's table dwload_state" \
+  "local state: check's table step says why"
+
+# The state table behind Spider, as the man page says: dwload's columns
+# (the head's copy gives them) on shard 1, a Spider table on the head.
+# (in ANSI_QUOTES, the session mode of the test's client: unquoted for the shard's)
+STATE_DDL=$(sql "SHOW CREATE TABLE dwload_state" | cut -d'|' -f2- | tr -d '"')
+shard 1 -D "$WH_DB" -e "$STATE_DDL" || fail "dwload_state created on shard 1"
+OLD_ROWS=$(sql "SELECT job, last_status FROM dwload_state ORDER BY job")
+sql "RENAME TABLE dwload_state TO dwload_state_old"
+sql "$(printf '%s' "$STATE_DDL" | sed 's/ENGINE=InnoDB/ENGINE=SPIDER/') COMMENT='wrapper \"mysql\", srv \"$S1\", table \"dwload_state\"'"
+sql "INSERT INTO dwload_state SELECT * FROM dwload_state_old"
+like "$OLD_ROWS" "dim_off" "state moved: the head's table had rows"
+is "$(shard 1 -D "$WH_DB" -e "SELECT job, last_status FROM dwload_state ORDER BY job" | tr '\t' '|' | sed 's/|NULL$/|/')" \
+  "$OLD_ROWS" "state moved: its rows are on shard 1"
+
+# ---- XA on: scd2, initial and delta, on the memory engine ---------------------------
 FEED=$WORK/day1.csv dw run "$J"
 is "$RC" 0 "XA on: the initial load exits 0"
 like "$ERR" "table dim is a SPIDER table: its servers commit together (spider_internal_xa is on)" \
   "XA on: the log says the servers commit together"
+like "$ERR" "dwload_state is a SPIDER table too: the checkpoint commits with the rows" \
+  "XA on: the log says the checkpoint commits with the rows"
+is "$(shard 1 -D "$WH_DB" -e "SELECT checkpoint FROM dwload_state WHERE job = 'dim'")" "2024-01-01 00:00:00" \
+  "XA on: the checkpoint row lives on shard 1"
 FEED=$WORK/day2.csv dw run "$J"
 is "$RC" 0 "XA on: the delta exits 0"
 is "$(counts)" "read=5 skipped=2 inserted=3 expired=2 updated=0 deleted=0 unchanged=0" "XA on: the delta's counts"
@@ -199,5 +233,165 @@ FEED=$WORK/day3.csv dw run "$J"
 is "$RC" 0 "prepared XA ended: the run exits 0"
 is "$(sql "SELECT name FROM dim WHERE id = 1 AND is_current = 1")" "ann3" "prepared XA ended: the key's new version"
 is "$(on_shards dim)" "$(history dim)" "prepared XA ended: the shards hold the head's history"
+
+# ---- a shard killed at the commit ---------------------------------------------------
+# dwload waits at its commit (tests/hooks/commitfail.c's hold), shard 2
+# (rows, not the checkpoint) is killed there with SIGKILL, the commit goes
+# on, the shard restarts on its datadir.  Data and checkpoint: both
+# committed or both not, and dwload's exit says which.
+HOOK="${TOP_BUILDDIR:-$TOP_SRCDIR}/tests/hooks/.libs/commitfail.so"
+[ -f "$HOOK" ] || { echo "Bail out! no commit hook at $HOOK (make check builds it)"; exit 1; }
+# restart_shard2 WHAT: starts shard 2 again on its datadir with the
+# command line saved in $WORK/shard2.cmd, waits until it answers, sets
+# its globals again as above
+restart_shard2() {
+  ( set --
+    while IFS= read -r _a; do set -- "$@" "$_a"; done <"$WORK/shard2.cmd"
+    exec setsid "$@" </dev/null >/dev/null 2>&1 ) &
+  if wait_until 600 shard 2 -e "SELECT 1" &&
+     shard 2 -e "SET GLOBAL innodb_lock_wait_timeout = 2; SET GLOBAL innodb_flush_log_at_trx_commit = 1"; then
+    pass "${1:-prepared, killed}: shard 2 restarted on its datadir"
+  else
+    fail "${1:-prepared, killed}: shard 2 restarted on its datadir" "$(tail -n 5 "$(dirname "$PIDFILE")/error.log")"
+  fi
+}
+# head_state FIELD: the job's state through the head (so through Spider)
+head_state() {
+  sql "SELECT $1 FROM dwload_state WHERE job = 'dim'"
+}
+printf 'id,name,lmd\n1,ann4,2024-01-04\n2,bob4,2024-01-04\n3,cy4,2024-01-04\n4,dee4,2024-01-04\n5,eve4,2024-01-04\n' \
+  >"$WORK/day4.csv"
+BEFORE=$(history dim)
+BEFORE_CP=$(head_state checkpoint)
+GO=$WORK/go.fifo
+mkfifo "$GO"
+FEED=$WORK/day4.csv DWL_TEST_COMMIT=hold DWL_TEST_COMMIT_FIFO=$GO LD_PRELOAD=$HOOK "$DWLOAD" run "$J" \
+  >"$WORK/r.out" 2>"$WORK/r.err" &
+PID=$!
+if wait_until 300 test -e "$GO.ready"; then
+  pass "shard killed: the run waits at its commit"
+else
+  fail "shard killed: the run waits at its commit" "$(cat "$WORK/r.err")"
+fi
+PIDFILE=$(shard 2 -e "SELECT @@pid_file")
+SPID=$(cat "$PIDFILE")
+# Its command line, to start it again as tests/servers.sh did.
+tr '\0' '\n' <"/proc/$SPID/cmdline" >"$WORK/shard2.cmd"
+kill -9 "$SPID"
+wait_until 300 eval '! kill -0 "$SPID"' && pass "shard killed: shard 2 is gone" ||
+  fail "shard killed: shard 2 is gone" "pid $SPID"
+exec 4<>"$GO"
+echo go >&4
+finish "$PID" 60
+RC=$?
+exec 4>&-
+ERR=$(cat "$WORK/r.err")
+LAST=$(tail -n 1 "$WORK/r.out")
+restart_shard2 "shard killed"
+# Spider found shard 2 gone at the commit: nothing was prepared there,
+# and shard 1's branch (rows and checkpoint) was rolled back.
+is "$RC" 1 "shard killed: the run exits 1 (not committed)"
+like "$ERR" "not committed: the state row does not hold this run's id" "shard killed: the error says it did not commit"
+is "$(field status)" failed "shard killed: the summary says failed"
+is "$(shard 1 -D "$WH_DB" -e "SELECT checkpoint FROM dwload_state WHERE job = 'dim'")" "$BEFORE_CP" \
+  "shard killed: the checkpoint on shard 1 is the last run's"
+is "$(history dim)" "$BEFORE" "shard killed: the history through the head is as before"
+is "$(on_shards dim)" "$BEFORE" "shard killed: and on the shards"
+is "$(shard 1 -e "XA RECOVER" | wc -l)|$(shard 2 -e "XA RECOVER" | wc -l)" "0|0" \
+  "shard killed: no prepared XA branch left on either shard"
+FEED=$WORK/day4.csv dw run "$J"
+is "$RC" 0 "shard killed: the next run exits 0"
+is "$(head_state checkpoint)" "2024-01-04 00:00:00" "shard killed: the next run's checkpoint"
+is "$(sql "SELECT COUNT(*) FROM dim WHERE is_current = 1 AND name LIKE '%4'")" 5 \
+  "shard killed: the next run's versions are current"
+is "$(on_shards dim)" "$(history dim)" "shard killed: the shards hold the head's history"
+
+# ---- a shard killed between its XA PREPARE and its XA COMMIT ---------------------------
+# BACKUP STAGE BLOCK_COMMIT makes a server's XA PREPARE and XA COMMIT
+# wait: held on shard 2, the commit stops at shard 2's prepare (shard 1
+# prepared); held on shard 1 too and let go on shard 2, it stops at shard
+# 1's XA COMMIT with both prepared: shard 2 is killed there.
+# block N: a session on shard N holding BLOCK_COMMIT (fed from a FIFO on
+# fd 6+N); unblock N ends it
+block() {
+  mkfifo "$WORK/blk$1"
+  eval "exec $((6 + $1))<>\"\$WORK/blk$1\""
+  shard "$1" -n <"$WORK/blk$1" >"$WORK/blk$1.out" 2>&1 &
+  echo "BACKUP STAGE START; BACKUP STAGE BLOCK_COMMIT; SELECT 'blocked';" >&$((6 + $1))
+  wait_until 300 grep -q blocked "$WORK/blk$1.out"
+}
+unblock() {
+  echo "BACKUP STAGE END; SELECT 'unblocked';" >&$((6 + $1))
+}
+# waiting N WHAT: shard N has a statement WHAT waiting on the backup lock
+waiting() {
+  [ "$(shard "$1" -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST
+                      WHERE INFO LIKE '$2%' AND STATE = 'Waiting for backup lock'")" = 1 ]
+}
+printf 'id,name,lmd\n1,ann5,2024-01-05\n2,bob5,2024-01-05\n3,cy5,2024-01-05\n4,dee5,2024-01-05\n5,eve5,2024-01-05\n' \
+  >"$WORK/day5.csv"
+# Each autocommit statement on a Spider table is an XA transaction of its
+# own: the hook holds dwload at its commit first, so that the prepare
+# waited on is the commit's.
+rm -f "$GO" "$GO.ready"
+mkfifo "$GO"
+FEED=$WORK/day5.csv DWL_TEST_COMMIT=hold DWL_TEST_COMMIT_FIFO=$GO LD_PRELOAD=$HOOK "$DWLOAD" run "$J" \
+  >"$WORK/r.out" 2>"$WORK/r.err" &
+PID=$!
+wait_until 300 test -e "$GO.ready" || fail "prepared, killed: the run waits at its commit" "$(cat "$WORK/r.err")"
+block 2 && pass "prepared, killed: shard 2 blocks commits" || fail "prepared, killed: shard 2 blocks commits"
+exec 4<>"$GO"
+echo go >&4
+wait_until 300 waiting 2 "xa prepare" && pass "prepared, killed: the commit waits at shard 2's XA PREPARE" ||
+  fail "prepared, killed: the commit waits at shard 2's XA PREPARE" "$(cat "$WORK/r.err")"
+block 1
+unblock 2
+wait_until 300 waiting 1 "xa commit" && pass "prepared, killed: then at shard 1's XA COMMIT" ||
+  fail "prepared, killed: then at shard 1's XA COMMIT" "$(cat "$WORK/r.err")"
+is "$(shard 2 -e "XA RECOVER" | wc -l)" 1 "prepared, killed: shard 2's branch is prepared"
+PIDFILE=$(shard 2 -e "SELECT @@pid_file")
+SPID=$(cat "$PIDFILE")
+tr '\0' '\n' <"/proc/$SPID/cmdline" >"$WORK/shard2.cmd"
+kill -9 "$SPID"
+wait_until 300 eval '! kill -0 "$SPID"' || fail "prepared, killed: shard 2 is gone" "pid $SPID"
+unblock 1
+finish "$PID" 60
+RC=$?
+exec 4>&- 7>&- 8>&-
+ERR=$(cat "$WORK/r.err")
+LAST=$(tail -n 1 "$WORK/r.out")
+# Shard 1 committed the rows it holds and the checkpoint: the run did.
+is "$RC" 0 "prepared, killed: the run exits 0 (committed)"
+like "$ERR" "but the commit happened: the state row holds this run's id" "prepared, killed: the log says the commit happened"
+like "$ERR" "1 XA transaction decided to commit may have branches left prepared on a server that failed at the commit" \
+  "prepared, killed: and names the XA transaction"
+like "$ERR" ", $DWL_SPIDER_SHARD2_HOST:$DWL_SPIDER_SHARD2_PORT; once the server is back" "prepared, killed: and its servers"
+like "$ERR" "XA RECOVER on it lists them: end each with XA COMMIT" "prepared, killed: and what ends it"
+is "$(field status)" ok "prepared, killed: the summary says ok"
+is "$(shard 1 -D "$WH_DB" -e "SELECT checkpoint FROM dwload_state WHERE job = 'dim'")" "2024-01-05 00:00:00" \
+  "prepared, killed: the checkpoint on shard 1 is the run's"
+restart_shard2
+# The branch survived the kill: ended as the checkpoint says, with XA
+# COMMIT and the xid XA RECOVER spells on the shard.
+XID=$(shard 2 -e "XA RECOVER FORMAT='SQL'" | cut -f4)
+like "$XID" "'" "prepared, killed: the restarted shard 2 still holds the prepared branch"
+like "$ERR" "at the commit: $XID" "prepared, killed: the one dwload named"
+shard 2 -e "XA COMMIT $XID"
+is "$(shard 2 -e "XA RECOVER" | wc -l)" 0 "prepared, killed: XA COMMIT on shard 2 ended it"
+# Spider keeps its record of the decision on the head: deleted once
+# every branch is ended (as dwload-job(5) says), or later failed commits
+# name it again.
+DECIDED="FROM mysql.spider_xa WHERE status = 'COMMIT'"
+is "$(sql "SELECT COUNT(*) $DECIDED")" 1 "prepared, killed: the head keeps Spider's record of the decision"
+sql "DELETE m FROM mysql.spider_xa_member m JOIN mysql.spider_xa x ON x.format_id = m.format_id
+       AND x.gtrid_length = m.gtrid_length AND x.bqual_length = m.bqual_length AND x.data = m.data
+     WHERE x.status = 'COMMIT'; DELETE $DECIDED"
+is "$(sql "SELECT COUNT(*) FROM dim WHERE is_current = 1 AND name LIKE '%5'")" 5 \
+  "prepared, killed: every key's new version is committed, on both shards"
+is "$(on_shards dim)" "$(history dim)" "prepared, killed: the shards hold the head's history"
+FEED=$WORK/day5.csv dw run "$J"
+is "$RC" 0 "prepared, killed: the next run exits 0"
+is "$(counts)" "read=5 skipped=5 inserted=0 expired=0 updated=0 deleted=0 unchanged=0" \
+  "prepared, killed: the next run finds the batch loaded"
 
 done_testing
