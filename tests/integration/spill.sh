@@ -6,7 +6,8 @@
 # summary's spilled_partitions appear only with the tiny budget, and no
 # spill file outlives a run: after success, a failure and SIGTERM.
 # scd2 (several versions per key per batch, a deletes column, a type 1
-# column, late rows repaired through load.lookback) and upsert; an initial
+# column, late rows repaired through load.lookback), scd2 with
+# load.ignore_null_updates, and upsert (through lookup: keys); an initial
 # load, then a delta into the existing dimension.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
@@ -24,7 +25,8 @@ feed() {
     print "id,city,phone,op,lmd"
     for (i = a; i <= b; i++) {
       for (v = 1; v <= 3; v++)
-        printf "%d,c%d_%s_%d,p%d_%d,%s,%s 0%d:00:00\n", i, i, day, v % 2, i, v,
+        printf "%d,%s,p%d_%d,%s,%s 0%d:00:00\n", i,
+               (v == 2 && i % 3 == 0) ? "" : sprintf("c%d_%s_%d", i, day, v % 2), i, v,
                (v == 3 && i % 7 == 0) ? "D" : "", day, v
       if (late && i % 5 == 0)
         printf "%d,late%d,pl%d,,2024-01-01 02:30:00\n", i, i, i
@@ -33,17 +35,20 @@ feed() {
   }' >"$WORK/$1"
 }
 
-# pair NAME MODE: jobs NAME_big and NAME_tiny reading $WORK/NAME.csv into
-# d_NAME_big / d_NAME_tiny, each with its reject file
+# pair NAME MODE [LOAD-LINE]: jobs NAME_big and NAME_tiny reading
+# $WORK/NAME.csv into d_NAME_big / d_NAME_tiny, each with its reject file
 pair() {
   for _s in big tiny; do
     {
       printf 'load:\n  mode: %s\n  engine: memory\n  key: id\n  lmd: lmd\n' "$2"
-      [ "$2" = scd2 ] && printf '  type1: [phone]\n  late: repair\n'
+      # (ignore_null_updates refuses lookback: the late rows are skipped)
+      [ "$2" = scd2 ] && [ -z "${3:-}" ] && printf '  type1: [phone]\n  late: repair\n'
+      [ -z "${3:-}" ] && printf '  lookback: 1d\n'
       # each partition reads its keys' current versions: scd2 by a scan
       # that keeps only them, upsert through the staged keys
       [ "$2" = upsert ] && printf '  lookup: keys\n'
-      printf '  lookback: 1d\n  max_rejects: 5\n  reject_file: %s\n' "$WORK/${1}_$_s.rejects.csv"
+      [ -n "${3:-}" ] && printf '%s\n' "$3"
+      printf '  max_rejects: 5\n  reject_file: %s\n' "$WORK/${1}_$_s.rejects.csv"
       printf '  deletes:\n    column: op\n    values: [D]\n'
       # a sequence surrogate key numbers new versions in the order they are
       # written, which follows the partitions: the hash one is the same
@@ -88,17 +93,21 @@ both() {
   is "$(spill_files)" "" "$2: no spill file is left"
 }
 
-for m in scd2 upsert; do
-  pair "$m" "$m"
+# inu: scd2 with load.ignore_null_updates: a NULL city (every third key's
+# second row) keeps the key's city from its previous row or current version
+for m in scd2 upsert inu; do
+  if [ $m = inu ]; then pair inu scd2 '  ignore_null_updates: [city]'; else pair "$m" "$m"; fi
   feed "$m.csv" 1 300 2024-01-01
   both "$m" "$m: initial load"
   # upsert removes the 42 keys whose last row deletes them
-  is "$(sql "SELECT COUNT(DISTINCT id) FROM d_${m}_tiny")" "$([ $m = scd2 ] && echo 300 || echo 258)" \
+  is "$(sql "SELECT COUNT(DISTINCT id) FROM d_${m}_tiny")" "$([ $m = upsert ] && echo 258 || echo 300)" \
     "$m: initial load: every key"
   feed "$m.csv" 150 450 2024-01-02 late
   both "$m" "$m: delta into the dimension"
 done
 is "$(sql "SELECT COUNT(*) FROM d_scd2_tiny WHERE city LIKE 'late%'")" 61 "scd2: the late rows are in the history"
+is "$(sql "SELECT COUNT(*) FROM d_scd2_tiny WHERE city IS NULL")|$(sql "SELECT COUNT(*) FROM d_inu_tiny WHERE city IS NULL")" \
+  "201|0" "inu: the NULL cities scd2 stores (100 + 101 keys' rows) are filled in"
 
 # ---- the budget exceeded by a job that cannot spill: a warning -----------------
 mkjob absent "$WORK/scd2.csv" d_absent '  types: {id: integer, lmd: timestamp}' >/dev/null <<YAML
