@@ -1,6 +1,6 @@
 /* A run, end to end, in data-flow order: connect and lock, open the source,
  * feed its prepared rows (source/prepare.c) to the engine, write, commit. */
-#include "run.h"
+#include "run_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,36 +37,6 @@ const char *run_mode_name(int mode)
 
 /* ---- the run -------------------------------------------------------------- */
 
-typedef struct run_ctx {
-  const dwl_spec *spec;
-  const run_opts *o;
-  run_summary *sum;
-  target *t;
-  dwl_source *src;
-  writer *w;
-  scd_engine e;
-  int have_engine;
-  prep p;
-  int have_cp, cp_seq;  /* cp_seq: the checkpoint is an integer sequence's */
-  dwl_ts cp;            /* stored checkpoint */
-  int have_max;
-  dwl_ts max;           /* greatest lmd read */
-  rowset doomed;        /* current rows of keys deleted by absence */
-  rejects rj;
-  pushdown *pd;         /* the pushdown engine's (choose.h: engine_choose) */
-  engine_choice engine; /* which engine the run uses, and why */
-  int locked;
-  dwl_ts started;       /* the run's timestamp: deletions by absence */
-  int snapshot;         /* scd2 without lmd (snapshot.c): rows dated by the load */
-  dwl_ts load;          /* ... its load time: versions start, deletions end */
-  int emptied;          /* mode replace: the old rows are deleted */
-  long long refreshed;  /* --full-refresh: rows deleted first; -1 none */
-  long long scanned;    /* rows the lookup read from the target: its count */
-  long long unreadable; /* rejected rows whose key could not be read */
-  char first_unreadable[300];
-  odbc_conn *failed_conn;  /* the connection whose commit call failed: its
-                              statements are freed before it */
-} run_ctx;
 
 static void note_lmd(run_ctx *r, const dwl_ts *lmd)
 {
@@ -229,137 +199,19 @@ static int take_append(run_ctx *r, const dwl_value *row, uint64_t origin, const 
 static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                        dwl_error *err)
 {
+  if (r->spilling) {  /* (spilling refuses deletes: absent: no row revives) */
+    if (!past)
+      r->sum->skipped++;
+    return past ? run_spill_take(r, row, origin, lmd, err) : 0;
+  }
   int rc = scd_add_source(&r->e, row, origin, lmd, past, err);
   if (rc < 0)
     return -1;
   if (!past && rc == 0)
     r->sum->skipped++;  /* (a revived key's row is not skipped) */
-  return 0;
+  return r->e.delta.bytes > (size_t)r->engine.budget ? run_spill_check(r, err) : 0;
 }
 
-static int on_current(void *ud, const dwl_value *row, const dwl_ts *vf, int deleted, dwl_error *err)
-{
-  run_ctx *r = ud;
-  progress_step(++r->scanned);
-  return scd_add_current(&r->e, row, vf, deleted, err);
-}
-
-static int on_gone(void *ud, const dwl_value *row, const dwl_ts *valid_to, int deleted, dwl_error *err)
-{
-  run_ctx *r = ud;
-  (void)deleted;
-  progress_step(++r->scanned);
-  return scd_add_gone(&r->e, row, valid_to, err);
-}
-
-/* Reads the current versions (and, for expire-style deletes, the last
- * deleted versions) that change detection needs: every one (full), or only
- * those of the delta's keys (keyed). */
-static int read_current(run_ctx *r, int keyed, dwl_error *err)
-{
-  const scd_cols *c = &r->e.cols;
-  /* Only what change detection needs is read. */
-  size_t nscan = 0;
-  if (r->o->full_refresh)
-    return 0;  /* the table was emptied first (refresh_begin) */
-  size_t *scan = calloc(c->nkey + c->nt2 + c->nt1 + c->npart + 1, sizeof *scan);
-  if (!scan)
-    return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  /* (an empty set may be a NULL pointer: no memcpy for it) */
-  for (size_t i = 0; i < c->nkey; i++)
-    scan[nscan++] = c->key[i];
-  for (size_t i = 0; i < c->nt2; i++)
-    scan[nscan++] = c->t2[i];
-  for (size_t i = 0; i < c->nt1; i++)
-    scan[nscan++] = c->t1[i];
-  for (size_t i = 0; i < c->npart; i++)
-    scan[nscan++] = c->part[i];  /* (a column read twice is harmless) */
-  /* Keys deleted without a tombstone have no current version; their last
-   * deleted version tells when a revival may start. */
-  int gone = r->spec->deletes != DEL_NONE && r->spec->delete_style == DELSTYLE_EXPIRE;
-  double t0 = now_s();
-  int rc = 0;
-  /* The line counts the rows the target really returns, not the delta. */
-  r->scanned = 0;
-  progress_phase_total("lookup", -1);
-  if (!keyed) {
-    rc = target_scan(r->t, scan, nscan, 0, on_current, r, err);
-    if (rc == 0 && gone)
-      rc = target_scan_deleted(r->t, c->key, c->nkey, on_gone, r, err);
-  } else {
-    target_keys k = {.key = c->key, .nkey = c->nkey};
-    long staged = writer_stage_keys(r->w, &r->e.delta, &k.stage, &k.stage_cols, err);
-    rc = staged < 0 ? -1 : 0;
-    if (rc == 0 && staged > 0) {
-      rc = target_scan_keys(r->t, scan, nscan, 0, &k, on_current, r, err);
-      if (rc == 0 && gone)
-        rc = target_scan_keys(r->t, c->key, c->nkey, 1, &k, on_gone, r, err);
-    }
-    /* Keys with a NULL part are not in the stage (equality never matches
-     * NULL): one NULL-safe lookup each; such keys are rare. */
-    k.stage = NULL;
-    for (size_t i = 0; rc == 0 && i < r->e.delta.n; i++) {
-      const rs_row *d = &r->e.delta.rows[i];
-      int has_null = 0;
-      for (size_t j = 0; j < c->nkey; j++)
-        has_null |= d->vals[c->key[j]].is_null;
-      if (!has_null || keymap_get(&r->e.km, d->key))
-        continue;
-      k.keyrow = d->vals;
-      rc = target_scan_keys(r->t, scan, nscan, 0, &k, on_current, r, err);
-      if (rc == 0 && gone)
-        rc = target_scan_keys(r->t, c->key, c->nkey, 1, &k, on_gone, r, err);
-    }
-  }
-  free(scan);
-  if (rc != 0)
-    return -1;
-  log_msg(LOG_INFO, "read %zu current versions (%s) in %.2fs (%zu KiB of fingerprints)", r->e.km.count,
-          keyed ? "the delta's keys" : "all", now_s() - t0, keymap_bytes(&r->e.km) / 1024);
-  return 0;
-}
-
-static int on_history(void *ud, const dwl_value *row, const dwl_ts *vf, const dwl_ts *vt, int deleted,
-                      dwl_error *err)
-{
-  run_ctx *r = ud;
-  return scd_add_history(&r->e, row, vf, vt, deleted, err);
-}
-
-/* Every stored version of the keys with late rows, and only of them:
- * their keys staged and joined, as in a keyed lookup. */
-static int read_history(run_ctx *r, dwl_error *err)
-{
-  const scd_cols *c = &r->e.cols;
-  const rowset *keys = &r->e.latekeys;
-  target_keys k = {.key = c->key, .nkey = c->nkey};
-  double t0 = now_s();
-  /* plan creates no temporary table unless lookup: keys asks for it: one
-   * lookup per key instead */
-  int stage = !r->o->plan || r->spec->lookup == LOOKUP_KEYS;
-  long staged = stage ? writer_stage_keys(r->w, keys, &k.stage, &k.stage_cols, err) : 0;
-  int rc = staged < 0 ? -1 : 0;
-  if (rc == 0 && staged > 0)
-    rc = target_scan_history(r->t, &k, on_history, r, err);
-  k.stage = NULL;
-  for (size_t i = 0; rc == 0 && i < keys->n; i++) {
-    int has_null = 0;
-    for (size_t j = 0; j < c->nkey; j++)
-      has_null |= keys->rows[i].vals[c->key[j]].is_null;
-    if (stage && !has_null)
-      continue;
-    k.keyrow = keys->rows[i].vals;
-    rc = target_scan_history(r->t, &k, on_history, r, err);
-  }
-  if (rc == 0)
-    log_msg(LOG_INFO, "read %zu stored versions of %zu keys with late rows in %.2fs", r->e.hist.n, keys->n,
-            now_s() - t0);
-  return rc;
-}
-
-/* Keyed lookups pay off while the delta is small against the dimension;
- * one tenth is where staging keys and joining stops beating one scan. */
-#define KEYED_LOOKUP_RATIO 10
 
 static void add_counts(run_ctx *r, const scd_counts *counts)
 {
@@ -411,6 +263,28 @@ static int run_pushdown(run_ctx *r, dwl_error *err)
   return 0;
 }
 
+/* The delta's walk, and the keys with late rows after their history. */
+static int scd_walk_delta(run_ctx *r, const scd_sink *sink, scd_counts *counts, dwl_error *err)
+{
+  if (scd_apply(&r->e, sink, counts, err) != 0)
+    return -1;
+  if (scd_deferred(&r->e) > 0 && (run_read_history(r, err) != 0 || scd_repair(&r->e, sink, counts, err) != 0)) {
+    r->sum->late_rejected += counts->late_rejected;
+    return -1;
+  }
+  return 0;
+}
+
+int run_apply_delta(run_ctx *r, dwl_error *err)
+{
+  scd_counts counts = {0};
+  scd_sink sink = writer_sink(r->w);
+  if (scd_walk_delta(r, &sink, &counts, err) != 0)
+    return -1;
+  add_counts(r, &counts);
+  return 0;
+}
+
 static int run_engine(run_ctx *r, dwl_error *err)
 {
   const dwl_spec *spec = r->spec;
@@ -428,10 +302,12 @@ static int run_engine(run_ctx *r, dwl_error *err)
    * temporary key table, unless lookup: keys asks for it. */
   int source_first = spec->deletes != DEL_ABSENT && !spec->truncate_values.n && spec->lookup != LOOKUP_SCAN &&
                      (!r->o->plan || spec->lookup == LOOKUP_KEYS);
-  if (!source_first && read_current(r, 0, err) != 0)
+  if (!source_first && run_read_current(r, 0, err) != 0)
     return -1;
   if (read_source(r, take_engine, err) != 0 || target_widen(r->t, r->o->plan, r->o->sqlout, err) < 0)
     return -1;
+  if (r->spilling)
+    return run_spilled(r, err);
   log_msg(LOG_INFO, "read %lld source rows, %zu past the checkpoint", r->sum->read, r->e.delta.n);
   if (source_first) {
     int keyed = spec->lookup == LOOKUP_KEYS;
@@ -441,7 +317,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
         return -1;
       keyed = (long long)r->e.delta.n * KEYED_LOOKUP_RATIO < rows;
     }
-    if (r->e.delta.n > 0 && read_current(r, keyed, err) != 0)
+    if (r->e.delta.n > 0 && run_read_current(r, keyed, err) != 0)
       return -1;
   }
 
@@ -451,12 +327,8 @@ static int run_engine(run_ctx *r, dwl_error *err)
   if (truncated < 0)
     return -1;
   progress_phase_total("apply", (long long)r->e.delta.n);
-  if (scd_apply(&r->e, &sink, &counts, err) != 0)
+  if (scd_walk_delta(r, &sink, &counts, err) != 0)
     return -1;
-  if (scd_deferred(&r->e) > 0 && (read_history(r, err) != 0 || scd_repair(&r->e, &sink, &counts, err) != 0)) {
-    r->sum->late_rejected += counts.late_rejected;
-    return -1;
-  }
   size_t absent = spec->deletes == DEL_ABSENT ? scd_mark_absent(&r->e) : r->e.ndelete;
   long long current = (long long)r->e.nlive;
   /* load.partition: the rows read again say which absent keys are of the
@@ -491,6 +363,7 @@ static void run_free(run_ctx *r)
   if (r->have_engine)
     scd_free(&r->e);
   rowset_free(&r->doomed);
+  spill_close(&r->sp);
   rejects_free(&r->rj);
   prep_free(&r->p);
   source_close(r->src);
@@ -628,6 +501,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
   memset(&r, 0, sizeof r);
   r.spec = spec;
   r.o = o;
+  r.part = -1;
   r.sum = sum;
   summary_init(sum, spec->job, run_mode_name(spec->mode));
   log_set_job(spec->job);

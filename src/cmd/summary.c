@@ -71,6 +71,7 @@ int summary_print(const run_summary *s, FILE *out)
   if (s->engine) {  /* scd2 and upsert, once the run has chosen */
     json_object_set_new(o, "engine", json_string(s->engine));
     json_object_set_new(o, "engine_reason", json_string(s->engine_reason));
+    json_object_set_new(o, "spilled_partitions", json_integer(s->spilled_partitions));
   }
   json_object_set_new(o, "seconds", json_real(round(s->seconds * 1000.0) / 1000.0));
   return print_line(o, out);

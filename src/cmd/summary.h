@@ -22,6 +22,7 @@ typedef struct run_summary {
   char load_time[40];    /* a snapshot load (snapshot.c): its time; "" none */
   const char *engine;    /* scd2, upsert: "memory" or "pushdown" (engine/choose.h); NULL: none */
   char engine_reason[1200]; /* ... and why */
+  long long spilled_partitions; /* the memory engine's delta spilled to this many partition files; 0: held in memory */
   double seconds;
 } run_summary;
 

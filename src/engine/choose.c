@@ -20,7 +20,8 @@
  * the current versions a full scan reads.  The delta is known before it
  * is read only when the source tells its size (the csv plugin's progress
  * total: the file's bytes); otherwise the dimension alone decides.  The
- * budget only chooses the engine: the memory engine does not spill. */
+ * memory engine also keeps its delta within the budget, by spilling it to
+ * partition files (cmd/run_spill.c). */
 #include "choose.h"
 
 #include <stdio.h>

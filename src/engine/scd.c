@@ -175,6 +175,32 @@ void scd_free(scd_engine *e)
   memset(e, 0, sizeof *e);
 }
 
+int scd_reset(scd_engine *e, dwl_error *err)
+{
+  keymap_free(&e->km);
+  rowset_free(&e->delta);
+  rowset_free(&e->latekeys);
+  rowset_free(&e->hist);
+  rowset_free(&e->cur);
+  free(e->sorted);
+  free(e->deferred);
+  free(e->want);
+  e->sorted = NULL;
+  e->deferred = NULL;
+  e->ndeferred = 0;
+  e->want = NULL;
+  e->nwant = 0;
+  e->want_ready = 0;
+  e->ndelete = e->nlive = 0;
+  rowset_init(&e->delta, e->ncols);
+  rowset_init(&e->latekeys, e->ncols);
+  rowset_init(&e->hist, e->ncols);
+  rowset_init(&e->cur, e->ncols);
+  if (keymap_init(&e->km, 1024) != 0)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  return 0;
+}
+
 /* "(id='A1', region=NULL)" for messages; long values are cut. */
 void describe_key(const scd_engine *e, const dwl_value *row, char *out, size_t n)
 {

@@ -148,6 +148,11 @@ int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t
  * lmd or deletes column): no tracked set compares them.  After scd_init. */
 void scd_hide(scd_engine *e, size_t nstored);
 void scd_free(scd_engine *e);
+/* Forgets the rows and current versions registered (the delta, the key
+ * map, late keys' histories), keeping the columns: for the next partition
+ * of a spilled delta (run_spill.c).  Not with load.partition, deletes:
+ * absent or truncate_values, whose state spans every key. */
+int scd_reset(scd_engine *e, dwl_error *err);
 
 /* Resolves `name` among the source columns (exact match first, then
  * case-insensitive); -1 when absent. */

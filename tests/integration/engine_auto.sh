@@ -136,7 +136,12 @@ like "$ERR" "engine: memory: load.engine at $WORK/dflt_m.yaml:12:3 (memory budge
   "engine: memory: plan says the engine, where the spec sets it, and the budget"
 
 # ---- pushdown refuses the job: memory, and why ---------------------------
-pair late 100B '  lookback: 1d'
+# The memory engine over its 100-byte budget spills (run_spill.c): hash
+# surrogate keys, as a spilled run numbers sequence ones partition by
+# partition.
+pair late 100B '  lookback: 1d
+dimension:
+  surrogate_strategy: hash'
 feed1 late
 both late 4 "tiny budget, load.lookback (pushdown refuses it), run 1"
 is "$(chose memory)" 1 "load.lookback: auto chose memory over the budget"

@@ -14,9 +14,11 @@ SEED=${DWL_DIFF_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 if is_warehouse sqlite; then CASES=${DWL_DIFF_CASES:-400}; else CASES=${DWL_DIFF_CASES:-60}; fi
 echo "# seed $SEED, $CASES cases per layout (DWL_DIFF_SEED=$SEED DWL_DIFF_CASES=$CASES to repeat)"
 
-# layout NAME SEED YAML: one layout, generated, loaded both ways, compared
+# layout NAME SEED YAML COLS [BUDGET]: one layout, generated, loaded both
+# ways, compared; BUDGET: the incremental runs take --memory-budget BUDGET
+# (a tiny one spills their deltas to partition files: run_spill.c)
 layout() {
-  _name=$1 _seed=$2 _yaml=$3 _cols=$4
+  _name=$1 _seed=$2 _yaml=$3 _cols=$4 _budget=${5:-}
   _dir="$WORK/$_name"
   python3 "$TOP_SRCDIR/tests/late_gen.py" "$_seed" "$CASES" "$_dir" 7200
   _runs=$(cat "$_dir/runs")
@@ -28,15 +30,16 @@ layout() {
   _inc=$(printf '%s\n  lookback: 2h\n  late: repair\n%s\n' "$_load" "$_yaml" |
     mkjob "${_name}_inc" "$_dir/src.csv" "${_name}_inc")
   _ref=$(printf '%s\n%s\n' "$_load" "$_yaml" | mkjob "${_name}_ref" "$_dir/all.csv" "${_name}_ref")
-  _k=1 _bad="" _late=0
+  _k=1 _bad="" _late=0 _spilled=0
   while [ "$_k" -le "$_runs" ]; do
     cp "$_dir/run$_k.csv" "$_dir/src.csv"
-    dw run "$_inc"
+    dw run ${_budget:+--memory-budget "$_budget"} "$_inc"
     if [ "$RC" != 0 ]; then
       _bad="run $_k of $_runs exited $RC: $(printf '%s' "$ERR" | grep -v ' info: ' | head -n 3)"
       break
     fi
     _late=$((_late + $(field late_repaired)))
+    [ "$(field spilled_partitions)" -gt 0 ] 2>/dev/null && _spilled=$((_spilled + 1))
     _k=$((_k + 1))
   done
   is "$_bad" "" "$_name: $_runs incremental runs succeed (seed $_seed)"
@@ -44,6 +47,9 @@ layout() {
   # (at least one in twenty cases: a seed of few late rows must not fail it)
   if [ "$_late" -ge $((CASES / 20 + 1)) ]; then pass "$_name: $_late late rows repaired"; else
     fail "$_name: only $_late late rows repaired for $CASES cases"; fi
+  if [ -n "$_budget" ]; then
+    is "$_spilled" "$_runs" "$_name: with --memory-budget $_budget every run spills its delta"
+  fi
   dw run "$_ref"
   is "$RC" 0 "$_name: the reference run succeeds"
   _q="SELECT $_cols FROM %s ORDER BY id, valid_from, is_deleted"
@@ -69,14 +75,15 @@ dimension:
   surrogate_key: sk" "id, v, t, op, lmd, valid_from, valid_to, is_current, is_deleted"
 
 # tombstones, close one second before the next version, hash surrogate keys
-# (compared: they follow valid_from)
+# (compared: they follow valid_from); the incremental runs spill (a 64 KiB
+# memory budget)
 layout lt "$((SEED + 1))" "  type1: [t]
   type1_scope: all
   delete_style: tombstone
 dimension:
   surrogate_key: sk
   surrogate_strategy: hash
-  close: second_before" "sk, id, v, t, op, lmd, valid_from, valid_to, is_current, is_deleted"
+  close: second_before" "sk, id, v, t, op, lmd, valid_from, valid_to, is_current, is_deleted" 64KiB
 
 # every column tracked (no type 1), tombstones, no current column: the
 # open end marks the current version

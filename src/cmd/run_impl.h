@@ -1,0 +1,76 @@
+/* What the files of a run share (run.c, run_lookup.c: reading the
+ * target's versions, run_spill.c: a delta larger than the memory budget):
+ * the run's context.  Private to src/cmd/run*.c. */
+#ifndef DWL_RUN_IMPL_H
+#define DWL_RUN_IMPL_H
+
+#include "choose.h"
+#include "prepare.h"
+#include "pushdown.h"
+#include "reject.h"
+#include "run.h"
+#include "scd.h"
+#include "spill.h"
+#include "target.h"
+#include "writer.h"
+
+typedef struct run_ctx {
+  const dwl_spec *spec;
+  const run_opts *o;
+  run_summary *sum;
+  target *t;
+  dwl_source *src;
+  writer *w;
+  scd_engine e;
+  int have_engine;
+  prep p;
+  int have_cp, cp_seq;  /* cp_seq: the checkpoint is an integer sequence's */
+  dwl_ts cp;            /* stored checkpoint */
+  int have_max;
+  dwl_ts max;           /* greatest lmd read */
+  rowset doomed;        /* current rows of keys deleted by absence */
+  rejects rj;
+  pushdown *pd;         /* the pushdown engine's (choose.h: engine_choose) */
+  engine_choice engine; /* which engine the run uses, and why */
+  int locked;
+  dwl_ts started;       /* the run's timestamp: deletions by absence */
+  int snapshot;         /* scd2 without lmd (snapshot.c): rows dated by the load */
+  dwl_ts load;          /* ... its load time: versions start, deletions end */
+  int emptied;          /* mode replace: the old rows are deleted */
+  long long refreshed;  /* --full-refresh: rows deleted first; -1 none */
+  long long scanned;    /* rows the lookup read from the target: its count */
+  long long unreadable; /* rejected rows whose key could not be read */
+  char first_unreadable[300];
+  spill sp;             /* the delta's partition files (run_spill.c) */
+  int spilling;         /* 1: rows past the checkpoint go to sp */
+  int spill_refused;    /* the budget was exceeded and spilling refused (said once) */
+  long long spilled;    /* rows written to sp */
+  long part;            /* the partition being computed; -1: none (every key) */
+  odbc_conn *failed_conn;  /* the connection whose commit call failed: its
+                              statements are freed before it */
+} run_ctx;
+
+/* Keyed lookups pay off while the delta is small against the dimension;
+ * one tenth is where staging keys and joining stops beating one scan. */
+#define KEYED_LOOKUP_RATIO 10
+
+/* run_lookup.c: the current versions change detection needs, every one
+ * (keyed 0) or those of the delta's keys; with r->part >= 0 only those of
+ * that partition's keys are kept. */
+int run_read_current(run_ctx *r, int keyed, dwl_error *err);
+/* run_lookup.c: every stored version of the keys with late rows. */
+int run_read_history(run_ctx *r, dwl_error *err);
+
+/* run_spill.c: after a row joined the delta: past the budget, start
+ * spilling (or say once why not). */
+int run_spill_check(run_ctx *r, dwl_error *err);
+/* run_spill.c: a row past the checkpoint while spilling, to its partition. */
+int run_spill_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
+/* run_spill.c: the spilled delta computed partition by partition, each
+ * through run_apply_delta. */
+int run_spilled(run_ctx *r, dwl_error *err);
+/* run.c: the delta in r->e applied through the writer (late rows'
+ * histories read and repaired), its counts added to the summary. */
+int run_apply_delta(run_ctx *r, dwl_error *err);
+
+#endif

@@ -1,0 +1,141 @@
+/* A run's reads of the target's stored versions for the memory engine:
+ * the current versions change detection needs (all, or the delta's keys
+ * staged and joined) and the full history of keys with late rows. */
+#include <stdlib.h>
+
+#include "clock.h"
+#include "keymap.h"
+#include "log.h"
+#include "progress.h"
+#include "run_impl.h"
+
+/* A spilled delta is computed one partition at a time: a version of
+ * another partition's key is not this one's business. */
+static int other_part(const run_ctx *r, const dwl_value *row)
+{
+  return r->part >= 0 && spill_part(&r->sp, fp_tuple(row, r->e.cols.key, r->e.cols.nkey)) != (size_t)r->part;
+}
+
+static int on_current(void *ud, const dwl_value *row, const dwl_ts *vf, int deleted, dwl_error *err)
+{
+  run_ctx *r = ud;
+  progress_step(++r->scanned);
+  if (other_part(r, row))
+    return 0;
+  return scd_add_current(&r->e, row, vf, deleted, err);
+}
+
+static int on_gone(void *ud, const dwl_value *row, const dwl_ts *valid_to, int deleted, dwl_error *err)
+{
+  run_ctx *r = ud;
+  (void)deleted;
+  progress_step(++r->scanned);
+  if (other_part(r, row))
+    return 0;
+  return scd_add_gone(&r->e, row, valid_to, err);
+}
+
+/* Reads the current versions (and, for expire-style deletes, the last
+ * deleted versions) that change detection needs: every one (full), or only
+ * those of the delta's keys (keyed). */
+int run_read_current(run_ctx *r, int keyed, dwl_error *err)
+{
+  const scd_cols *c = &r->e.cols;
+  /* Only what change detection needs is read. */
+  size_t nscan = 0;
+  if (r->o->full_refresh)
+    return 0;  /* the table was emptied first (refresh_begin) */
+  size_t *scan = calloc(c->nkey + c->nt2 + c->nt1 + c->npart + 1, sizeof *scan);
+  if (!scan)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  /* (an empty set may be a NULL pointer: no memcpy for it) */
+  for (size_t i = 0; i < c->nkey; i++)
+    scan[nscan++] = c->key[i];
+  for (size_t i = 0; i < c->nt2; i++)
+    scan[nscan++] = c->t2[i];
+  for (size_t i = 0; i < c->nt1; i++)
+    scan[nscan++] = c->t1[i];
+  for (size_t i = 0; i < c->npart; i++)
+    scan[nscan++] = c->part[i];  /* (a column read twice is harmless) */
+  /* Keys deleted without a tombstone have no current version; their last
+   * deleted version tells when a revival may start. */
+  int gone = r->spec->deletes != DEL_NONE && r->spec->delete_style == DELSTYLE_EXPIRE;
+  double t0 = now_s();
+  int rc = 0;
+  /* The line counts the rows the target really returns, not the delta. */
+  r->scanned = 0;
+  progress_phase_total("lookup", -1);
+  if (!keyed) {
+    rc = target_scan(r->t, scan, nscan, 0, on_current, r, err);
+    if (rc == 0 && gone)
+      rc = target_scan_deleted(r->t, c->key, c->nkey, on_gone, r, err);
+  } else {
+    target_keys k = {.key = c->key, .nkey = c->nkey};
+    long staged = writer_stage_keys(r->w, &r->e.delta, &k.stage, &k.stage_cols, err);
+    rc = staged < 0 ? -1 : 0;
+    if (rc == 0 && staged > 0) {
+      rc = target_scan_keys(r->t, scan, nscan, 0, &k, on_current, r, err);
+      if (rc == 0 && gone)
+        rc = target_scan_keys(r->t, c->key, c->nkey, 1, &k, on_gone, r, err);
+    }
+    /* Keys with a NULL part are not in the stage (equality never matches
+     * NULL): one NULL-safe lookup each; such keys are rare. */
+    k.stage = NULL;
+    for (size_t i = 0; rc == 0 && i < r->e.delta.n; i++) {
+      const rs_row *d = &r->e.delta.rows[i];
+      int has_null = 0;
+      for (size_t j = 0; j < c->nkey; j++)
+        has_null |= d->vals[c->key[j]].is_null;
+      if (!has_null || keymap_get(&r->e.km, d->key))
+        continue;
+      k.keyrow = d->vals;
+      rc = target_scan_keys(r->t, scan, nscan, 0, &k, on_current, r, err);
+      if (rc == 0 && gone)
+        rc = target_scan_keys(r->t, c->key, c->nkey, 1, &k, on_gone, r, err);
+    }
+  }
+  free(scan);
+  if (rc != 0)
+    return -1;
+  log_msg(LOG_INFO, "read %zu current versions (%s) in %.2fs (%zu KiB of fingerprints)", r->e.km.count,
+          keyed ? "the delta's keys" : "all", now_s() - t0, keymap_bytes(&r->e.km) / 1024);
+  return 0;
+}
+
+static int on_history(void *ud, const dwl_value *row, const dwl_ts *vf, const dwl_ts *vt, int deleted,
+                      dwl_error *err)
+{
+  run_ctx *r = ud;
+  return scd_add_history(&r->e, row, vf, vt, deleted, err);
+}
+
+/* Every stored version of the keys with late rows, and only of them:
+ * their keys staged and joined, as in a keyed lookup. */
+int run_read_history(run_ctx *r, dwl_error *err)
+{
+  const scd_cols *c = &r->e.cols;
+  const rowset *keys = &r->e.latekeys;
+  target_keys k = {.key = c->key, .nkey = c->nkey};
+  double t0 = now_s();
+  /* plan creates no temporary table unless lookup: keys asks for it: one
+   * lookup per key instead */
+  int stage = !r->o->plan || r->spec->lookup == LOOKUP_KEYS;
+  long staged = stage ? writer_stage_keys(r->w, keys, &k.stage, &k.stage_cols, err) : 0;
+  int rc = staged < 0 ? -1 : 0;
+  if (rc == 0 && staged > 0)
+    rc = target_scan_history(r->t, &k, on_history, r, err);
+  k.stage = NULL;
+  for (size_t i = 0; rc == 0 && i < keys->n; i++) {
+    int has_null = 0;
+    for (size_t j = 0; j < c->nkey; j++)
+      has_null |= keys->rows[i].vals[c->key[j]].is_null;
+    if (stage && !has_null)
+      continue;
+    k.keyrow = keys->rows[i].vals;
+    rc = target_scan_history(r->t, &k, on_history, r, err);
+  }
+  if (rc == 0)
+    log_msg(LOG_INFO, "read %zu stored versions of %zu keys with late rows in %.2fs", r->e.hist.n, keys->n,
+            now_s() - t0);
+  return rc;
+}

@@ -1,0 +1,138 @@
+/* A delta larger than the memory budget (load.memory_budget,
+ * --memory-budget): Grace hash partitioning by business key.  Once the
+ * rows held pass the budget, every row past the checkpoint goes to one of
+ * P partition files (rows/spill.h) by a hash of its key, so all of a key's
+ * rows land in one partition; after the source, each partition in turn is
+ * loaded into the memory engine, the current versions of exactly its keys
+ * are read (keyed lookup, or a scan that keeps only its keys), and it is
+ * computed and written through the same writer, inside the run's one
+ * transaction.  A key's changes depend only on its own rows and versions,
+ * so the results are those of one pass, row for row.
+ *
+ * Why partitions by hash and not sorted runs merged: the engine walks a
+ * key's rows together, and a partition is a delta like any other, so the
+ * whole engine (late rows, type 1, deletes column, ignore_null_updates,
+ * upsert) runs unchanged on each; only state spanning every key cannot be
+ * split: deletes: absent (every delivered key against every current
+ * version), truncate_values (every live key), a full scan read before the
+ * source (lookup: scan), plan.  Those runs keep holding the delta in
+ * memory, with a warning. */
+#include <stdlib.h>
+
+#include "interrupt.h"
+#include "log.h"
+#include "plugin_host.h"
+#include "progress.h"
+#include "run_impl.h"
+
+#define MIB (1024.0 * 1024.0)
+#define SPILL_MIN_PARTS 2
+#define SPILL_MAX_PARTS 256  /* open files */
+#define SPILL_UNKNOWN_PARTS 16  /* a source that does not tell its size */
+#define SPILL_CHUNKS_OK ((size_t)2 << 20)
+
+/* Why this run cannot spill, or NULL. */
+static const char *refusal(const run_ctx *r)
+{
+  const dwl_spec *s = r->spec;
+  if (s->deletes == DEL_ABSENT)
+    return "deletes: absent judges every delivered key against every current version";
+  if (s->truncate_values.n)
+    return "load.deletes.truncate_values reaches every live key";
+  if (s->lookup == LOOKUP_SCAN)
+    return "load.lookup: scan reads every current version before the source";
+  if (r->o->plan)
+    return "plan writes nothing, not even spill files";
+  if (r->e.cols.npart > 0)
+    return "load.partition's counts span every key";
+  return NULL;
+}
+
+/* P: enough partitions that each holds about half the budget, from how
+ * much of the source the budget's rows took; SPILL_UNKNOWN_PARTS when the
+ * source does not tell its size. */
+static size_t partitions(const run_ctx *r)
+{
+  uint64_t done = 0, total = 0;
+  if (!source_progress(r->src, &done, &total) || done == 0 || total < done)
+    return SPILL_UNKNOWN_PARTS;
+  double p = 2.0 * (double)total / (double)done + 1;
+  return p < SPILL_MIN_PARTS ? SPILL_MIN_PARTS : p > SPILL_MAX_PARTS ? SPILL_MAX_PARTS : (size_t)p;
+}
+
+int run_spill_check(run_ctx *r, dwl_error *err)
+{
+  if (r->spilling || r->spill_refused)
+    return 0;
+  double mib = (double)r->engine.budget / MIB;
+  const char *why = refusal(r);
+  if (why) {
+    r->spill_refused = 1;
+    log_msg(LOG_WARN, "the delta exceeds the memory budget %.3g MiB (%zu rows held), but cannot spill: %s; it is "
+                      "held in memory", mib, r->e.delta.n, why);
+    return 0;
+  }
+  size_t p = partitions(r);
+  if (spill_open(&r->sp, p, r->e.ncols, err) != 0)
+    return -1;
+  log_msg(LOG_INFO, "delta exceeds the memory budget %.3g MiB: spilling to %zu partitions in %s", mib, p,
+          r->sp.dir);
+  r->spilling = 1;
+  r->sum->spilled_partitions = (long long)p;
+  /* the rows held so far, in arrival order, then memory is given back */
+  for (size_t i = 0; i < r->e.delta.n; i++) {
+    const rs_row *d = &r->e.delta.rows[i];
+    if (spill_put(&r->sp, spill_part(&r->sp, d->key), d->vals, d->origin, r->e.cols.lmd >= 0 || r->snapshot ? &d->lmd : NULL,
+                  err) != 0)
+      return -1;
+    r->spilled++;
+  }
+  return scd_reset(&r->e, err);
+}
+
+int run_spill_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
+{
+  fp128 key = fp_tuple(row, r->e.cols.key, r->e.cols.nkey);
+  r->spilled++;
+  return spill_put(&r->sp, spill_part(&r->sp, key), row, origin, lmd, err);
+}
+
+static int take_back(void *ud, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
+{
+  run_ctx *r = ud;
+  return scd_add_source(&r->e, vals, origin, lmd, 1, err) < 0 ? -1 : 0;
+}
+
+int run_spilled(run_ctx *r, dwl_error *err)
+{
+  log_msg(LOG_INFO, "read %lld source rows, %lld past the checkpoint, spilled to %zu partitions (%.1f MiB)",
+          r->sum->read, r->spilled, r->sp.nparts, (double)r->sp.bytes / MIB);
+  /* the lookup as one pass would choose it, from the whole delta */
+  long long rows = r->t->exists ? target_count(r->t, err) : 0;
+  if (rows < 0)
+    return -1;
+  int keyed = r->spec->lookup == LOOKUP_KEYS || r->spilled * KEYED_LOOKUP_RATIO < rows;
+  for (size_t p = 0; p < r->sp.nparts; p++) {
+    if (interrupt_check(err) != 0 || scd_reset(&r->e, err) != 0)
+      return -1;
+    r->part = (long)p;
+    if (spill_read(&r->sp, p, take_back, r, err) != 0)
+      return -1;
+    /* (the row store takes memory by 1 MiB chunks: the first one always) */
+    if (r->e.delta.bytes > (size_t)r->engine.budget && r->e.delta.bytes > SPILL_CHUNKS_OK)
+      log_msg(LOG_WARN, "partition %zu of %zu holds %.1f MiB of rows, more than the memory budget", p + 1,
+              r->sp.nparts, (double)r->e.delta.bytes / MIB);
+    if (r->e.delta.n == 0)
+      continue;
+    if (rows > 0 && run_read_current(r, keyed, err) != 0)
+      return -1;
+    progress_phase_total("apply", (long long)r->e.delta.n);
+    if (run_apply_delta(r, err) != 0)
+      return -1;
+    log_msg(LOG_DEBUG, "partition %zu of %zu: %zu rows, %zu current versions", p + 1, r->sp.nparts, r->e.delta.n,
+            r->e.km.count);
+  }
+  r->part = -1;
+  spill_close(&r->sp);
+  return 0;
+}

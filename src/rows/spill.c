@@ -1,0 +1,178 @@
+/* Spill files (spill.h): binary records of delta rows in unlinked
+ * temporary files, one per key partition. */
+#include "spill.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *spill_dir(void)
+{
+  const char *d = getenv("TMPDIR");
+  return d && *d ? d : "/tmp";
+}
+
+/* A write that failed: the disk full (the usual cause) says where. */
+static int write_failed(spill *s, dwl_error *err)
+{
+  int e = errno;
+  return err_set(err, DWL_EXIT_FAILED,
+                 "writing the delta's spill files in %s failed: %s (%lld bytes written); free space there, point "
+                 "TMPDIR at a disk with room, or raise load.memory_budget / --memory-budget",
+                 s->dir, e ? strerror(e) : "write error", s->bytes);
+}
+
+int spill_open(spill *s, size_t nparts, size_t ncols, dwl_error *err)
+{
+  memset(s, 0, sizeof *s);
+  snprintf(s->dir, sizeof s->dir, "%s", spill_dir());
+  s->ncols = ncols;
+  s->f = calloc(nparts, sizeof *s->f);
+  s->rows = calloc(nparts, sizeof *s->rows);
+  if (!s->f || !s->rows)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  s->nparts = nparts;
+  for (size_t i = 0; i < nparts; i++) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/dwload-spill-XXXXXX", s->dir);
+    int fd = mkstemp(path);
+    if (fd < 0)
+      return err_set(err, DWL_EXIT_FAILED, "cannot create a spill file in %s: %s (set TMPDIR to a writable directory)",
+                     s->dir, strerror(errno));
+    /* gone from the directory at once: the open descriptor keeps it */
+    unlink(path);
+    s->f[i] = fdopen(fd, "w+b");
+    if (!s->f[i]) {
+      close(fd);
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    }
+  }
+  return 0;
+}
+
+size_t spill_part(const spill *s, fp128 key)
+{
+  /* the fingerprint's bits are uniform; the high half, as the keymap
+   * uses the low one */
+  return (size_t)(key.hi % s->nparts);
+}
+
+static int put(spill *s, FILE *f, const void *p, size_t n, dwl_error *err)
+{
+  errno = 0;
+  if (n && fwrite(p, 1, n, f) != n)
+    return write_failed(s, err);
+  s->bytes += (long long)n;
+  return 0;
+}
+
+int spill_put(spill *s, size_t part, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
+{
+  FILE *f = s->f[part];
+  uint8_t has_lmd = lmd != NULL;
+  dwl_ts none = {0};
+  if (put(s, f, &origin, sizeof origin, err) != 0 || put(s, f, &has_lmd, 1, err) != 0 ||
+      put(s, f, lmd ? lmd : &none, sizeof none, err) != 0)
+    return -1;
+  for (size_t i = 0; i < s->ncols; i++) {
+    /* length + 1, 0 for NULL */
+    uint64_t len = vals[i].is_null ? 0 : (uint64_t)vals[i].len + 1;
+    if (put(s, f, &len, sizeof len, err) != 0 || (len > 1 && put(s, f, vals[i].data, len - 1, err) != 0))
+      return -1;
+  }
+  s->rows[part]++;
+  return 0;
+}
+
+static int read_failed(const spill *s, size_t part, dwl_error *err)
+{
+  return err_set(err, DWL_EXIT_FAILED, "reading the spill file of partition %zu in %s failed", part, s->dir);
+}
+
+static int get(FILE *f, void *p, size_t n)
+{
+  return n == 0 || fread(p, 1, n, f) == n ? 0 : -1;
+}
+
+int spill_read(spill *s, size_t part, spill_fn fn, void *ud, dwl_error *err)
+{
+  FILE *f = s->f[part];
+  errno = 0;
+  if (fflush(f) != 0)
+    return write_failed(s, err);
+  rewind(f);
+  dwl_value *v = calloc(s->ncols ? s->ncols : 1, sizeof *v);
+  char *text = NULL;
+  size_t cap = 0;
+  int rc = v ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (long long r = 0; rc == 0 && r < s->rows[part]; r++) {
+    uint64_t origin;
+    uint8_t has_lmd;
+    dwl_ts lmd;
+    if (get(f, &origin, sizeof origin) || get(f, &has_lmd, 1) || get(f, &lmd, sizeof lmd)) {
+      rc = read_failed(s, part, err);
+      break;
+    }
+    /* the row's text, then the values pointing into it */
+    size_t used = 0;
+    uint64_t lens[64], *lp = s->ncols <= 64 ? lens : malloc(s->ncols * sizeof *lp);
+    if (!lp) {
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+      break;
+    }
+    for (size_t i = 0; rc == 0 && i < s->ncols; i++) {
+      if (get(f, &lp[i], sizeof lp[i])) {
+        rc = read_failed(s, part, err);
+        break;
+      }
+      size_t n = lp[i] ? (size_t)lp[i] : 0;
+      if (used + n > cap) {
+        size_t ncap = (used + n) * 2 + 256;
+        char *t = realloc(text, ncap);
+        if (!t) {
+          rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+          break;
+        }
+        text = t;
+        cap = ncap;
+      }
+      if (n > 1 && get(f, text + used, n - 1)) {
+        rc = read_failed(s, part, err);
+        break;
+      }
+      if (n)
+        text[used + n - 1] = '\0';
+      used += n;
+    }
+    used = 0;
+    for (size_t i = 0; rc == 0 && i < s->ncols; i++) {
+      v[i].is_null = lp[i] == 0;
+      v[i].len = lp[i] ? (size_t)lp[i] - 1 : 0;
+      v[i].data = lp[i] ? text + used : NULL;
+      used += (size_t)lp[i];
+    }
+    if (lp != lens)
+      free(lp);
+    if (rc == 0)
+      rc = fn(ud, v, origin, has_lmd ? &lmd : NULL, err);
+  }
+  free(text);
+  free(v);
+  /* the partition is done: its file's space goes back at once */
+  if (rc == 0 && s->f[part]) {
+    fclose(s->f[part]);
+    s->f[part] = NULL;
+  }
+  return rc;
+}
+
+void spill_close(spill *s)
+{
+  for (size_t i = 0; s->f && i < s->nparts; i++)
+    if (s->f[i])
+      fclose(s->f[i]);
+  free(s->f);
+  free(s->rows);
+  memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,45 @@
+/* Spill files: the delta's rows, when they outgrow the memory budget,
+ * written to P temporary partition files by a hash of their business key
+ * (so every row of a key lands in one partition) and read back one
+ * partition at a time, in the order they were written.  A record holds a
+ * row's values, origin and lmd as this process made them: the files live
+ * only for the run (each is unlinked as soon as it is made, so no exit
+ * path, a signal or SIGKILL included, leaves one behind). */
+#ifndef DWL_SPILL_H
+#define DWL_SPILL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dwload/plugin.h"
+#include "err.h"
+#include "fingerprint.h"
+#include "ts.h"
+
+typedef struct spill {
+  FILE **f;           /* one per partition */
+  size_t nparts;
+  size_t ncols;
+  char dir[512];      /* where the files are ($TMPDIR, else /tmp) */
+  long long *rows;    /* rows written to each partition */
+  long long bytes;    /* bytes written to all of them */
+} spill;
+
+/* The directory spill files go to: $TMPDIR, else /tmp. */
+const char *spill_dir(void);
+
+/* Creates nparts unlinked temporary files in spill_dir(). */
+int spill_open(spill *s, size_t nparts, size_t ncols, dwl_error *err);
+/* The partition of a business key's fingerprint. */
+size_t spill_part(const spill *s, fp128 key);
+int spill_put(spill *s, size_t part, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
+
+/* Reads partition `part` back: each row to `fn` (its values valid during
+ * the call only; lmd NULL when the row had none). */
+typedef int (*spill_fn)(void *ud, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
+int spill_read(spill *s, size_t part, spill_fn fn, void *ud, dwl_error *err);
+
+void spill_close(spill *s);
+
+#endif

@@ -1,0 +1,182 @@
+# A delta larger than the memory budget spills to partition files (issue
+# 18, run_spill.c): each job runs twice on the same feeds, into separate
+# tables: once with the default budget (the delta held in memory) and once
+# with --memory-budget 64KiB (spilled); the whole tables, the counts, the
+# checkpoints and the reject files are equal, the spill line and the
+# summary's spilled_partitions appear only with the tiny budget, and no
+# spill file outlives a run: after success, a failure and SIGTERM.
+# scd2 (several versions per key per batch, a deletes column, a type 1
+# column, late rows repaired through load.lookback), scd2 with
+# load.ignore_null_updates, and upsert (through lookup: keys); an initial
+# load, then a delta into the existing dimension.
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+
+unset DWL_ENGINE
+export TMPDIR="$WORK/tmp"
+mkdir -p "$TMPDIR"
+DFLT="env --default-signal=INT,TERM,HUP"
+
+# feed NAME FROM TO DAY [LATE]: ids FROM..TO, three versions each on DAY
+# (city and phone change; every 7th id deleted by its last row), one row
+# with a bad lmd (rejected); LATE: ids divisible by 5 also get a row at
+# 2024-01-01 02:30, before their stored current version (a late row)
+feed() {
+  awk -v a="$2" -v b="$3" -v day="$4" -v late="${5:-}" 'BEGIN {
+    print "id,city,phone,op,lmd"
+    for (i = a; i <= b; i++) {
+      for (v = 1; v <= 3; v++)
+        printf "%d,%s,p%d_%d,%s,%s 0%d:00:00\n", i,
+               (v == 2 && i % 3 == 0) ? "" : sprintf("c%d_%s_%d", i, day, v % 2), i, v,
+               (v == 3 && i % 7 == 0) ? "D" : "", day, v
+      if (late && i % 5 == 0)
+        printf "%d,late%d,pl%d,,2024-01-01 02:30:00\n", i, i, i
+    }
+    printf "%d,bad,pb,,not a time\n", b + 1
+  }' >"$WORK/$1"
+}
+
+# pair NAME MODE [LOAD-LINE]: jobs NAME_big and NAME_tiny reading
+# $WORK/NAME.csv into d_NAME_big / d_NAME_tiny, each with its reject file
+pair() {
+  for _s in big tiny; do
+    {
+      printf 'load:\n  mode: %s\n  engine: memory\n  key: id\n  lmd: lmd\n' "$2"
+      # (ignore_null_updates refuses lookback: the late rows are skipped)
+      [ "$2" = scd2 ] && [ -z "${3:-}" ] && printf '  type1: [phone]\n  late: repair\n'
+      [ -z "${3:-}" ] && printf '  lookback: 1d\n'
+      # each partition reads its keys' current versions: scd2 by a scan
+      # that keeps only them, upsert through the staged keys
+      [ "$2" = upsert ] && printf '  lookup: keys\n'
+      [ -n "${3:-}" ] && printf '%s\n' "$3"
+      printf '  max_rejects: 5\n  reject_file: %s\n' "$WORK/${1}_$_s.rejects.csv"
+      printf '  deletes:\n    column: op\n    values: [D]\n'
+      # a sequence surrogate key numbers new versions in the order they are
+      # written, which follows the partitions: the hash one is the same
+      [ "$2" = scd2 ] && printf 'dimension:\n  surrogate_strategy: hash\n'
+    } | mkjob "${1}_$_s" "$WORK/$1.csv" "d_${1}_$_s" '  types: {id: integer, lmd: timestamp}' >/dev/null
+  done
+}
+
+# rows_of T: T's rows, 0 when there is no T (MariaDB keeps a table created
+# by a run that rolled back)
+rows_of() {
+  if [ "$(table_exists "$1")" = 1 ]; then sql "SELECT COUNT(*) FROM $1"; else echo 0; fi
+}
+
+# spill_files: the names of spill files in TMPDIR (dwload keeps others
+# there, its ODBC settings)
+spill_files() {
+  ls -A "$TMPDIR" | grep dwload-spill
+}
+
+# spilled: the log's spill lines
+spilled() {
+  printf '%s\n' "$ERR" | grep -c "delta exceeds the memory budget 0.0625 MiB: spilling to [0-9]* partitions in $TMPDIR"
+}
+
+# both NAME WHAT: the default-budget run, then the tiny one; equal
+both() {
+  dw run "$WORK/${1}_big.yaml"
+  _rc=$RC _c="$(counts) $(field late_repaired)" _cp=$(field checkpoint) _sp=$(field spilled_partitions) _s=$(spilled)
+  _rej=$(cat "$WORK/${1}_big.rejects.csv" 2>/dev/null)
+  dw run --memory-budget 64KiB "$WORK/${1}_tiny.yaml"
+  is "$_rc $RC" "0 0" "$2: both runs exit 0"
+  [ "$RC" = 0 ] || echo "# tiny: $ERR"
+  is "$(counts) $(field late_repaired)" "$_c" "$2: the same counts"
+  is "$(field checkpoint)" "$_cp" "$2: the same checkpoint"
+  is "$(field rejected)|$(cat "$WORK/${1}_tiny.rejects.csv" 2>/dev/null)" "1|$_rej" "$2: the same reject file"
+  is "$(tdump "d_${1}_tiny")" "$(tdump "d_${1}_big")" "$2: the same rows"
+  is "$_s|$_sp" "0|0" "$2: the default budget does not spill"
+  is "$(spilled)" 1 "$2: the tiny budget says it spills"
+  [ "$(field spilled_partitions)" -gt 1 ] && pass "$2: spilled to more than one partition" ||
+    fail "$2: spilled to more than one partition" "$(field spilled_partitions)"
+  is "$(spill_files)" "" "$2: no spill file is left"
+}
+
+# inu: scd2 with load.ignore_null_updates: a NULL city (every third key's
+# second row) keeps the key's city from its previous row or current version
+for m in scd2 upsert inu; do
+  if [ $m = inu ]; then pair inu scd2 '  ignore_null_updates: [city]'; else pair "$m" "$m"; fi
+  feed "$m.csv" 1 300 2024-01-01
+  both "$m" "$m: initial load"
+  # upsert removes the 42 keys whose last row deletes them
+  is "$(sql "SELECT COUNT(DISTINCT id) FROM d_${m}_tiny")" "$([ $m = upsert ] && echo 258 || echo 300)" \
+    "$m: initial load: every key"
+  feed "$m.csv" 150 450 2024-01-02 late
+  both "$m" "$m: delta into the dimension"
+done
+is "$(sql "SELECT COUNT(*) FROM d_scd2_tiny WHERE city LIKE 'late%'")" 61 "scd2: the late rows are in the history"
+is "$(sql "SELECT COUNT(*) FROM d_scd2_tiny WHERE city IS NULL")|$(sql "SELECT COUNT(*) FROM d_inu_tiny WHERE city IS NULL")" \
+  "201|0" "inu: the NULL cities scd2 stores (100 + 101 keys' rows) are filled in"
+
+# ---- the budget exceeded by a job that cannot spill: a warning -----------------
+mkjob absent "$WORK/scd2.csv" d_absent '  types: {id: integer, lmd: timestamp}' >/dev/null <<YAML
+load:
+  mode: scd2
+  engine: memory
+  key: id
+  lmd: lmd
+  max_rejects: 5
+  reject_file: $WORK/absent.rejects.csv
+  deletes: absent
+YAML
+dw run --memory-budget 64KiB "$WORK/absent.yaml"
+is "$RC|$(spilled)|$(field spilled_partitions)" "0|0|0" "deletes: absent does not spill"
+like "$ERR" "but cannot spill: deletes: absent judges every delivered key" "deletes: absent: the warning says why"
+
+# ---- a failure after spilling: no file left, nothing written -------------------
+feed fail.csv 1 50 2024-01-01
+awk 'NR > 140 { sub(/,[^,]*$/, ",bad time") } { print }' "$WORK/fail.csv" >"$WORK/fail2.csv"
+mv "$WORK/fail2.csv" "$WORK/fail.csv"
+pair fail scd2
+dw run --memory-budget 64KiB "$WORK/fail_tiny.yaml"
+is "$RC|$(spilled)" "4|1" "failure: too many rejects after spilling: exit 4"
+is "$(spill_files)|$(rows_of d_fail_tiny)" "|0" \
+  "failure: no spill file left, nothing written"
+
+# ---- a full disk: a clear error (a 128 KiB tmpfs, where mounting one is
+# allowed: root on Linux) -------------------------------------------------------
+FULL="$WORK/full"
+mkdir -p "$FULL"
+if mount -t tmpfs -o size=128k tmpfs "$FULL" 2>/dev/null; then
+  feed full.csv 1 3000 2024-01-01
+  pair full scd2
+  TMPDIR="$FULL" dw run --memory-budget 64KiB "$WORK/full_tiny.yaml"
+  umount "$FULL"
+  is "$RC" 1 "full disk: exit 1"
+  like "$ERR" "writing the delta's spill files in $FULL failed: No space left on device" \
+    "full disk: the error says where and why"
+  is "$(rows_of d_full_tiny)" 0 "full disk: nothing written"
+else
+  skip_tests 3 "cannot mount a tmpfs (not root)"
+fi
+
+# ---- SIGTERM while spilling ---------------------------------------------------
+pair sig scd2
+FIFO="$WORK/sig.fifo"
+mkfifo "$FIFO"
+sed -i "s|path: .*|path: $FIFO|" "$WORK/sig_tiny.yaml"
+exec 3<>"$FIFO"
+: >"$WORK/r.err"
+$DFLT "$DWLOAD" run --memory-budget 64KiB "$WORK/sig_tiny.yaml" >"$WORK/r.out" 2>"$WORK/r.err" 3>&- &
+PID=$!
+feed sig.csv 1 2000 2024-01-01
+cat "$WORK/sig.csv" >&3  # and no end: the run waits for more
+if wait_until 300 grep -q "spilling to" "$WORK/r.err"; then
+  pass "SIGTERM: the run spills"
+else
+  fail "SIGTERM: the run spills" "$(cat "$WORK/r.err")"
+fi
+# the files are open, unlinked, in TMPDIR
+held=$(ls -l "/proc/$PID/fd" 2>/dev/null | grep -c "$TMPDIR/dwload-spill-.* (deleted)")
+[ "$held" -gt 0 ] && pass "SIGTERM: the run holds its spill files ($held)" ||
+  fail "SIGTERM: the run holds its spill files" "$(ls -l "/proc/$PID/fd")"
+is "$(spill_files)" "" "SIGTERM: none of them has a name in TMPDIR"
+kill -TERM "$PID"
+finish "$PID" 60
+is "$?" 143 "SIGTERM while spilling: exit 143"
+exec 3>&-
+is "$(spill_files)|$(rows_of d_sig_tiny)" "|0" \
+  "SIGTERM: no spill file left, nothing written"
+
+done_testing
