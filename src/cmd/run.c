@@ -256,9 +256,10 @@ static int run_pushdown(run_ctx *r, dwl_error *err)
     absent_ok = g == 0;
   }
   progress_phase_total("apply", PUSHDOWN_APPLY_STEPS);
-  if (pushdown_apply(r->pd, absent_ok, &counts, err) != 0)
+  int rc = pushdown_apply(r->pd, absent_ok, &counts, err);
+  add_counts(r, &counts);  /* (a failed run's: its rejected late rows, as run_engine's) */
+  if (rc != 0)
     return -1;
-  add_counts(r, &counts);
   r->sum->skipped -= counts.revived;
   return 0;
 }

@@ -134,6 +134,13 @@ int late_reject(const scd_engine *e, const rs_row *r, int64_t end, scd_counts *c
   return err_set(err, DWL_EXIT_FAILED, "%s:%llu: %s", ON(e), (unsigned long long)r->origin, why);
 }
 
+int scd_reject_late(const scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int64_t end,
+                    scd_counts *counts, dwl_error *err)
+{
+  rs_row r = {.vals = (dwl_value *)row, .origin = origin, .lmd = *lmd};
+  return late_reject(e, &r, end, counts, err);
+}
+
 /* Two events of one key at one instant that cannot both hold. */
 static int hist_conflict(const scd_engine *e, const hev *src, const hev *stored, dwl_error *err)
 {

@@ -159,7 +159,9 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
   buf_init(&b, 0);
   double t0 = now_s();
   /* Each step (a statement or a few) one of PUSHDOWN_APPLY_STEPS. */
-  int rc = build_a(p, &b, err);
+  int rc = pd_late_applies(p) ? build_late(p, &b, err) : 0;
+  if (rc == 0)
+    rc = build_a(p, &b, err);
   progress_step(1);
   if (rc == 0)
     rc = analyze(p, "dwl_pd_a", err);
@@ -169,6 +171,8 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
   progress_step(3);
   if (rc == 0)
     rc = build_b(p, &b, err);
+  if (rc == 0)
+    rc = apply_late(p, &b, counts, err);
   progress_step(4);
   if (rc == 0)
     rc = p->spec->mode == MODE_SCD2 ? run_scd2(p, &b, counts, err) : run_upsert(p, &b, counts, err);
@@ -180,6 +184,10 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
     rc = apply_absent(p, &b, counts, err);
   progress_step(PUSHDOWN_APPLY_STEPS);
   buf_free(&b);
+  /* A failed run counts, as the memory engine's, only scd2's rejected late
+   * rows (it counts every one before failing; upsert stops at the first). */
+  if (rc != 0)
+    *counts = (scd_counts){.late_rejected = p->spec->mode == MODE_SCD2 ? counts->late_rejected : 0};
   if (rc == 0)
     log_msg(LOG_INFO, "pushdown: %lld rows staged; changes computed and applied in the warehouse in %.2fs", p->n,
             now_s() - t0);

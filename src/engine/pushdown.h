@@ -45,7 +45,8 @@ int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dw
 
 /* Computes the changes in the warehouse and applies them (in plan mode:
  * computes them and prints the statements that would apply them); the
- * keys counted absent are deleted only when delete_absent.  In
+ * keys counted absent are deleted only when delete_absent.  On failure
+ * `counts` holds only what a failed run reports (rejected late rows).  In
  * PUSHDOWN_APPLY_STEPS steps, each counted into the progress line. */
 #define PUSHDOWN_APPLY_STEPS 7
 int pushdown_apply(pushdown *p, int delete_absent, struct scd_counts *counts, dwl_error *err);

@@ -213,7 +213,7 @@ int scd2_counts(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   counts->inserted += strtoll(v[2], NULL, 10);
   counts->expired += strtoll(v[3], NULL, 10);
   counts->deleted += dels;
-  counts->unchanged += p->n - starts - dels;
+  counts->unchanged += p->n - p->nlate - starts - dels;
   if (p->spec->type1_scope != T1_ALL) {
     counts->updated += t1rows;
     counts->unchanged -= t1rows;
@@ -227,8 +227,6 @@ int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {
   const target *t = p->t;
   const scd_cols *c = &p->e->cols;
-  if (check_upsert_late(p, b, err) != 0)
-    return -1;
   buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_u AS SELECT q.* FROM (SELECT b.*, ROW_NUMBER()");
   over(p, b, "b", NULL, "b.dwl_t DESC, b.dwl_seq DESC");
   buf_adds(b, " AS dwl_r FROM dwl_pd_b b) q WHERE q.dwl_r = 1");
@@ -246,7 +244,7 @@ int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   counts->deleted += del;
   counts->inserted += ins;
   counts->updated += upd;
-  counts->unchanged += p->n - del - ins - upd;
+  counts->unchanged += p->n - p->nlate - del - ins - upd;
   if (del + ins + upd == 0)
     return 0;
   if (analyze(p, "dwl_pd_u", err) != 0)

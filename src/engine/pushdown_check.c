@@ -71,9 +71,9 @@ int check_conflicts(pushdown *p, dwl_buf *b, dwl_error *err)
 }
 
 /* Rows that cannot follow the key's history: before its current version
- * (as the memory engine), or, pushdown only, at or before a deletion,
- * which the memory engine moves to the deletion time.  Kept in one place:
- * a repair of late rows would start here. */
+ * (load.late: repair, which pushdown does not do; ignore and reject set
+ * such rows apart first, pushdown_late.c), or, pushdown only, at a
+ * deletion, which the memory engine moves to the deletion time. */
 int check_late(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   size_t nk = p->e->cols.nkey;
@@ -101,39 +101,6 @@ int check_late(pushdown *p, dwl_buf *b, dwl_error *err)
                  "%s:%s: key %s has lmd %s, before the key's current version (valid from %s); "
                  "this late row cannot be placed in the history",
                  ON(p), v[nk], k, when, cur);
-}
-
-/* upsert: a row older than the stored row's lmd, which the memory engine
- * leaves out (load.late); pushdown fails the run on it, as on scd2's late
- * rows.  Compared in the column's own type: the staged value has the
- * canonical form the table's holds (SQLite: text that sorts as time). */
-int check_upsert_late(pushdown *p, dwl_buf *b, dwl_error *err)
-{
-  const target *t = p->t;
-  size_t nk = p->e->cols.nkey;
-  char v[PD_MAX_KEY + 3][512], k[512], when[32];
-  int isnull[PD_MAX_KEY + 3];
-  if (t->lmd < 0 || !t->exists)
-    return 0;
-  const char *l = p->q[t->lmd];
-  dwl_buf rest;
-  buf_init(&rest, 0);
-  buf_printf(&rest, ", b.dwl_origin, b.dwl_t, d.%s FROM dwl_pd_b b JOIN %s d ON ", l, t->table_q);
-  keyeq(p, &rest, "d", "b");
-  buf_printf(&rest, " WHERE b.%s < d.%s ORDER BY b.dwl_t, b.dwl_seq", l, l);
-  int rc = rest.data ? offending_row(p, b, "b", rest.data, 3, 1, v, isnull, k, when, err)
-                     : err_set(err, DWL_EXIT_FAILED, "out of memory");
-  buf_free(&rest);
-  if (rc <= 0)
-    return rc;
-  dwl_ts at;
-  char stored[32] = "?";
-  if (target_ts_parse(p->t, v[nk + 2], strlen(v[nk + 2]), &at) == 0)
-    target_ts_text(p->t, &at, stored);
-  return err_set(err, DWL_EXIT_FAILED,
-                 "%s:%s: key %s has lmd %s, before the stored row's lmd (%s): a late row; pushdown does not "
-                 "leave late rows out, engine: memory does (load.late)",
-                 ON(p), v[nk], k, when, stored);
 }
 
 /* Keys without a current version whose last version was deleted (expire

@@ -8,6 +8,7 @@
  *   pushdown_sql.c    SQL fragments
  *   pushdown_stage.c  the staging tables and the temporary tables a, b, d, e
  *   pushdown_check.c  conflicts and what pushdown refuses
+ *   pushdown_late.c   late rows: set apart, counted, rejected
  *   pushdown_apply.c  the changes applied, their counts */
 #ifndef DWL_PUSHDOWN_IMPL_H
 #define DWL_PUSHDOWN_IMPL_H
@@ -24,7 +25,9 @@
 
 /* Staged columns after the source's, in this order. */
 enum {
-  X_SEQ, X_ORIGIN, X_T, X_DEL, X_FP2, X_FP1, X_FPA, X_VF, X_VT, X_OE, X_SK, X_SKT, NX
+  X_SEQ, X_ORIGIN, X_T, X_DEL, X_FP2, X_FP1, X_FPA, X_VF, X_VT, X_OE, X_SK, X_SKT,
+  X_DONLY,  /* the lmd's text had no time part: a rejected late row's message prints it so */
+  NX
 };
 extern const char *const xname[NX];
 
@@ -40,10 +43,15 @@ struct pushdown {
   long long nabsent;     /* the table's keys not in seen (pushdown_count_absent) */
   dwl_value *keyrow;     /* one staged key (and load.partition's other columns) */
   size_t *seencol, nseen; /* seen's columns before dwl_one: source indexes */
-  size_t ncols;          /* source columns */
+  size_t ncols;          /* source columns the table holds */
+  size_t nhid;           /* and those it does not (columns.exclude of the lmd or
+                            deletes column), staged after the NX columns as
+                            dwl_h0, ...: a rejected row's values */
+  char (*hname)[32];
   const char **q;        /* quoted target name of each source column */
   dwl_value *row;        /* one staged row */
   long long n;           /* rows staged */
+  long long nlate;       /* of them, late rows set apart in dwl_pd_l (pushdown_late.c) */
   int nullkeys;          /* a staged key has a NULL part: joins must be NULL-safe */
   char num[3][24];
   char fp[3][33];
@@ -85,6 +93,11 @@ void in_partitions(const pushdown *p, dwl_buf *b, const char *a);
 void curpred(const pushdown *p, dwl_buf *b, const char *d, const char *a);
 void over(const pushdown *p, dwl_buf *b, const char *a, const char *extra, const char *order);
 void staged_cols(const pushdown *p, dwl_buf *b, const char *a);
+/* The dimension as a derived table, for a column this run adds. */
+void table_rows(const pushdown *p, dwl_buf *b);
+/* " LEFT JOIN <the dimension> d ON <a's key>[ AND <d current>]" (scd2:
+ * the key's current version; upsert: its row). */
+void join_current(const pushdown *p, dwl_buf *b, const char *d, const char *a);
 /* The run id column (target.run_id_column): 1 when the table has one,
  * with its value bound into *v and *ty; else 0. */
 size_t rid_param(const pushdown *p, dwl_value *v, SQLSMALLINT *ty);
@@ -107,9 +120,16 @@ int build_e(pushdown *p, dwl_buf *b, dwl_error *err);
 
 int check_conflicts(pushdown *p, dwl_buf *b, dwl_error *err);
 int check_late(pushdown *p, dwl_buf *b, dwl_error *err);
-int check_upsert_late(pushdown *p, dwl_buf *b, dwl_error *err);
 int check_gone(pushdown *p, dwl_buf *b, dwl_error *err);
 int check_within_step(pushdown *p, dwl_buf *b, dwl_error *err);
+
+/* ---- pushdown_late.c: late rows -------------------------------------------- */
+
+/* Whether late rows are set apart (not failing the run in check_late). */
+int pd_late_applies(const pushdown *p);
+int build_late(pushdown *p, dwl_buf *b, dwl_error *err);
+/* Counts them; load.late: reject hands each to the run's rejects. */
+int apply_late(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
 
 /* ---- pushdown_apply.c: the changes ------------------------------------------ */
 

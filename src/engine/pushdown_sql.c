@@ -110,6 +110,30 @@ void over(const pushdown *p, dwl_buf *b, const char *a, const char *extra, const
   buf_printf(b, " ORDER BY %s)", order);
 }
 
+/* "(SELECT 1 AS dwl_m, x.* FROM table x)": the dimension, with NULL for a
+ * column this run adds (plan runs before the ALTER TABLE). */
+void table_rows(const pushdown *p, dwl_buf *b)
+{
+  const target *t = p->t;
+  buf_adds(b, "(SELECT 1 AS dwl_m, ");
+  for (size_t i = 0; i < t->ncols; i++)
+    if (t->cols[i].not_in_table && !t->cols[i].added)
+      buf_printf(b, "NULL AS %s, ", t->cols[i].q);
+  buf_printf(b, "x.* FROM %s x)", t->table_q);
+}
+
+void join_current(const pushdown *p, dwl_buf *b, const char *d, const char *a)
+{
+  buf_adds(b, " LEFT JOIN ");
+  table_rows(p, b);
+  buf_printf(b, " %s ON ", d);
+  keyeq(p, b, d, a);
+  if (p->spec->mode == MODE_SCD2) {
+    buf_adds(b, " AND ");
+    curpred(p, b, d, a);
+  }
+}
+
 /* Every staged column, prefixed. */
 void staged_cols(const pushdown *p, dwl_buf *b, const char *a)
 {
@@ -117,6 +141,8 @@ void staged_cols(const pushdown *p, dwl_buf *b, const char *a)
     buf_printf(b, "%s%s.%s", i ? ", " : "", a, p->q[i]);
   for (int x = 0; x < NX; x++)
     buf_printf(b, ", %s.%s", a, xname[x]);
+  for (size_t k = 0; k < p->nhid; k++)
+    buf_printf(b, ", %s.%s", a, p->hname[k]);
 }
 
 size_t rid_param(const pushdown *p, dwl_value *v, SQLSMALLINT *ty)

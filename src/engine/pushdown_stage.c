@@ -14,7 +14,8 @@
 #include "fingerprint.h"
 
 const char *const xname[NX] = {"dwl_seq", "dwl_origin", "dwl_t",  "dwl_del", "dwl_fp2", "dwl_fp1",
-                               "dwl_fpa", "dwl_vf",     "dwl_vt", "dwl_oe",  "dwl_sk",  "dwl_skt"};
+                               "dwl_fpa", "dwl_vf",     "dwl_vt", "dwl_oe",  "dwl_sk",  "dwl_skt",
+                               "dwl_donly"};
 
 int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl_error *err)
 {
@@ -27,14 +28,16 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
   p->e = e;
   p->spec = t->spec;
   p->ncols = t->nsrc;
-  size_t n = p->ncols + NX;
+  p->nhid = e->ncols > p->ncols ? e->ncols - p->ncols : 0;
+  size_t n = p->ncols + NX + p->nhid;
+  p->hname = calloc(p->nhid ? p->nhid : 1, sizeof *p->hname);
   p->q = calloc(p->ncols ? p->ncols : 1, sizeof *p->q);
   p->row = calloc(n, sizeof *p->row);
   char **names = calloc(n, sizeof *names);
   dwl_column *decl = calloc(n, sizeof *decl);
   /* the table column's own character set and collation (tcol.have_collate) */
   const char **coll = calloc(n, sizeof *coll);
-  int rc = p->q && p->row && names && decl && coll ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  int rc = p->q && p->row && p->hname && names && decl && coll ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; rc == 0 && i < t->ncols; i++) {
     const tcol *c = &t->cols[i];
     if (c->role != TC_SRC)
@@ -58,7 +61,12 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
   dwl_column when = {.type = t->vdate ? DWL_TYPE_DATE : t->vseq ? DWL_TYPE_INTEGER : DWL_TYPE_TIMESTAMP, .nullable = 1};
   for (int x = 0; rc == 0 && x < NX; x++) {
     names[p->ncols + (size_t)x] = (char *)xname[x];
-    decl[p->ncols + (size_t)x] = x <= X_DEL ? integer : (x >= X_VF && x <= X_OE) ? when : text;
+    decl[p->ncols + (size_t)x] = x <= X_DEL || x == X_DONLY ? integer : (x >= X_VF && x <= X_OE) ? when : text;
+  }
+  for (size_t k = 0; rc == 0 && k < p->nhid; k++) {
+    snprintf(p->hname[k], sizeof p->hname[k], "dwl_h%zu", k);
+    names[p->ncols + NX + k] = p->hname[k];
+    decl[p->ncols + NX + k] = e->srccols[p->ncols + k];
   }
   if (rc == 0)
     rc = writer_stage_open(w, "dwl_pd_src", names, decl, coll, n, &p->st, err);
@@ -122,6 +130,7 @@ void pushdown_free(pushdown *p)
   free(p->keyrow);
   free(p->seencol);
   free(p->q);
+  free(p->hname);
   free(p->row);
   free(p);
 }
@@ -174,6 +183,9 @@ static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_
   set_text(&x[X_ORIGIN], p->num[1]);
   set_text(&x[X_T], p->num[2]);
   set_text(&x[X_DEL], scd_is_delete(p->e, row) ? "1" : "0");
+  set_text(&x[X_DONLY], lmd && lmd->date_only ? "1" : "0");
+  for (size_t k = 0; k < p->nhid; k++)
+    x[NX + k] = row[p->ncols + k];
   fp_hex(fp_tuple(row, c->t2, c->nt2), p->fp[0]);
   fp_hex(fp_tuple(row, c->t1, c->nt1), p->fp[1]);
   fp_hex(fp_values(row, p->ncols), p->fp[2]);
@@ -240,6 +252,9 @@ int build_a(pushdown *p, dwl_buf *b, dwl_error *err)
     buf_printf(b, " AS %s", lagcol[i][1]);
   }
   buf_adds(b, " FROM dwl_pd_src s");
+  /* (late rows set apart: pushdown_late.c) */
+  if (pd_late_applies(p))
+    buf_adds(b, " WHERE NOT EXISTS (SELECT 1 FROM dwl_pd_l l WHERE l.dwl_seq = s.dwl_seq)");
   return exec(p, b, NULL, NULL, 0, err);
 }
 
@@ -267,16 +282,8 @@ int build_b(pushdown *p, dwl_buf *b, dwl_error *err)
     buf_adds(b, " AS dwl_ceq2, ");
     alleq(p, b, "d", "a", c->t1, c->nt1);
     /* plan before the ALTER TABLE of a column this run adds: it is NULL */
-    buf_adds(b, " AS dwl_ceq1 FROM dwl_pd_a a LEFT JOIN (SELECT 1 AS dwl_m, ");
-    for (size_t i = 0; i < t->ncols; i++)
-      if (t->cols[i].not_in_table && !t->cols[i].added)
-        buf_printf(b, "NULL AS %s, ", t->cols[i].q);
-    buf_printf(b, "x.* FROM %s x) d ON ", t->table_q);
-    keyeq(p, b, "d", "a");
-    if (scd2) {
-      buf_adds(b, " AND ");
-      curpred(p, b, "d", "a");
-    }
+    buf_adds(b, " AS dwl_ceq1 FROM dwl_pd_a a");
+    join_current(p, b, "d", "a");
   }
   buf_adds(b, " WHERE a.dwl_pt IS NULL OR a.dwl_pt <> a.dwl_t");
   return exec(p, b, NULL, NULL, 0, err);
@@ -373,9 +380,18 @@ int build_d(pushdown *p, dwl_buf *b, dwl_error *err)
   over(p, b, "b", NULL, ord);
   buf_adds(b, " AS dwl_pfp1, COALESCE(SUM(1 - b.dwl_del)");
   over(p, b, "b", NULL, "b.dwl_t, b.dwl_seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING");
-  buf_adds(b, ", 0) AS dwl_nnb, MIN(b.dwl_seq) OVER (PARTITION BY ");
+  buf_adds(b, ", 0) AS dwl_nnb, ");
+  /* The memory engine's order of keys, which numbers sequence surrogate
+   * keys: by first source row, keys with late rows (which wait for their
+   * history, late.c) after every other. */
+  if (pd_late_applies(p)) {
+    buf_printf(b, "COALESCE((SELECT MIN(l.dwl_kmin) + %lld FROM dwl_pd_l l WHERE ", p->n);
+    keyeq(p, b, "l", "b");
+    buf_adds(b, "), ");
+  }
+  buf_adds(b, "MIN(b.dwl_seq) OVER (PARTITION BY ");
   keys(p, b, "b");
-  buf_adds(b, ") AS dwl_kseq FROM dwl_pd_b b) w) x) y");
+  buf_adds(b, pd_late_applies(p) ? ")) AS dwl_kseq FROM dwl_pd_b b) w) x) y" : ") AS dwl_kseq FROM dwl_pd_b b) w) x) y");
   return exec(p, b, NULL, NULL, 0, err);
 }
 

@@ -37,14 +37,13 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
   /* The carried values would need the key's previous row in SQL. */
   if (s->ignore_nulls)
     return "does not carry values over a NULL, so load.ignore_null_updates needs engine: memory";
-  /* Late rows fail a pushdown run (check_late): it never repairs history. */
+  /* load.late: repair fails a pushdown run on a late row (check_late): it
+   * never repairs history; ignore and reject leave late rows out. */
   if (s->lookback_us > 0)
     return "does not repair history, so load.lookback (which rereads late rows) needs engine: memory";
   if (s->watermark == WATERMARK_NONE)
     return "does not repair history, so load.watermark: none (which compares rows older than the checkpoint "
            "with their key's history) needs engine: memory";
-  if (s->late == LATE_IGNORE || (s->late == LATE_REJECT && s->max_rejects > 0))
-    return "fails the run on a late row: load.late ignore, or reject into a reject file, needs engine: memory";
   return NULL;
 }
 

@@ -246,5 +246,10 @@ int scd_is_delete(const scd_engine *e, const dwl_value *row);
 
 /* "(id='A1', region=NULL)": the key of `row` (source layout), for messages. */
 void scd_describe_key(const scd_engine *e, const dwl_value *row, char *out, size_t n);
+/* load.late: reject of a late row the pushdown engine set apart (row in
+ * source layout, e->ncols values), with the memory engine's reason and
+ * counts: before `end`, where its key's stored history ends. */
+int scd_reject_late(const scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int64_t end,
+                    scd_counts *counts, dwl_error *err);
 
 #endif

@@ -364,7 +364,7 @@ is "$RC" 2 "refused: mode append, exit 2"
 like "$ERR" "refuse2.yaml:5:22: load.engine: pushdown applies only to modes scd2 and upsert" \
   "refused: append names the engine key"
 for r in "lookback: 2h|load.lookback (which rereads late rows) needs engine: memory" \
-         "late: ignore|load.late ignore, or reject into a reject file, needs engine: memory" \
+         "watermark: none|load.watermark: none (which compares rows older than the checkpoint" \
          "type1_scope: all|does not support type1_scope: all with deletes in delete_style: expire"; do
   cat >"$WORK/refuse3.yaml" <<EOF
 version: 1

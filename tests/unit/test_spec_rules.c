@@ -166,8 +166,16 @@ START_TEST(test_engine)
                "so load.lookup does not apply");
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n", 12, 3,
                "load.lookback (which rereads late rows) needs engine: memory");
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: ignore\n  engine: pushdown\n", 13, 3,
-               "load.late ignore, or reject into a reject file, needs engine: memory");
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  engine: pushdown\n", 13, 3,
+               "load.watermark: none (which compares rows older than the checkpoint");
+  /* late rows left out or rejected (pushdown_late.c) */
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: ignore\n  engine: pushdown\n");
+  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
+  spec_free(s);
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: reject\n  max_rejects: 5\n"
+                   "  reject_file: r.csv\n  engine: pushdown\n");
+  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
+  spec_free(s);
 }
 END_TEST
 

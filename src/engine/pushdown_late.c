@@ -1,0 +1,222 @@
+/* Pushdown's late rows (load.late ignore and reject in scd2; every mode
+ * of load.late in upsert, where the memory engine leaves them all out):
+ * the staged rows dated before their key's stored history ends, set apart
+ * into dwl_pd_l before anything else reads the delta, then counted or
+ * handed to the run's rejects one by one, as late.c and scd.c do.
+ *
+ * The memory engine classifies each late row on its own, before it drops
+ * a key's identical duplicates or compares two rows at one instant (its
+ * repair waits for the key's history; ignore and reject never compare the
+ * late rows with one another), so dwl_pd_l is built from the staging table
+ * itself and build_a reads only the rows it left. */
+#include "pushdown_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "norm.h"
+
+int pd_late_applies(const pushdown *p)
+{
+  if (!p->t->exists)
+    return 0;
+  if (p->spec->mode == MODE_UPSERT)
+    return p->t->lmd >= 0;
+  return p->spec->late != LATE_REPAIR;
+}
+
+/* " v.valid_from <= q.dwl_vf AND (<v current> OR v.valid_to > q.dwl_vt)":
+ * version v is in effect at q's lmd (valid_to after q's close-rule end is
+ * the same as its end instant after q's lmd; see check_gone). */
+static void covers(const pushdown *p, dwl_buf *b)
+{
+  buf_printf(b, " AND v.%s <= q.dwl_vf AND (", tq(p, TC_VALID_FROM));
+  curpred(p, b, "v", "q");
+  buf_printf(b, " OR v.%s > q.dwl_vt)", tq(p, TC_VALID_TO));
+  if (is_tomb(p) && p->t->ix[TC_DELETED] >= 0)
+    buf_printf(b, " AND NOT (v.%s = %s)", tq(p, TC_DELETED), p->t->d->true_lit);
+}
+
+/* late_noop (late.c) in SQL: a row the stored history already says, which
+ * counts as unchanged: a version in effect at its lmd with its type 2
+ * values, or, for a delete, none in effect. */
+static void noop_case(const pushdown *p, dwl_buf *b)
+{
+  const scd_cols *c = &p->e->cols;
+  buf_adds(b, "CASE WHEN q.dwl_del = 0 AND EXISTS (SELECT 1 FROM ");
+  table_rows(p, b);
+  buf_adds(b, " v WHERE ");
+  keyeq(p, b, "v", "q");
+  covers(p, b);
+  buf_adds(b, " AND ");
+  alleq(p, b, "v", "q", c->t2, c->nt2);
+  buf_adds(b, " = 1) THEN 1 WHEN q.dwl_del = 1 AND NOT EXISTS (SELECT 1 FROM ");
+  table_rows(p, b);
+  buf_adds(b, " v WHERE ");
+  keyeq(p, b, "v", "q");
+  covers(p, b);
+  buf_adds(b, ") THEN 1 ELSE 0 END");
+}
+
+/* scd2: the end of a key deleted in expire style (no current version):
+ * its last deleted version's valid_to, as the memory engine reads it
+ * (target_scan_deleted); NULL when deletes cannot have removed keys. */
+static int may_be_gone(const pushdown *p)
+{
+  return p->spec->deletes != DEL_NONE && !is_tomb(p);
+}
+
+static void gone_end(const pushdown *p, dwl_buf *b)
+{
+  const target *t = p->t;
+  if (!may_be_gone(p)) {
+    buf_adds(b, "NULL");
+    return;
+  }
+  buf_printf(b, "CASE WHEN c.dwl_m IS NULL THEN (SELECT MAX(g.%s) FROM %s g WHERE ", tq(p, TC_VALID_TO),
+             t->table_q);
+  keyeq(p, b, "g", "s");
+  if (t->ix[TC_DELETED] >= 0)
+    buf_printf(b, " AND g.%s = %s", tq(p, TC_DELETED), t->d->true_lit);
+  buf_adds(b, " AND NOT (");
+  curpred(p, b, "g", "s");
+  buf_adds(b, ")) END");
+}
+
+int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
+{
+  int scd2 = p->spec->mode == MODE_SCD2;
+  const char *l = scd2 ? NULL : p->q[p->t->lmd];
+  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_l AS SELECT q.*, ");
+  if (scd2)
+    noop_case(p, b);
+  else
+    buf_adds(b, "0");
+  buf_adds(b, " AS dwl_noop FROM (SELECT ");
+  staged_cols(p, b, "s");
+  buf_adds(b, ", MIN(s.dwl_seq)");
+  over(p, b, "s", NULL, "s.dwl_seq");
+  /* the key's first row in the delta: the memory engine's order of keys */
+  buf_adds(b, " AS dwl_kmin, ");
+  if (scd2) {
+    buf_printf(b, "c.%s AS dwl_cvf, ", tq(p, TC_VALID_FROM));
+    gone_end(p, b);
+  } else {
+    buf_printf(b, "c.%s AS dwl_cvf, NULL", l);
+  }
+  buf_adds(b, " AS dwl_gvt FROM dwl_pd_src s");
+  join_current(p, b, "c", "s");
+  if (scd2)
+    buf_adds(b, may_be_gone(p) ? ") q WHERE q.dwl_vf < q.dwl_cvf OR q.dwl_vt < q.dwl_gvt" : ") q WHERE q.dwl_vf < q.dwl_cvf");
+  else
+    buf_printf(b, ") q WHERE q.%s < q.dwl_cvf", l);
+  if (exec(p, b, NULL, NULL, 0, err) != 0)
+    return -1;
+  p->nlate = count_of(p, b, "dwl_pd_l", err);
+  return p->nlate < 0 ? -1 : 0;
+}
+
+/* The instant the late row's key history ends, from dwl_cvf or dwl_gvt. */
+static int64_t history_end_of(const pushdown *p, const dwl_value *cvf, const dwl_value *gvt)
+{
+  dwl_ts at = {0};
+  if (!cvf->is_null && target_ts_parse(p->t, cvf->data, cvf->len, &at) == 0)
+    return at.us;
+  if (!gvt->is_null && target_ts_parse(p->t, gvt->data, gvt->len, &at) == 0)
+    return ver_end_instant(p->spec, at.us);
+  return 0;
+}
+
+/* A fetched integer (not NUL-terminated). */
+static unsigned long long number(const dwl_value *v)
+{
+  char s[32];
+  snprintf(s, sizeof s, "%.*s", v->is_null ? 0 : (int)v->len, v->is_null ? "" : v->data);
+  return (unsigned long long)strtoll(s, NULL, 10);
+}
+
+/* Column i of a fetched late row as the memory engine holds it: the
+ * canonical text of its staged type (norm.h), which the warehouse's own
+ * text may not be (MariaDB prints a timestamp with six decimals).  That is
+ * the source's text unless the source gave text for a column the table
+ * holds in another type (the stage takes the table's: tcol_stage_decl):
+ * then the value is written in that type's canonical text. */
+static int source_value(const pushdown *p, const dwl_value *r, size_t i, dwl_buf *scratch, dwl_value *out,
+                        dwl_error *err)
+{
+  const char *why = NULL;
+  /* (a column the table does not hold is staged after the NX columns) */
+  const dwl_value *v = i < p->ncols ? &r[i] : &r[NX + i];
+  *out = (dwl_value){.is_null = 1};
+  if (v->is_null)
+    return 0;
+  *out = *v;
+  dwl_column decl = p->e->srccols[i];
+  for (size_t k = 0; k < p->t->ncols; k++)
+    if (p->t->cols[k].role == TC_SRC && p->t->cols[k].src == i)
+      decl = tcol_stage_decl(&p->t->cols[k]);
+  if (norm_stored_col(&decl, v->data, v->len, scratch, &out->data, &out->len, &why) != 0)
+    return err_set(err, DWL_EXIT_FAILED, "pushdown into %s: a late row's %s reads back as '%.*s': %s",
+                   p->spec->target_table, decl.name, (int)v->len, v->data, why);
+  return 0;
+}
+
+int apply_late(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
+{
+  if (p->nlate == 0)
+    return 0;
+  const scd_engine *e = p->e;
+  size_t nc = p->ncols;
+  buf_adds(b, "SELECT ");
+  staged_cols(p, b, "l");
+  buf_adds(b, ", l.dwl_noop, l.dwl_cvf, l.dwl_gvt FROM dwl_pd_l l ORDER BY l.dwl_kmin, l.dwl_t, l.dwl_seq");
+  /* A rejected row is written with every column the engine holds, those
+   * the table has not (columns.exclude) too. */
+  size_t nr = e->ncols > nc ? e->ncols : nc ? nc : 1;
+  dwl_value *row = calloc(nr, sizeof *row);
+  dwl_buf *norm = calloc(nr, sizeof *norm);
+  odbc_stmt *s = NULL;
+  for (size_t i = 0; norm && i < nr; i++)
+    buf_init(&norm[i], 0);
+  int rc = !row || !norm || !b->data ? err_set(err, DWL_EXIT_FAILED, "out of memory") : ostmt_prepare(p->t->c, b->data, &s, err);
+  buf_reset(b);
+  if (rc == 0)
+    rc = ostmt_execute(s, NULL, NULL, 0, err);
+  int failed = 0;
+  const dwl_value *r;
+  while (rc == 0 && (rc = ostmt_fetch(s, &r, err)) == 1) {
+    rc = 0;
+    const dwl_value *x = &r[nc];
+    const dwl_value *y = &x[NX + p->nhid];  /* dwl_noop, dwl_cvf, dwl_gvt */
+    if (y[0].len == 1 && y[0].data[0] == '1') {
+      counts->unchanged++;
+    } else if (p->spec->late == LATE_IGNORE) {
+      counts->late_ignored++;
+    } else if (p->spec->late == LATE_REPAIR) {
+      counts->late_repaired++;  /* upsert: the stored row is the newer state */
+    } else {
+      for (size_t i = 0; rc == 0 && i < e->ncols; i++)
+        rc = source_value(p, r, i, &norm[i], &row[i], err);
+      if (rc != 0)
+        break;
+      dwl_ts lmd = {.us = (int64_t)number(&x[X_T]), .date_only = number(&x[X_DONLY]) == 1};
+      uint64_t origin = number(&x[X_ORIGIN]);
+      /* scd2 counts every late row before the run fails; upsert stops at
+       * the first (late.c, scd.c) */
+      if (scd_reject_late(e, row, origin, &lmd, history_end_of(p, &y[1], &y[2]), counts, err) != 0) {
+        failed = 1;
+        if (p->spec->mode == MODE_UPSERT)
+          break;
+      }
+    }
+  }
+  ostmt_free(s);
+  for (size_t i = 0; norm && i < nr; i++)
+    buf_free(&norm[i]);
+  free(norm);
+  free(row);
+  if (rc < 0)
+    err_prefix(err, "pushdown into %s", p->spec->target_table);
+  return rc < 0 || failed ? -1 : 0;
+}

@@ -1,0 +1,228 @@
+# Pushdown parity for late rows (load.late: ignore and reject, upsert's
+# every mode): a seed job loads two tables of the same warehouse with the
+# same history, one per engine; then a job without a checkpoint (so rows
+# older than the keys' history are past it: late) runs the same feed into
+# each table, memory into the one, pushdown into the other.  The tables
+# are compared row for row, with the summaries' counts, the exit codes,
+# the error lines and the reject files.
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+
+# The jobs name their engine; DWL_ENGINE must not change them.
+unset DWL_ENGINE
+
+# seed NAME: (source options in SRC_EXTRA) loads $WORK/NAME.seed.csv into NAME_m and NAME_p with the job
+# spec on stdin (@ENGINE@ for the engine); prints nothing
+seed() {
+  _spec=$(cat)
+  SPEC_BODY=$_spec
+  for _e in memory pushdown; do
+    _j=$(printf '%s\n' "$_spec" | sed "s/@ENGINE@/$_e/" |
+      mkjob "$1_seed_${_e%"${_e#?}"}" "$WORK/$1.seed.csv" "$1_${_e%"${_e#?}"}" "${SRC_EXTRA:-}")
+    dw run "$_j"
+    is "$RC" 0 "$1: seed run ($_e)"
+  done
+  is "$(tdump "$1_p")" "$(tdump "$1_m")" "$1: seeded tables equal"
+}
+
+# late NAME ROUND MSG [EXTRA]: runs job NAME_ROUND_{m,p} (no checkpoint
+# yet) on $WORK/NAME.csv with the seed's spec and EXTRA load: lines, and
+# compares everything both engines leave.
+late() {
+  for _e in m p; do
+    _eng=memory
+    [ "$_e" = p ] && _eng=pushdown
+    _j=$(printf '%s\n' "$SPEC_BODY" | sed "s/@ENGINE@/$_eng/" |
+      awk -v x="${4:-}" '{ print } /^load: *$/ && x != "" { print x }' |
+      sed "s|@RJ@|$WORK/$1_$2_$_e.rejects.csv|" |
+      mkjob "$1_$2_$_e" "$WORK/$1.csv" "$1_$_e" "${SRC_EXTRA:-}")
+    dw run "$_j"
+    # (the job's name and the run's time differ)
+    printf '%s\n' "$RC" "$(counts) $(late_counts)" >"$WORK/$1_$2_$_e.out"
+    printf '%s\n' "$ERR" | grep -v ' info: \| debug: ' |
+      sed "s/^[^ ]* dwload[[][^]]*[]] //; s/$1_$2_$_e/JOB/g" >"$WORK/$1_$2_$_e.err"
+  done
+  _rc_m=$(sed -n 1p "$WORK/$1_$2_m.out") _rc_p=$(sed -n 1p "$WORK/$1_$2_p.out")
+  is "$_rc_p" "$_rc_m" "$3: the same exit code ($_rc_m)"
+  is "$(sed -n 2p "$WORK/$1_$2_p.out")" "$(sed -n 2p "$WORK/$1_$2_m.out")" "$3: the same counts"
+  is "$(cat "$WORK/$1_$2_p.err")" "$(cat "$WORK/$1_$2_m.err")" "$3: the same errors and warnings"
+  is "$(tdump "$1_p")" "$(tdump "$1_m")" "$3: the same rows"
+  for _f in rejects.csv rejects.csv.failed; do
+    _fm="$WORK/$1_$2_m.$_f" _fp="$WORK/$1_$2_p.$_f"
+    if [ -e "$_fm" ] || [ -e "$_fp" ]; then
+      is "$(sed "s|$1_$2_p|JOB|g" "$_fp" 2>/dev/null)" "$(sed "s|$1_$2_m|JOB|g" "$_fm" 2>/dev/null)" \
+        "$3: the same $_f"
+    fi
+  done
+}
+
+late_counts() {
+  printf '%s' "$LAST" | python3 -c '
+import json, sys
+try:
+    d = json.loads(sys.stdin.read())
+except ValueError:
+    d = {}
+print(" ".join("%s=%s" % (k, d.get(k)) for k in ("late_ignored", "late_rejected", "late_repaired", "rejected")))'
+}
+
+# ---- scd2, expire-style deletes with a flag column -----------------------
+file ex.seed.csv >/dev/null <<'EOF'
+id,city,phone,op,lmd
+1,Oslo,a,,2024-01-01 00:00:00
+1,Bergen,a,,2024-01-10 00:00:00
+1,Bergen,b,,2024-01-20 00:00:00
+2,Rome,x,,2024-01-05 00:00:00
+2,Rome,x,D,2024-01-15 00:00:00
+3,Lima,q,,2024-01-01 00:00:00
+4,Kiev,k,,2024-01-01 00:00:00
+4,Kiev,k,D,2024-01-08 00:00:00
+,Nul,n,,2024-01-10 00:00:00
+EOF
+seed ex <<'EOF'
+load:
+  mode: scd2
+  engine: @ENGINE@
+  key: id
+  lmd: lmd
+  type2: [city]
+  type1: [phone]
+  deletes: {column: op, values: [D]}
+EOF
+# Key 1: a no-op inside its first version, a change inside the second, an
+# identical duplicate and two different rows at one instant (all late),
+# then a row after its current version.  Key 2 (deleted at 01-15): a row
+# before the deletion, one after.  Key 3: a late delete, then a change.
+# Key 4: a late delete while deleted (a no-op).  Key 5: new.  A NULL key:
+# a late row and a no-op (NULL-safe joins).
+file ex.csv >/dev/null <<'EOF'
+id,city,phone,op,lmd
+1,Oslo,z,,2024-01-05 00:00:00
+1,Paris,a,,2024-01-06 00:00:00
+1,Paris,a,,2024-01-06 00:00:00
+1,Lyon,a,,2024-01-07 00:00:00
+1,Lyon,c,,2024-01-07 00:00:00
+1,Bergen,c,,2024-01-25 00:00:00
+2,Milan,x,,2024-01-10 00:00:00
+2,Turin,x,,2024-01-20 00:00:00
+3,Lima,q,D,2023-12-31 00:00:00
+3,Lima,q,D,2024-01-01 00:00:00
+5,Baku,n,,2024-01-02 00:00:00
+3,Cusco,q,,2024-01-30 00:00:00
+4,Kiev,k,D,2024-01-09 00:00:00
+4,Kiev,k,D,2024-01-03 00:00:00
+,Nul2,n,,2024-01-05 00:00:00
+,Nul,n,,2024-01-11 00:00:00
+EOF
+# plan computes the late rows too, and writes nothing
+printf '%s\n' "$SPEC_BODY" | sed "s/@ENGINE@/pushdown/" |
+  awk '{ print } /^load: *$/ { print "  late: reject\n  max_rejects: 10\n  reject_file: plan.rejects.csv" }' | mkjob ex_plan "$WORK/ex.csv" ex_p >/dev/null
+before=$(tdump ex_p)
+dw plan "$WORK/ex_plan.yaml"
+is "$RC" 0 "scd2 expire: plan with late rows to reject exits 0"
+is "$(tdump ex_p)" "$before" "scd2 expire: plan writes nothing"
+is "$(ls "$WORK/plan.rejects.csv"* 2>/dev/null)" "" "scd2 expire: plan writes no reject file"
+late ex 1 "scd2 expire: late: ignore" "  late: ignore"
+late ex 2 "scd2 expire: late: reject into a file" "  late: reject
+  max_rejects: 10
+  reject_file: @RJ@"
+late ex 3 "scd2 expire: late: reject, one more than max_rejects" "  late: reject
+  max_rejects: 2
+  reject_file: @RJ@"
+late ex 4 "scd2 expire: late: reject without max_rejects" "  late: reject"
+is "$_rc_p" 1 "scd2 expire: late: reject without max_rejects fails the run"
+
+# ---- scd2, tombstones, a type 1 scope of all, a date dimension ----------
+file tb.seed.csv >/dev/null <<'EOF'
+id,city,phone,op,lmd
+1,Oslo,a,,2024-01-01
+1,Bergen,a,,2024-01-10
+2,Rome,x,,2024-01-05
+2,Rome,x,D,2024-01-15
+EOF
+SRC_EXTRA='  types: {id: integer, lmd: date}'
+seed tb <<'EOF'
+load:
+  mode: scd2
+  engine: @ENGINE@
+  key: id
+  lmd: lmd
+  type2: [city]
+  type1: [phone]
+  type1_scope: all
+  deletes: {column: op, values: [D]}
+  delete_style: tombstone
+EOF
+file tb.csv >/dev/null <<'EOF'
+id,city,phone,op,lmd
+1,Oslo,a,,2024-01-04
+1,Lund,a,,2024-01-04
+1,Bergen,b,,2024-01-11
+2,Rome,x,D,2024-01-03
+2,Rome,x,D,2024-01-12
+2,Pisa,y,,2024-01-14
+2,Pisa,y,,2024-01-20
+EOF
+late tb 1 "scd2 tombstones: late: ignore" "  late: ignore"
+late tb 2 "scd2 tombstones: late: reject into a file" "  late: reject
+  max_rejects: 5
+  reject_file: @RJ@"
+
+SRC_EXTRA=
+
+# ---- scd2 with the delete flag column excluded from the table -------------
+file xc.seed.csv >/dev/null <<'EOF'
+id,city,op,lmd
+1,Oslo,,2024-01-01 00:00:00
+1,Bergen,,2024-01-10 00:00:00
+EOF
+seed xc <<'EOF'
+columns:
+  exclude: [op]
+load:
+  mode: scd2
+  engine: @ENGINE@
+  key: id
+  lmd: lmd
+  deletes: {column: op, values: [D]}
+EOF
+file xc.csv >/dev/null <<'EOF'
+id,city,op,lmd
+1,Lund,,2024-01-05 00:00:00
+1,Lund,D,2024-01-06 00:00:00
+1,Bergen,,2024-01-12 00:00:00
+EOF
+late xc 1 "scd2, op excluded: late: reject into a file" "  late: reject
+  max_rejects: 5
+  reject_file: @RJ@"
+
+# ---- upsert: every load.late leaves late rows out --------------------------
+file up.seed.csv >/dev/null <<'EOF'
+id,v,lmd
+1,a,2024-01-10 00:00:00
+2,b,2024-01-10 00:00:00
+EOF
+seed up <<'EOF'
+load:
+  mode: upsert
+  engine: @ENGINE@
+  key: id
+  lmd: lmd
+EOF
+file up.csv >/dev/null <<'EOF'
+id,v,lmd
+1,z,2024-01-05 00:00:00
+1,z,2024-01-05 00:00:00
+1,y,2024-01-05 00:00:00
+1,c,2024-01-11 00:00:00
+2,q,2024-01-01 00:00:00
+3,n,2024-01-01 00:00:00
+EOF
+late up 1 "upsert: late: repair (left out)" ""
+late up 2 "upsert: late: ignore" "  late: ignore"
+late up 3 "upsert: late: reject into a file" "  late: reject
+  max_rejects: 5
+  reject_file: @RJ@"
+late up 4 "upsert: late: reject without max_rejects" "  late: reject"
+is "$_rc_p" 1 "upsert: late: reject without max_rejects fails the run"
+
+done_testing
