@@ -1,12 +1,12 @@
-# The helpers of bench/run, which sources this file (it is not run on its
-# own): messages and bounds (say, die, bounded, secs, median, div); each
-# warehouse's client and the SQL around the benchmark tables (pg, my,
-# wh_*); the job files and the reference and floor scripts (write_*,
-# instantiate); timed runs of dwload and of the references, and their
-# results under $work/res (dw_run, ref_run, record, med, all_of).  They
-# read bench/run's settings (work, dw, db, tmo), set before it
-# sources this file.
-# shellcheck shell=bash disable=SC2154,SC2034 # settings from bench/run; last_s, last_rss for it
+# The helpers of bench/run and bench/scale.sh, which source this file (it
+# is not run on its own): messages and bounds (say, die, bounded, secs,
+# median, div); each warehouse's client and the SQL around the benchmark
+# tables (pg, my, setup_wh, wh_*); the job files and the reference and
+# floor scripts (write_*, instantiate); timed runs of dwload and of the
+# references, and their results under $work/res (dw_run, ref_run, record,
+# med, all_of).  They read the caller's settings (work, dw, db, tmo), set
+# before it sources this file.
+# shellcheck shell=bash disable=SC2154,SC2034 # settings from the caller; last_s, last_rss for it
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
@@ -54,6 +54,24 @@ wh_title() {
     postgresql) echo PostgreSQL ;;
     mariadb) echo MariaDB ;;
     sqlite) echo SQLite ;;
+  esac
+}
+
+# setup_wh WH: an empty benchmark database $db on WH
+setup_wh() {
+  case $1 in
+    postgresql)
+      # Autovacuum would wake on the freshly loaded tables in the middle
+      # of later measurements; the benchmarks analyze the tables themselves.
+      pg -At -d postgres <<SQL >/dev/null
+ALTER SYSTEM SET autovacuum = off;
+SELECT pg_reload_conf();
+DROP DATABASE IF EXISTS $db;
+CREATE DATABASE $db;
+SQL
+      ;;
+    mariadb) echo "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db;" | my ;;
+    sqlite) : ;;
   esac
 }
 
