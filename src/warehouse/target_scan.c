@@ -262,6 +262,13 @@ long long target_count(target *t, dwl_error *err)
 {
   if (!t->exists)
     return 0;
+  /* A distributed table's estimate is its servers' statistics as the head
+   * last fetched them (Spider: every spider_sts_interval, or never again),
+   * which can be far off: a few keys looked up in a table the estimate
+   * took for small were a scan of the whole dimension.  Counted instead,
+   * by its servers. */
+  if (t->remote[0])
+    return target_rows(t, err);
   /* No estimate, or 0 (statistics not gathered yet): count. */
   long long est = estimate_rows(t, err);
   if (est > 0 || est == -2)

@@ -394,4 +394,33 @@ is "$RC" 0 "prepared, killed: the next run exits 0"
 is "$(counts)" "read=5 skipped=5 inserted=0 expired=0 updated=0 deleted=0 unchanged=0" \
   "prepared, killed: the next run finds the batch loaded"
 
+# ---- lookup: auto counts a Spider table's rows ----------------------------------
+# Spider's row estimate is the shards' statistics as the head last fetched
+# them (every spider_sts_interval seconds): stale, it made lookup: auto
+# read a whole dimension for a few keys.  dwload counts a Spider table.
+# The head keeps what it fetched for the rest of the test, and 3000
+# current versions are added on shard 1 behind its back.
+spider_table est
+J_EST=$(spider_job est est "$XA_ON")
+FEED=$WORK/day1.csv dw run "$J_EST"
+is "$RC" 0 "estimate: the first load exits 0"
+for n in 1 2; do shard $n -D "$WH_DB" -e "ANALYZE TABLE est" >/dev/null; done
+STS=$(sql "SELECT @@GLOBAL.spider_sts_interval")
+WH_AT_EXIT="$WH_AT_EXIT
+sql \"SET GLOBAL spider_sts_interval = $STS\" >/dev/null 2>&1"
+sql "SET GLOBAL spider_sts_interval = 2147483647"
+est_rows() { sql "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'est'"; }
+est_rows >/dev/null
+shard 1 -D "$WH_DB" -e "INSERT INTO est SELECT seq + 100, seq + 100, 'x', '2023-01-01', '2023-01-01', NULL, 1, 0
+                        FROM seq_1_to_3000"
+is "$(sql "SELECT COUNT(*) FROM est")" 3004 "estimate: the table holds 3004 versions"
+is "$(est_rows | awk '{ print ($1 < 10 ? "stale" : "fresh: " $1) }')" stale \
+  "estimate: the head's estimate is the stale one, under 10 rows"
+FEED=$WORK/day2.csv dw run "$J_EST"
+is "$RC|$(counts)" "0|read=5 skipped=2 inserted=3 expired=2 updated=0 deleted=0 unchanged=0" \
+  "estimate: the delta loads"
+like "$ERR" "read 2 current versions (the delta's keys)" \
+  "estimate: 3 delta rows against 3004 counted versions read only the delta's keys"
+sql "SET GLOBAL spider_sts_interval = $STS"
+
 done_testing
