@@ -15,7 +15,8 @@
  * So the process connects through a view of odbcinst.ini of its own: a
  * copy in which the switches of the table below are 0, with the system
  * odbc.ini and ODBCDataSources linked beside it (ODBCSYSINI names the
- * folder of all three), removed when the process exits.  A connection
+ * folder of all three), removed when the process exits (and, when it was
+ * killed before, by the next dwload that makes one).  A connection
  * string's (or DSN's) CommLog=1 or Debug=1 still turns the log on for
  * that connection: psqlODBC logs while any connection asks for it. */
 #include "driver_logs.h"
@@ -29,12 +30,16 @@
 #define DWL_ODBC_SYSCONFDIR "/etc"
 #endif
 
+#include <dirent.h>
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Per driver: the odbcinst.ini section the driver reads its process-wide
@@ -64,18 +69,56 @@ static void view_path(char *out, size_t n, const char *file)
   snprintf(out, n, "%s/%s", view, file);
 }
 
-static void view_remove(void)
+/* A view's files and its folder (only those: rmdir fails on anything
+ * else left in it, which is then kept). */
+static void dir_remove(const char *dir)
 {
-  if (!view[0])
-    return;
   char p[PATH_MAX + 32];
-  view_path(p, sizeof p, "odbcinst.ini");
+  snprintf(p, sizeof p, "%s/odbcinst.ini", dir);
   unlink(p);
   for (size_t i = 0; i < NLINKED; i++) {
-    view_path(p, sizeof p, linked[i]);
+    snprintf(p, sizeof p, "%s/%s", dir, linked[i]);
     unlink(p);
   }
-  rmdir(view);
+  rmdir(dir);
+}
+
+static void view_remove(void)
+{
+  if (view[0])
+    dir_remove(view);
+}
+
+/* The views of processes that died before their atexit (SIGKILL, a
+ * crash) stay in TMPDIR: a view is named dwload-odbc.<pid>.XXXXXX, and
+ * those of this user whose process is gone are removed before a new one
+ * is made.  A pid in use again by another process keeps its view until
+ * that process is gone too. */
+static void sweep_stale(const char *tmp)
+{
+  DIR *d = opendir(tmp);
+  if (!d)
+    return;
+  static const char prefix[] = "dwload-odbc.";
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, prefix, sizeof prefix - 1) != 0)
+      continue;
+    char *end;
+    errno = 0;
+    long pid = strtol(e->d_name + sizeof prefix - 1, &end, 10);
+    if (errno != 0 || *end != '.' || pid <= 0 || pid == (long)getpid())
+      continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
+    char path[PATH_MAX];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/%s", tmp, e->d_name) >= (int)sizeof path || lstat(path, &st) != 0 ||
+        !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+      continue;
+    dir_remove(path);
+  }
+  closedir(d);
 }
 
 /* One line of odbcinst.ini, copied, or with its value 0 when it is a
@@ -152,7 +195,10 @@ static void make_view(void)
   char sysdir[PATH_MAX], from[2 * PATH_MAX + 2];
   registry_path(sysdir, sizeof sysdir, from, sizeof from);
   const char *tmp = getenv("TMPDIR");
-  snprintf(view, sizeof view, "%s/dwload-odbc.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  if (!tmp || !tmp[0])
+    tmp = "/tmp";
+  sweep_stale(tmp);
+  snprintf(view, sizeof view, "%s/dwload-odbc.%ld.XXXXXX", tmp, (long)getpid());
   once_rc = -1;
   if (!mkdtemp(view)) {
     view[0] = '\0';

@@ -12,12 +12,12 @@ unset ODBCSYSINI ODBCINSTINI
 
 if [ -z "${DWL_PG_HOST:-}" ] || [ -z "${DWL_PG_PORT:-}" ] || [ -z "${DWL_PG_USER:-}" ] ||
    [ -z "${DWL_PG_PASSWORD:-}" ]; then
-  skip_tests 9 "no postgresql server for the source"
+  skip_tests 13 "no postgresql server for the source"
   done_testing
 fi
 case $(odbcinst -q -d -n "PostgreSQL Unicode" 2>/dev/null | tr -d ' ' | grep -i '^CommLog=') in
   CommLog=[1-9]*) ;;
-  *) skip_tests 9 "the system's odbcinst.ini does not turn psqlODBC's CommLog on (Debian's does)"
+  *) skip_tests 13 "the system's odbcinst.ini does not turn psqlODBC's CommLog on (Debian's does)"
      done_testing ;;
 esac
 
@@ -93,5 +93,28 @@ for attr in CommLog=1 B3=1; do
     "... and it is the source's connection that is logged"
   rm -f /tmp/psqlodbc_*[!0-9]"$PID".log
 done
+
+# A run killed before its exit handlers (SIGKILL) leaves its view of
+# odbcinst.ini (dwload-odbc.<pid>.*) in TMPDIR; the next run removes it,
+# and leaves alone the view of a process that is still running.  The
+# killed run waits on a FIFO source: killed once its view is there.
+mkdir -p "$WORK/tmp"
+mkfifo "$WORK/feed.fifo"
+J=$(printf 'load:\n  mode: append\n' | mkjob dl_kill "$WORK/feed.fifo" dl_kill)
+TMPDIR="$WORK/tmp" "$DWLOAD" run "$J" >"$WORK/kill.out" 2>&1 &
+KPID=$!
+view_there() { ls -d "$WORK/tmp/dwload-odbc.$KPID".* >/dev/null 2>&1; }
+wait_until 600 view_there
+is "$?" 0 "killed run: its view of odbcinst.ini is in TMPDIR"
+kill -9 "$KPID"
+wait "$KPID" 2>/dev/null
+is "$(ls -A "$WORK/tmp" | grep -c "^dwload-odbc[.]$KPID[.]")" 1 "killed run: SIGKILL left its view behind"
+LIVE=$$  # this script: running
+mkdir "$WORK/tmp/dwload-odbc.$LIVE.keepme"
+J=$(src_job dl_sweep "$PG_SRC")
+logged "$J"
+is "$RC|$(field inserted)" "0|50" "after the killed run: the next run loads"
+is "$TMPLEFT" "dwload-odbc.$LIVE.keepme " "after the killed run: it removed the dead run's view, not a live process's"
+rmdir "$WORK/tmp/dwload-odbc.$LIVE.keepme"
 
 done_testing
