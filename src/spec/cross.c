@@ -126,6 +126,37 @@ static int check_bookkeeping(pctx *c)
   return 0;
 }
 
+/* target.partition_by: every unique key dwload builds on a table it
+ * creates (the surrogate key's primary key) must hold the partition
+ * columns, both warehouses' rule; the key index holds load.key, so the
+ * columns come from it. */
+static int check_partition_by(pctx *c)
+{
+  dwl_spec *s = c->s;
+  int line, col;
+  if (given(c, "target.partitions") && !s->partition_by.n) {
+    key_pos(c, "target.partitions", "target", &line, &col);
+    return perr(c, line, col, "target.partitions: needs target.partition_by");
+  }
+  if (!s->partition_by.n)
+    return 0;
+  key_pos(c, "target.partition_by", "target", &line, &col);
+  if (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT)
+    return perr(c, line, col, "target.partition_by: needs load.mode scd2 or upsert (found %s)",
+                spec_mode_names[s->mode]);
+  for (size_t i = 0; i < s->partition_by.n; i++)
+    if (!list_find(&s->key, s->partition_by.v[i]))
+      return perr(c, line, col,
+                  "target.partition_by: column '%s' is not in load.key: every unique key of a partitioned table "
+                  "must hold its partition columns, and dwload's hold load.key",
+                  s->partition_by.v[i]);
+  if (s->partitions < 1 || s->partitions > 1024) {
+    key_pos(c, "target.partitions", "target", &line, &col);
+    return perr(c, line, col, "target.partitions: expected 1 to 1024, found %lld", s->partitions);
+  }
+  return 0;
+}
+
 /* target.run_id_column against every other column the job names: the
  * run id would overwrite it, or it the run id. */
 static int check_run_id_column(pctx *c)
@@ -337,5 +368,5 @@ int check_cross(pctx *c)
   }
   if (check_columns(c) != 0 || check_lists(c) != 0 || check_bookkeeping(c) != 0)
     return -1;
-  return check_run_id_column(c);
+  return check_run_id_column(c) != 0 ? -1 : check_partition_by(c);
 }

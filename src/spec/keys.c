@@ -483,6 +483,10 @@ static const spec_key target_keys[] = {
    "a column holding the id of the run that wrote each row (default: none)", NULL, read_run_id_column},
   {"accept_non_atomic", SPEC_T_BOOL, 0, FIELD(accept_non_atomic), "false", NULL,
    "load a distributed table (Spider) whose servers do not commit together", NULL, NULL},
+  {"partition_by", SPEC_T_COLUMNS, 0, FIELD(partition_by), NULL, NULL,
+   "load.key columns to hash-partition a table dwload creates on (default: none)", NULL, NULL},
+  {"partitions", SPEC_T_COUNT, 0, FIELD(partitions), "8", NULL,
+   "how many partitions target.partition_by makes, 1 to 1024", NULL, NULL},
 };
 static const spec_section target_sec = SECTION("target", "in target", "target", 0, target_keys);
 

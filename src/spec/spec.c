@@ -76,6 +76,7 @@ void spec_free(dwl_spec *s)
   free(s->lmd_format);
   free(s->reject_file);
   list_free(&s->key);
+  list_free(&s->partition_by);
   list_free(&s->type2);
   list_free(&s->type1);
   list_free(&s->ignore_null_cols);
@@ -260,13 +261,14 @@ static dwl_spec *parse(const char *path, const char *data, size_t len, char *job
     return NULL;
   }
   /* Defaults: the key table's column names; zero for the rest (each
-   * enum's first name) but these three.  tests/unit/test_spec_keys checks
+   * enum's first name) but these four.  tests/unit/test_spec_keys checks
    * that they are the defaults the table declares. */
   s->path = strdup(path);
   int failed = !s->path || spec_keys_defaults(s) != 0;
   s->max_deletes = (spec_limit){LIMIT_PERCENT, 50};
   s->future_tolerance_us = DWL_US_PER_DAY;
   s->lock_timeout_ms = DWL_LOCK_TIMEOUT_MS;
+  s->partitions = 8;
   if (failed) {
     err_set(err, DWL_EXIT_FAILED, "%s: out of memory", path);
     spec_free(s);

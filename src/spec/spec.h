@@ -80,6 +80,8 @@ typedef struct dwl_spec {
   long long lock_timeout_ms;     /* target.lock_timeout: the longest wait for any lock */
   char *run_id_column;   /* target.run_id_column: each row's run id; NULL: none */
   int accept_non_atomic; /* target.accept_non_atomic: 1: load a distributed table without an atomic commit */
+  spec_list partition_by; /* target.partition_by: hash-partition a table dwload creates on these key columns */
+  long long partitions;  /* target.partitions: how many partitions (with partition_by) */
 
   int mode;              /* enum spec_mode; default append */
   char *lmd;             /* NULL: no checkpoint (scd2: a snapshot load, dated by the load) */

@@ -89,6 +89,13 @@ struct dialect {
    * the committed state the state the run is changing. */
   int scan_separately;
   int partial_index;            /* CREATE INDEX ... WHERE is supported */
+  /* target.partition_by on a table dwload creates: the clause after the
+   * columns, "(cols)" following ("PARTITION BY HASH"); NULL: the
+   * warehouse has no partitioning.  partition_count: the clause takes the
+   * count (MariaDB's PARTITIONS n); else each partition is a table of its
+   * own (PostgreSQL's PARTITION OF ... FOR VALUES WITH (MODULUS, REMAINDER)). */
+  const char *partition_by;
+  int partition_count;
   int index_schema_on_name;     /* CREATE INDEX s.i ON t, not i ON s.t (SQLite) */
   int index_text_prefix;        /* TEXT columns need an index prefix length (0: no) */
   const char *session_sql;      /* run once per connection, or NULL */

@@ -163,6 +163,7 @@ const dialect dialect_pg = {
   .false_lit = "FALSE",
   .true_val = "1",
   .false_val = "0",
+  .partition_by = "PARTITION BY HASH",
   .transactional_ddl = 1,
   .max_params = 7000, /* psqlODBC loses sync with the server above ~7450 */
   .null_safe_eq = " IS NOT DISTINCT FROM ?",

@@ -172,6 +172,12 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
   int vtype = t->vdate ? DWL_TYPE_DATE : t->vseq ? DWL_TYPE_INTEGER : DWL_TYPE_TIMESTAMP;
   if (seq_refusal(t, src[lmd >= 0 ? lmd : 0].name, err) != 0)
     return -1;
+  if (s->partition_by.n && !t->d->partition_by) {
+    int line = 0, col = 0;
+    const char *file = spec_key_at(s, "target.partition_by", &line, &col);
+    return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: target.partition_by: %s has no partitioned tables",
+                    file, line, col, t->d->dbms_prefix);
+  }
   if (scd2 && t->vdate && s->close == CLOSE_SECOND_BEFORE) {
     int line = 0, col = 0;
     const char *file = spec_key_at(s, "dimension.close", &line, &col);

@@ -1,8 +1,9 @@
 /* The target table itself: an existing table's columns, their declared
  * types and limits, and what they can take (target_value_fits), and the
  * foreign tables among its partitions (no global commit); or the table
- * created with the key index dwload's own lookups need; and the source's
- * new columns added to it (schema.new_columns: add). */
+ * created with the key index dwload's own lookups need (hash-partitioned
+ * where target.partition_by asks); and the source's new columns added to
+ * it (schema.new_columns: add). */
 #include "target.h"
 
 #include <stdio.h>
@@ -467,6 +468,50 @@ static int ddl(target *t, const char *sql, FILE *print, dwl_error *err)
   return 0;
 }
 
+/* target.partition_by's clause after CREATE TABLE's columns; and where
+ * each partition is a table of its own (PostgreSQL), its `partitions`
+ * CREATE TABLE ... PARTITION OF statements, run after it in the run's
+ * transaction (that DDL is transactional). */
+static int partition_clause(target *t, dwl_buf *sql, dwl_error *err)
+{
+  const spec_list *pb = &t->spec->partition_by;
+  buf_printf(sql, " %s (", t->d->partition_by);
+  for (size_t i = 0; i < pb->n; i++) {
+    buf_adds(sql, i ? ", " : "");
+    if (dialect_quote(t->d, pb->v[i], sql, "target.partition_by", err) != 0)
+      return -1;
+  }
+  buf_adds(sql, ")");
+  if (t->d->partition_count)
+    buf_printf(sql, " PARTITIONS %lld", t->spec->partitions);
+  return 0;
+}
+
+static int partition_tables(target *t, FILE *print, dwl_error *err)
+{
+  dwl_buf sql;
+  buf_init(&sql, 0);
+  int rc = 0;
+  for (long long i = 0; rc == 0 && !t->d->partition_count && i < t->spec->partitions; i++) {
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "_p%lld", i);
+    buf_reset(&sql);
+    buf_adds(&sql, "CREATE TABLE ");
+    /* the partitions go in the table's schema */
+    if (t->schema && (dialect_quote(t->d, t->schema, &sql, "target.table", err) != 0 || buf_addc(&sql, '.') != 0))
+      rc = -1;
+    else if (dialect_quote_derived(t->d, t->table, suffix, &sql, err) != 0)
+      rc = -1;
+    if (rc == 0) {
+      buf_printf(&sql, " PARTITION OF %s FOR VALUES WITH (MODULUS %lld, REMAINDER %lld)", t->table_q,
+                 t->spec->partitions, i);
+      rc = buf_failed(&sql) ? err_set(err, DWL_EXIT_FAILED, "out of memory") : ddl(t, sql.data, print, err);
+    }
+  }
+  buf_free(&sql);
+  return rc;
+}
+
 /* The table and its key index.  Where DDL commits by itself (MariaDB),
  * the index is declared inside CREATE TABLE: a run killed between two
  * statements would leave the table without it, and every later run would
@@ -477,6 +522,7 @@ static int create_table(target *t, FILE *print, dwl_error *err)
   buf_init(&sql, 0);
   buf_init(&idx, 0);
   int rc = key_index(t, &idx, err);
+  int part = t->spec->partition_by.n > 0 && t->d->partition_by;
   buf_printf(&sql, "CREATE TABLE %s (", t->table_q);
   for (size_t i = 0; rc == 0 && i < t->ncols; i++) {
     const tcol *c = &t->cols[i];
@@ -488,16 +534,31 @@ static int create_table(target *t, FILE *print, dwl_error *err)
       type = t->d->flag_type;
     else
       type = t->d->type_sql(&c->decl, ty, sizeof ty);
-    buf_printf(&sql, "%s%s %s%s%s", i ? ", " : "", c->q, type, c->role == TC_SK ? " PRIMARY KEY" : "",
+    buf_printf(&sql, "%s%s %s%s%s", i ? ", " : "", c->q, type, c->role == TC_SK && !part ? " PRIMARY KEY" : "",
                c->role == TC_CURRENT || c->role == TC_DELETED ? " NOT NULL" : "");
+  }
+  /* Both warehouses require the partition columns in every unique key:
+   * the surrogate key's primary key takes them (the key index is not
+   * unique). */
+  if (rc == 0 && part && t->ix[TC_SK] >= 0) {
+    buf_printf(&sql, ", PRIMARY KEY (%s", t->cols[t->ix[TC_SK]].q);
+    for (size_t i = 0; rc == 0 && i < t->spec->partition_by.n; i++) {
+      buf_adds(&sql, ", ");
+      rc = dialect_quote(t->d, t->spec->partition_by.v[i], &sql, "target.partition_by", err);
+    }
+    buf_adds(&sql, ")");
   }
   if (rc == 0 && idx.len && !t->d->transactional_ddl)
     buf_printf(&sql, ", INDEX %s", idx.data);
   buf_adds(&sql, ")");
+  if (rc == 0 && part)
+    rc = partition_clause(t, &sql, err);
   if (rc == 0 && buf_failed(&sql))
     rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   if (rc == 0)
     rc = ddl(t, sql.data, print, err);
+  if (rc == 0 && part)
+    rc = partition_tables(t, print, err);
   if (rc == 0 && idx.len && t->d->transactional_ddl) {
     buf_reset(&sql);
     buf_printf(&sql, "CREATE INDEX %s", idx.data);
@@ -576,6 +637,11 @@ int target_prepare_table(target *t, int create, dwl_error *err)
   if (ex < 0)
     return -1;
   t->exists = ex;
+  /* An existing table's layout is its owner's: partition_by shapes only
+   * a table dwload creates (dwload-job(5), TABLE LAYOUT). */
+  if (ex && t->spec->partition_by.n)
+    log_msg(LOG_INFO, "table %s exists: target.partition_by applies only to a table dwload creates; it is left as "
+            "it is", t->spec->target_table);
   if (ex)
     return foreign_parts(t, err) != 0 || target_check_remote(t, err) != 0 ? -1 : check_columns(t, err);
   if (!create)

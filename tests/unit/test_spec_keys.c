@@ -277,6 +277,9 @@ static const char *const bases[] = {
   "load:\n@load\ndimension:\n@dimension\n",
   "@\njob: j\nsource:\n  plugin: csv\n@source\ntarget:\n  connection: c\n  table: t\n@target\n"
   "load:\n  mode: scd2\n  lmd: u\n  key: [id]\n  deletes: absent\n@load\ndimension:\n@dimension\n",
+  /* target.partitions needs target.partition_by */
+  "@\njob: j\nsource:\n  plugin: csv\n@source\ntarget:\n  connection: c\n  table: t\n  partition_by: [id]\n@target\n"
+  "load:\n  mode: scd2\n  lmd: u\n  key: [id]\n@load\ndimension:\n@dimension\n",
 };
 
 /* bases[b] with "KEY: DEF" in section sec (or nowhere when k is NULL). */
