@@ -178,6 +178,19 @@ static int layout(target *t, colset *cs, const dwl_column *src, size_t nsrc, dwl
     return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC, "%s:%d:%d: target.partition_by: %s has no partitioned tables",
                     file, line, col, t->d->dbms_prefix);
   }
+  /* Where unbounded text is indexed by a prefix (MariaDB), the primary
+   * key cannot hold it: refused here rather than by the server's CREATE. */
+  for (size_t i = 0; t->d->index_text_prefix && i < s->partition_by.n; i++) {
+    ssize_t ci = scd_col_index(src, nsrc, s->partition_by.v[i]);
+    if (ci >= 0 && src[ci].type == DWL_TYPE_TEXT && src[ci].precision <= 0) {
+      int line = 0, col = 0;
+      const char *file = spec_key_at(s, "target.partition_by", &line, &col);
+      return err_setc(err, DWL_EXIT_USAGE, DWL_CAUSE_SPEC,
+                      "%s:%d:%d: target.partition_by: column '%s' is text without a length, which a %s primary key "
+                      "cannot hold; declare it varchar(n) in source.types",
+                      file, line, col, src[ci].name, t->d->dbms_prefix);
+    }
+  }
   if (scd2 && t->vdate && s->close == CLOSE_SECOND_BEFORE) {
     int line = 0, col = 0;
     const char *file = spec_key_at(s, "dimension.close", &line, &col);

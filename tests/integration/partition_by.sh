@@ -101,6 +101,20 @@ if is_warehouse sqlite; then
   done_testing
 fi
 
+if is_warehouse mariadb; then
+  j=$(mkjob longtext "$csv" longtext '  types: {id: integer, amount: integer, lmd: timestamp}' <<'EOF'
+  partition_by: [region]
+load:
+  mode: upsert
+  key: [id, region]
+EOF
+)
+  dw run "$j"
+  is "$RC" 2 "mariadb: text without a length: exit 2"
+  like "$ERR" "$j:10:3: target.partition_by: column 'region' is text without a length" "mariadb: refused at the key"
+  is "$(table_exists longtext)" 0 "mariadb: no table made"
+fi
+
 for mode in scd2 upsert; do
   initial >/dev/null
   p=$(pj "p$mode" "p$mode" $mode '  partition_by: [region]
