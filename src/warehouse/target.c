@@ -71,6 +71,7 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   t->spec = spec;
   t->lmd = -1;
+  t->counted = -1;
   for (int i = 0; i < TC_NROLES; i++)
     t->ix[i] = -1;
   if (odbc_connect(spec->target_connection, &t->c, err) != 0)

@@ -115,6 +115,10 @@ typedef struct target {
    * not transactional (MariaDB) it holds a metadata lock that an ALTER on
    * another connection would wait for to the end of the run. */
   int touched;
+  /* target_count's answer, asked once a run (engine: auto, the streamed
+   * initial load, the lookup's choice each need it before the run writes;
+   * a distributed table is counted on its servers): -1 not asked yet. */
+  long long counted;
   /* The table is a distributed one (target_check_remote): its engine's
    * name ("SPIDER"), "" for a local table. */
   char remote[32];
@@ -280,7 +284,9 @@ int target_scan_history(target *t, const target_keys *keys, target_hist_fn fn, v
 
 /* Rows in the table (0 when it does not exist), to choose between a full
  * scan and a keyed lookup: the catalog's estimate where the warehouse
- * keeps one (PostgreSQL, MariaDB), else a count. */
+ * keeps one (PostgreSQL, MariaDB) and it is above 0, else a count.  Asked
+ * once: later calls answer the same (the callers ask before the run
+ * writes). */
 long long target_count(target *t, dwl_error *err);
 /* Rows in the table, counted (0 when it does not exist). */
 long long target_rows(target *t, dwl_error *err);

@@ -258,7 +258,7 @@ static long long estimate_rows(target *t, dwl_error *err)
   return rc < 0 ? -2 : n;
 }
 
-long long target_count(target *t, dwl_error *err)
+static long long count_rows(target *t, dwl_error *err)
 {
   if (!t->exists)
     return 0;
@@ -274,6 +274,13 @@ long long target_count(target *t, dwl_error *err)
   if (est > 0 || est == -2)
     return est == -2 ? -1 : est;
   return target_rows(t, err);
+}
+
+long long target_count(target *t, dwl_error *err)
+{
+  if (t->counted < 0)
+    t->counted = count_rows(t, err);
+  return t->counted;
 }
 
 long long target_rows(target *t, dwl_error *err)
