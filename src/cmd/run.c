@@ -199,6 +199,11 @@ static int take_append(run_ctx *r, const dwl_value *row, uint64_t origin, const 
 static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                        dwl_error *err)
 {
+  if (r->stream > 0) {  /* (streaming refuses deletes: absent, as spilling) */
+    if (!past)
+      r->sum->skipped++;
+    return past ? run_stream_take(r, row, origin, lmd, err) : 0;
+  }
   if (r->spilling) {  /* (spilling refuses deletes: absent: no row revives) */
     if (!past)
       r->sum->skipped++;
@@ -209,20 +214,32 @@ static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const 
     return -1;
   if (!past && rc == 0)
     r->sum->skipped++;  /* (a revived key's row is not skipped) */
+  /* (the row store takes memory by 1 MiB chunks: a budget below that is
+   * passed at the first row) */
+  if (r->stream == 0 && (r->e.delta.used > run_stream_chunk(r) || r->e.delta.bytes > (size_t)r->engine.budget) &&
+      run_stream_check(r, err) != 0)
+    return -1;
+  if (r->stream > 0)
+    return 0;
   return r->e.delta.bytes > (size_t)r->engine.budget ? run_spill_check(r, err) : 0;
 }
 
 
+void run_add_counts(run_ctx *r, const scd_counts *counts, int sign)
+{
+  r->sum->inserted += sign * counts->inserted;
+  r->sum->expired += sign * counts->expired;
+  r->sum->updated += sign * counts->updated;
+  r->sum->deleted += sign * counts->deleted;
+  r->sum->unchanged += sign * counts->unchanged;
+  r->sum->late_repaired += sign * counts->late_repaired;
+  r->sum->late_rejected += sign * counts->late_rejected;
+  r->sum->late_ignored += sign * counts->late_ignored;
+}
+
 static void add_counts(run_ctx *r, const scd_counts *counts)
 {
-  r->sum->inserted += counts->inserted;
-  r->sum->expired += counts->expired;
-  r->sum->updated += counts->updated;
-  r->sum->deleted += counts->deleted;
-  r->sum->unchanged += counts->unchanged;
-  r->sum->late_repaired += counts->late_repaired;
-  r->sum->late_rejected += counts->late_rejected;
-  r->sum->late_ignored += counts->late_ignored;
+  run_add_counts(r, counts, 1);
 }
 
 static int take_pushdown(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
@@ -309,6 +326,8 @@ static int run_engine(run_ctx *r, dwl_error *err)
     return -1;
   if (r->spilling)
     return run_spilled(r, err);
+  if (r->stream > 0)
+    return run_stream_finish(r, err);
   log_msg(LOG_INFO, "read %lld source rows, %zu past the checkpoint", r->sum->read, r->e.delta.n);
   if (source_first) {
     int keyed = spec->lookup == LOOKUP_KEYS;
@@ -365,6 +384,7 @@ static void run_free(run_ctx *r)
     scd_free(&r->e);
   rowset_free(&r->doomed);
   spill_close(&r->sp);
+  run_stream_free(r);
   rejects_free(&r->rj);
   prep_free(&r->p);
   source_close(r->src);

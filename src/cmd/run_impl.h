@@ -4,6 +4,7 @@
 #ifndef DWL_RUN_IMPL_H
 #define DWL_RUN_IMPL_H
 
+#include "bloom.h"
 #include "choose.h"
 #include "prepare.h"
 #include "pushdown.h"
@@ -46,6 +47,15 @@ typedef struct run_ctx {
   int spill_refused;    /* the budget was exceeded and spilling refused (said once) */
   long long spilled;    /* rows written to sp */
   long part;            /* the partition being computed; -1: none (every key) */
+  /* run_stream.c: an initial load (no stored rows) written in chunks while
+   * the source is read */
+  int stream;           /* 0: not decided yet; 1: streaming; -1: not this run */
+  int stream_stopped;   /* keys came back too often: the rest goes to rep */
+  bloom seen;           /* the keys written so far */
+  spill wrote;          /* the rows written, by key (a key that comes back is rewritten from them) */
+  spill rep;            /* rows of keys maybe written already */
+  long long repeats;    /* rows sent to rep */
+  long long chunk_repeats;  /* ... since the last chunk */
   odbc_conn *failed_conn;  /* the connection whose commit call failed: its
                               statements are freed before it */
 } run_ctx;
@@ -69,6 +79,29 @@ int run_spill_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_
 /* run_spill.c: the spilled delta computed partition by partition, each
  * through run_apply_delta. */
 int run_spilled(run_ctx *r, dwl_error *err);
+/* run_spill.c: why this run cannot spill (nor stream), or NULL. */
+const char *run_spill_refusal(const run_ctx *r);
+/* run_spill.c: how many partitions a delta past the budget takes. */
+size_t run_spill_parts(const run_ctx *r);
+
+/* run_stream.c: the delta's size at which an initial load starts writing
+ * while it reads. */
+size_t run_stream_chunk(const run_ctx *r);
+/* run_stream.c: after a row joined the delta past run_stream_chunk: an
+ * initial load (the target holds no rows) starts streaming and writes the
+ * delta held as its first chunk; any other run is left as it was
+ * (r->stream -1). */
+int run_stream_check(run_ctx *r, dwl_error *err);
+/* run_stream.c: a row past the checkpoint while streaming. */
+int run_stream_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
+/* run_stream.c: after the source: the last chunk, then the keys whose rows
+ * came back after they were written, rewritten partition by partition. */
+int run_stream_finish(run_ctx *r, dwl_error *err);
+/* run_stream.c: frees what streaming holds (any exit). */
+void run_stream_free(run_ctx *r);
+/* run.c: adds (sign 1) or takes back (-1) a walk's counts in the summary. */
+void run_add_counts(run_ctx *r, const scd_counts *counts, int sign);
+
 /* run.c: the delta in r->e applied through the writer (late rows'
  * histories read and repaired), its counts added to the summary. */
 int run_apply_delta(run_ctx *r, dwl_error *err);

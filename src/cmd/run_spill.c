@@ -31,8 +31,7 @@
 #define SPILL_UNKNOWN_PARTS 16  /* a source that does not tell its size */
 #define SPILL_CHUNKS_OK ((size_t)2 << 20)
 
-/* Why this run cannot spill, or NULL. */
-static const char *refusal(const run_ctx *r)
+const char *run_spill_refusal(const run_ctx *r)
 {
   const dwl_spec *s = r->spec;
   if (s->deletes == DEL_ABSENT)
@@ -51,7 +50,7 @@ static const char *refusal(const run_ctx *r)
 /* P: enough partitions that each holds about half the budget, from how
  * much of the source the budget's rows took; SPILL_UNKNOWN_PARTS when the
  * source does not tell its size. */
-static size_t partitions(const run_ctx *r)
+size_t run_spill_parts(const run_ctx *r)
 {
   uint64_t done = 0, total = 0;
   if (!source_progress(r->src, &done, &total) || done == 0 || total < done)
@@ -65,14 +64,14 @@ int run_spill_check(run_ctx *r, dwl_error *err)
   if (r->spilling || r->spill_refused)
     return 0;
   double mib = (double)r->engine.budget / MIB;
-  const char *why = refusal(r);
+  const char *why = run_spill_refusal(r);
   if (why) {
     r->spill_refused = 1;
     log_msg(LOG_WARN, "the delta exceeds the memory budget %.3g MiB (%zu rows held), but cannot spill: %s; it is "
                       "held in memory", mib, r->e.delta.n, why);
     return 0;
   }
-  size_t p = partitions(r);
+  size_t p = run_spill_parts(r);
   if (spill_open(&r->sp, p, r->e.ncols, err) != 0)
     return -1;
   log_msg(LOG_INFO, "delta exceeds the memory budget %.3g MiB: spilling to %zu partitions in %s", mib, p,

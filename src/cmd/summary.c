@@ -72,6 +72,7 @@ int summary_print(const run_summary *s, FILE *out)
     json_object_set_new(o, "engine", json_string(s->engine));
     json_object_set_new(o, "engine_reason", json_string(s->engine_reason));
     json_object_set_new(o, "spilled_partitions", json_integer(s->spilled_partitions));
+    json_object_set_new(o, "streamed_chunks", json_integer(s->streamed_chunks));
   }
   json_object_set_new(o, "seconds", json_real(round(s->seconds * 1000.0) / 1000.0));
   return print_line(o, out);

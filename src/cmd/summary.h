@@ -23,6 +23,7 @@ typedef struct run_summary {
   const char *engine;    /* scd2, upsert: "memory" or "pushdown" (engine/choose.h); NULL: none */
   char engine_reason[1200]; /* ... and why */
   long long spilled_partitions; /* the memory engine's delta spilled to this many partition files; 0: held in memory */
+  long long streamed_chunks;    /* an initial load written in this many chunks while the source was read; 0: not streamed */
   double seconds;
 } run_summary;
 

@@ -82,6 +82,7 @@ rs_row *rowset_add(rowset *r, const dwl_value *vals, uint64_t origin)
     }
   }
   rs_row *row = &r->rows[r->n];
+  r->used += sizeof *row + r->ncols * sizeof *v + text;
   memset(row, 0, sizeof *row);
   row->vals = v;
   row->origin = origin;

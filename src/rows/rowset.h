@@ -30,6 +30,7 @@ typedef struct rowset {
   size_t n, cap;
   rs_chunk *chunks;    /* arena */
   size_t bytes;        /* bytes held, for reporting */
+  size_t used;         /* bytes the rows take (their entries, values and text), not the spare room */
 } rowset;
 
 void rowset_init(rowset *r, size_t ncols);

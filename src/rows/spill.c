@@ -95,7 +95,7 @@ static int get(FILE *f, void *p, size_t n)
   return n == 0 || fread(p, 1, n, f) == n ? 0 : -1;
 }
 
-int spill_read(spill *s, size_t part, spill_fn fn, void *ud, dwl_error *err)
+static int read_part(spill *s, size_t part, int keep, spill_fn fn, void *ud, dwl_error *err)
 {
   FILE *f = s->f[part];
   errno = 0;
@@ -160,11 +160,21 @@ int spill_read(spill *s, size_t part, spill_fn fn, void *ud, dwl_error *err)
   free(text);
   free(v);
   /* the partition is done: its file's space goes back at once */
-  if (rc == 0 && s->f[part]) {
+  if (rc == 0 && !keep && s->f[part]) {
     fclose(s->f[part]);
     s->f[part] = NULL;
   }
   return rc;
+}
+
+int spill_read(spill *s, size_t part, spill_fn fn, void *ud, dwl_error *err)
+{
+  return read_part(s, part, 0, fn, ud, err);
+}
+
+int spill_reread(spill *s, size_t part, spill_fn fn, void *ud, dwl_error *err)
+{
+  return read_part(s, part, 1, fn, ud, err);
 }
 
 void spill_close(spill *s)

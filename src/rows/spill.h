@@ -39,6 +39,9 @@ int spill_put(spill *s, size_t part, const dwl_value *vals, uint64_t origin, con
  * the call only; lmd NULL when the row had none). */
 typedef int (*spill_fn)(void *ud, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
 int spill_read(spill *s, size_t part, spill_fn fn, void *ud, dwl_error *err);
+/* The same, keeping the file to be read again (spill_read or spill_close
+ * gives its space back). */
+int spill_reread(spill *s, size_t part, spill_fn fn, void *ud, dwl_error *err);
 
 void spill_close(spill *s);
 
