@@ -13,11 +13,12 @@
  * spill files are: rows/spill.h), the written keys are remembered in a
  * Bloom filter (rows/bloom.h), and a row whose key may have been written
  * goes to another partition file (`rep`) instead of the chunk.  After the
- * source, each partition of `rep` names the keys to rewrite: their written
- * versions are removed, and the keys are computed again from all of their
- * rows (those of `wrote`, then those of `rep`: the source's order) and
- * written, in the run's one transaction.  A false "maybe written" from the
- * filter only sends a key this slower way.  The result is one pass's, row
+ * source, each partition of `rep` names the keys to rewrite: the versions
+ * written for those that have rows in `wrote` are removed (all partitions
+ * first, applied together), and the keys are computed again from all of
+ * their rows (those of `wrote`, then those of `rep`: the source's order)
+ * and written, in the run's one transaction.  A false "maybe written" from
+ * the filter only sends a key this slower way, and removes nothing.  The result is one pass's, row
  * for row; only a sequence surrogate key numbers a rewritten key's
  * versions after the others (a hash one is the same).
  *
@@ -143,30 +144,36 @@ int run_stream_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl
 typedef struct rewrite {
   run_ctx *r;
   keymap keys;     /* this partition's keys of rep */
+  keymap gone;     /* those of them the chunks wrote, their versions removed */
   scd_sink sink;
-  int remove;      /* while reading rep: remove each new key's written versions */
+  int first;       /* the first reading of each file: rep's names the keys, wrote's removes */
 } rewrite;
 
 static int take_rep(void *ud, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
 {
   rewrite *w = ud;
-  if (w->remove) {
+  if (w->first) {
     int created = 0;
-    if (!keymap_put(&w->keys, fp_tuple(vals, w->r->e.cols.key, w->r->e.cols.nkey), &created))
-      return err_set(err, DWL_EXIT_FAILED, "out of memory");
-    if (created && w->sink.remove(w->sink.ud, vals, err) != 0)
-      return -1;
-    return 0;
+    return keymap_put(&w->keys, fp_tuple(vals, w->r->e.cols.key, w->r->e.cols.nkey), &created)
+               ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
   return scd_add_source(&w->r->e, vals, origin, lmd, 1, err) < 0 ? -1 : 0;
 }
 
-/* A written row of a key to rewrite joins the engine's delta. */
+/* A written row of a key to rewrite joins the engine's delta; at the
+ * first reading its key's written versions are removed, once.  A key the
+ * filter only took for written has no row here and is removed nowhere. */
 static int take_wrote(void *ud, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
 {
   rewrite *w = ud;
-  if (!keymap_get(&w->keys, fp_tuple(vals, w->r->e.cols.key, w->r->e.cols.nkey)))
+  fp128 key = fp_tuple(vals, w->r->e.cols.key, w->r->e.cols.nkey);
+  if (!keymap_get(&w->keys, key))
     return 0;
+  int created = 0;
+  if (w->first && !keymap_put(&w->gone, key, &created))
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (created && w->sink.remove(w->sink.ud, vals, err) != 0)
+    return -1;
   return scd_add_source(&w->r->e, vals, origin, lmd, 1, err) < 0 ? -1 : 0;
 }
 
@@ -208,34 +215,40 @@ static const scd_sink count_only = {
     .insert = none_insert, .expire = none_expire, .type1 = none_type1, .update = none_row,
     .remove = none_row, .reshape = none_reshape, .drop = none_drop};
 
-static int rewrite_part(run_ctx *r, size_t p, dwl_error *err)
+/* One partition of rep, in two passes over all of them: the first
+ * (`first`) removes the versions the chunks wrote for its keys and takes
+ * their counts back from the summary; then one writer_flush applies every
+ * removal (a staged DELETE joins the table once, not once a partition);
+ * the second computes the keys from all of their rows, in the source's
+ * order, and writes them. */
+static int rewrite_part(run_ctx *r, size_t p, int first, dwl_error *err)
 {
-  rewrite w = {.r = r, .sink = writer_sink(r->w), .remove = 1};
-  int rc = keymap_init(&w.keys, (size_t)r->rep.rows[p]) == 0 ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
-  /* 1. the keys, and their written versions removed (applied before the
-   * rewrite's inserts, which writer_flush sends after them) */
+  rewrite w = {.r = r, .sink = writer_sink(r->w), .first = 1};
+  size_t n = (size_t)r->rep.rows[p];
+  int rc = keymap_init(&w.keys, n) == 0 && keymap_init(&w.gone, n) == 0 ? 0
+                                                                        : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  /* the keys */
   if (rc == 0)
     rc = scd_reset(&r->e, err) != 0 || spill_reread(&r->rep, p, take_rep, &w, err) != 0 ? -1 : 0;
-  w.remove = 0;
-  /* 2. what the chunks wrote for them, counted again and taken back */
-  scd_counts old = {0};
-  if (rc == 0)
+  w.first = first;
+  if (rc == 0 && first) {
+    /* what the chunks wrote for them: removed, counted again, taken back */
+    scd_counts old = {0};
     rc = spill_reread(&r->wrote, p, take_wrote, &w, err) != 0 || scd_apply(&r->e, &count_only, &old, err) != 0
              ? -1 : 0;
-  if (rc == 0) {
     run_add_counts(r, &old, -1);
-    /* 3. all of their rows, in the source's order, computed and written */
-    rc = scd_reset(&r->e, err) != 0 || writer_flush(r->w, err) != 0 ||
-                 spill_read(&r->wrote, p, take_wrote, &w, err) != 0 || spill_read(&r->rep, p, take_rep, &w, err) != 0
+  } else if (rc == 0) {
+    rc = spill_read(&r->wrote, p, take_wrote, &w, err) != 0 || spill_read(&r->rep, p, take_rep, &w, err) != 0
              ? -1 : 0;
-  }
-  if (rc == 0 && r->e.delta.n > 0) {
-    progress_phase_total("apply", (long long)r->e.delta.n);
-    rc = run_apply_delta(r, err);
-    log_msg(LOG_DEBUG, "partition %zu of %zu: %zu keys rewritten from %zu rows", p + 1, r->rep.nparts,
-            w.keys.count, r->e.delta.n);
+    if (rc == 0 && r->e.delta.n > 0) {
+      progress_phase_total("apply", (long long)r->e.delta.n);
+      rc = run_apply_delta(r, err);
+      log_msg(LOG_DEBUG, "partition %zu of %zu: %zu keys rewritten from %zu rows", p + 1, r->rep.nparts,
+              w.keys.count, r->e.delta.n);
+    }
   }
   keymap_free(&w.keys);
+  keymap_free(&w.gone);
   return rc;
 }
 
@@ -249,9 +262,14 @@ int run_stream_finish(run_ctx *r, dwl_error *err)
     /* the chunks' last inserts reach the table before their removal */
     if (writer_flush(r->w, err) != 0)
       return -1;
-    for (size_t p = 0; p < r->rep.nparts; p++)
-      if (r->rep.rows[p] > 0 && (interrupt_check(err) != 0 || rewrite_part(r, p, err) != 0))
+    for (int first = 1; first >= 0; first--) {
+      for (size_t p = 0; p < r->rep.nparts; p++)
+        if (r->rep.rows[p] > 0 && (interrupt_check(err) != 0 || rewrite_part(r, p, first, err) != 0))
+          return -1;
+      /* the removals, before the rewrite's inserts */
+      if (first && writer_flush(r->w, err) != 0)
         return -1;
+    }
   }
   run_stream_free(r);
   return 0;
