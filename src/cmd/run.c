@@ -308,7 +308,9 @@ static int run_engine(run_ctx *r, dwl_error *err)
   const dwl_spec *spec = r->spec;
   if (r->snapshot && snapshot_check_table(r->t, r->o, &r->load, err) != 0)
     return -1;
-  if (engine_choose(spec, r->o, r->t, r->src, &r->engine, err) != 0)
+  /* (whether an initial load would stream: streaming refuses what spilling
+   * does; plan says what the run would choose) */
+  if (engine_choose(spec, r->o, r->t, r->src, run_spill_job_refusal(r) == NULL, &r->engine, err) != 0)
     return -1;
   summary_engine(r->sum, r->engine.engine == ENGINE_PUSHDOWN ? "pushdown" : "memory", r->engine.why);
   if (r->engine.engine == ENGINE_PUSHDOWN)

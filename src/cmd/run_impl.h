@@ -81,6 +81,9 @@ int run_spill_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_
 int run_spilled(run_ctx *r, dwl_error *err);
 /* run_spill.c: why this run cannot spill (nor stream), or NULL. */
 const char *run_spill_refusal(const run_ctx *r);
+/* run_spill.c: the same for the job, whether planned or run: plan, which
+ * writes nothing, spills nothing, but chooses the engine the run would. */
+const char *run_spill_job_refusal(const run_ctx *r);
 /* run_spill.c: how many partitions a delta past the budget takes. */
 size_t run_spill_parts(const run_ctx *r);
 

@@ -31,7 +31,7 @@
 #define SPILL_UNKNOWN_PARTS 16  /* a source that does not tell its size */
 #define SPILL_CHUNKS_OK ((size_t)2 << 20)
 
-const char *run_spill_refusal(const run_ctx *r)
+const char *run_spill_job_refusal(const run_ctx *r)
 {
   const dwl_spec *s = r->spec;
   if (s->deletes == DEL_ABSENT)
@@ -40,11 +40,15 @@ const char *run_spill_refusal(const run_ctx *r)
     return "load.deletes.truncate_values reaches every live key";
   if (s->lookup == LOOKUP_SCAN)
     return "load.lookup: scan reads every current version before the source";
-  if (r->o->plan)
-    return "plan writes nothing, not even spill files";
   if (r->e.cols.npart > 0)
     return "load.partition's counts span every key";
   return NULL;
+}
+
+const char *run_spill_refusal(const run_ctx *r)
+{
+  const char *why = run_spill_job_refusal(r);
+  return why ? why : r->o->plan ? "plan writes nothing, not even spill files" : NULL;
 }
 
 /* P: enough partitions that each holds about half the budget, from how

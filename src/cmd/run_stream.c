@@ -28,6 +28,7 @@
  * and is computed partition by partition after it, as a spilled delta. */
 #include <stdlib.h>
 
+#include "choose.h"
 #include "interrupt.h"
 #include "log.h"
 #include "plugin_host.h"
@@ -35,20 +36,14 @@
 #include "run_impl.h"
 
 #define MIB (1024.0 * 1024.0)
+
 /* Rows held before a chunk is written: large enough that a chunk's
  * statements amortise their round trips, small enough that the writes
- * start early and memory stays low. */
-#define STREAM_CHUNK_BYTES ((size_t)16 << 20)
-/* The Bloom filter: an eighth of the budget, from 1 MiB (8M bits: 100k
- * keys answer "maybe" falsely about 1 in 20,000 times) to 32 MiB (268M
- * bits: 10M keys, about 1 in 1,000). */
-#define STREAM_BLOOM_MIN ((size_t)1 << 20)
-#define STREAM_BLOOM_MAX ((size_t)32 << 20)
-
+ * start early and memory stays low (engine/choose.c sizes it, and the
+ * Bloom filter, so that engine: auto estimates what streaming holds). */
 size_t run_stream_chunk(const run_ctx *r)
 {
-  size_t budget = (size_t)r->engine.budget;
-  return budget < STREAM_CHUNK_BYTES ? budget : STREAM_CHUNK_BYTES;
+  return engine_stream_chunk(r->engine.budget);
 }
 
 /* 1: this run streams; 0: it does not, *why says why; -1: error.  The
@@ -115,8 +110,7 @@ int run_stream_check(run_ctx *r, dwl_error *err)
     return 0;
   }
   size_t p = run_spill_parts(r);
-  size_t bb = (size_t)r->engine.budget / 8;
-  bb = bb < STREAM_BLOOM_MIN ? STREAM_BLOOM_MIN : bb > STREAM_BLOOM_MAX ? STREAM_BLOOM_MAX : bb;
+  size_t bb = engine_stream_bloom(r->engine.budget);
   if (spill_open(&r->wrote, p, r->e.ncols, err) != 0 || spill_open(&r->rep, p, r->e.ncols, err) != 0 ||
       bloom_init(&r->seen, bb) != 0)
     return err->code ? -1 : err_set(err, DWL_EXIT_FAILED, "out of memory");

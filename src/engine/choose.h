@@ -17,6 +17,14 @@
 #define ENGINE_CURRENT_ROW_BYTES 82
 #define ENGINE_DELTA_PER_SOURCE_BYTE 5
 
+/* The streamed initial load (cmd/run_stream.c) for a budget: the bytes of
+ * rows held before a chunk is written (16 MiB, or the budget when it is
+ * smaller), and the size of its Bloom filter of written keys (an eighth of
+ * the budget, from 1 to 32 MiB).  Their sum is what the memory engine holds
+ * of an initial load, whatever the source's size. */
+size_t engine_stream_chunk(long long budget);
+size_t engine_stream_bloom(long long budget);
+
 typedef struct engine_choice {
   int engine;        /* ENGINE_MEMORY or ENGINE_PUSHDOWN */
   long long budget;  /* bytes */
@@ -29,8 +37,11 @@ long long engine_default_budget(void);
 
 /* Chooses for a run (options o: --memory-budget, --backfill-from,
  * --full-refresh) whose table `t` is prepared and source `src` open, and
- * logs the choice.  0, or -1 with err (the table's row count failed). */
-int engine_choose(const dwl_spec *s, const run_opts *o, target *t, dwl_source *src, engine_choice *out,
-                  dwl_error *err);
+ * logs the choice.  can_stream: the memory engine would stream this run
+ * into a table holding no rows (it can spill: cmd/run_spill.c), so such a
+ * load is estimated at the stream's chunk and filter, not at the source's
+ * size.  0, or -1 with err (the table's row count failed). */
+int engine_choose(const dwl_spec *s, const run_opts *o, target *t, dwl_source *src, int can_stream,
+                  engine_choice *out, dwl_error *err);
 
 #endif

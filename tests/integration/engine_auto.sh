@@ -73,14 +73,14 @@ CSV
 }
 
 # ---- a budget below the estimate: pushdown -------------------------------
-# 100 bytes: less than the source alone (its ~150 bytes x 5), so also the
-# first run, into no table yet, takes pushdown.
+# 100 bytes: less than the stream's 1 MiB filter of written keys, so also
+# the first run, into no table yet, takes pushdown.
 pair tiny 100B
 feed1 tiny
 both tiny 4 "tiny budget, run 1"
 is "$(chose pushdown)" 1 "tiny budget, run 1: the log says auto chose pushdown, once"
-like "$ERR" "engine: auto chose pushdown: dimension ~0 rows x $B bytes = 0 MiB + delta " \
-  "tiny budget, run 1: the log line gives the dimension's estimate (no table yet) and the delta's"
+like "$ERR" "engine: auto chose pushdown: dimension ~0 rows x $B bytes = 0 MiB + an initial load streamed in chunks of 9.54e-05 MiB with a 1.0 MiB filter of written keys > budget" \
+  "tiny budget, run 1: the log line gives the dimension's estimate (no table yet) and the stream's"
 like "$ERR" " > budget 9.54e-05 MiB (load.memory_budget at $WORK/tiny_a.yaml:13:3)" \
   "tiny budget, run 1: ... against the budget the spec gives, at its position"
 is "$(field engine)" pushdown "tiny budget, run 1: the summary's engine is pushdown"
@@ -103,6 +103,33 @@ wait
 is "$RC" 0 "a FIFO source: plan exits 0"
 is "$(printf '%s\n' "$ERR" | grep -cE "engine: auto chose pushdown: dimension ~[1-9][0-9]* rows x $B bytes = [0-9.e-]+ MiB > budget")" 1 \
   "a FIFO source (no size): the dimension alone is over the budget: pushdown, the line without a delta"
+
+# ---- an initial load streams: the source's size does not count ----------
+# A 20 MiB budget holds the stream's 16 MiB chunks and 2.5 MiB filter, not
+# the 4.6 MB source held (x 5 = 23 MB): the first run, into no table yet,
+# keeps the memory engine and streams; the second, a delta of the same
+# size into the table the first made, is held, so it takes pushdown.
+pair wide 20MiB
+wide() {
+  awk -v city="$1" -v day="$2" 'BEGIN { pad = sprintf("%200s", ""); gsub(/ /, "x", pad)
+    print "id,city,phone,note,lmd"
+    for (i = 1; i <= 20000; i++) printf "%d,%s%d,p%d,%s,2024-01-%s 10:00:00\n", i, city, i, i, pad, day }' \
+    >"$WORK/wide.csv"
+}
+wide c 01
+is "$(($(wc -c <"$WORK/wide.csv") * 5 > 20 * 1048576))" 1 "wide: the source x 5 exceeds the budget"
+dw plan "$WORK/wide_a.yaml"
+is "$RC $(chose memory)" "0 1" "initial load: plan says auto chooses memory, as the run will"
+both wide 20000 "20 MiB budget, an initial load of a 4.6 MB source"
+is "$(chose memory)" 1 "initial load: auto chose memory"
+like "$ERR" "engine: auto chose memory: dimension ~0 rows x $B bytes = 0 MiB + an initial load streamed in chunks of 16.0 MiB with a 2.5 MiB filter of written keys <= budget 20.0 MiB (load.memory_budget at $WORK/wide_a.yaml:13:3)" \
+  "initial load: the line counts the stream's chunk and filter, not the source"
+is "$(field engine)" memory "initial load: the summary's engine is memory"
+wide d 02
+both wide 40000 "20 MiB budget, a 4.6 MB delta into the loaded table"
+is "$(chose pushdown)" 1 "the delta into the loaded table: auto chose pushdown"
+is "$(printf '%s\n' "$ERR" | grep -cE " \+ delta 4\.[0-9] MiB of source x 5 = 2[0-9]\.[0-9] MiB > budget 20\.0 MiB")" 1 \
+  "the delta into the loaded table: the line counts the source held"
 
 # ---- a budget above the estimate: memory ---------------------------------
 pair big 1GiB
