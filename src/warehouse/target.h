@@ -256,6 +256,13 @@ typedef int (*target_row_fn)(void *ud, const dwl_value *row, const dwl_ts *valid
                              dwl_error *err);
 int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
                 dwl_error *err);
+/* 1 when target_scan works after the run has written in its transaction;
+ * 0 where the scan reads on a second connection (SQLite: the driver
+ * streams results only outside a transaction), which the run's uncommitted
+ * writes can lock out once they spill from the writer's page cache (a
+ * spilled delta's second partition failed so, "database is locked", after
+ * the first wrote 500k changes).  Such runs read through staged keys. */
+int target_scan_after_writes(const target *t);
 /* Deleted versions that are not current (scd2, expire style; without a
  * deleted column, every version of a key with no current one); the
  * callback's timestamp is the version's valid_to. */

@@ -276,6 +276,11 @@ static long long count_rows(target *t, dwl_error *err)
   return target_rows(t, err);
 }
 
+int target_scan_after_writes(const target *t)
+{
+  return !t->d->scan_separately;
+}
+
 long long target_count(target *t, dwl_error *err)
 {
   if (t->counted < 0)

@@ -131,6 +131,48 @@ is "$(sql "SELECT COUNT(*) FROM d_scd2_tiny WHERE city LIKE 'late%'")" 61 "scd2:
 is "$(sql "SELECT COUNT(*) FROM d_scd2_tiny WHERE city IS NULL")|$(sql "SELECT COUNT(*) FROM d_inu_tiny WHERE city IS NULL")" \
   "201|0" "inu: the NULL cities scd2 stores (100 + 101 keys' rows) are filled in"
 
+# ---- each partition chooses its lookup ------------------------------------------
+# 2000 keys of 3 versions in the table; a delta of 1200 rows: as one
+# delta, 1200 x 10 >= 6000 versions reads every current version (a scan,
+# which a partition filters to its share of the keys); spilled, each
+# partition's rows x 10 are below that: it reads its own keys, staged.
+pair lk scd2 '  type1: [phone]'
+feed lk.csv 1 2000 2024-01-01
+both lk "lookup per partition: initial load" streams
+feed lk.csv 1 400 2024-01-02
+dw run "$WORK/lk_big.yaml"
+_err_big=$ERR
+dw run --memory-budget 64KiB "$WORK/lk_tiny.yaml"
+is "$RC|$(spilled)|$(printf '%s\n' "$_err_big" | grep -c 'current versions (all)')" "0|1|1" \
+  "lookup per partition: the delta held reads all current versions, the tiny budget spills"
+is "$(printf '%s\n' "$ERR" | grep -c 'current versions (all)')" 0 \
+  "lookup per partition: no partition scans the table"
+[ "$(printf '%s\n' "$ERR" | grep -c "current versions (the delta's keys)")" -gt 1 ] &&
+  pass "lookup per partition: the partitions read their keys" ||
+  fail "lookup per partition: the partitions read their keys" "$ERR"
+is "$(tdump d_lk_tiny)" "$(tdump d_lk_big)" "lookup per partition: the same rows"
+# Into a table of one row every partition is more than a tenth of it: it
+# scans, where a scan can follow the run's writes; SQLite's scan reads on
+# a second connection, which the run's uncommitted writes lock out once
+# they spill from the page cache (a 1M-row delta into 10M rows failed so,
+# exit 3): there every partition reads its keys.
+pair lks scd2 '  type1: [phone]'
+printf 'id,city,phone,op,lmd\n0,c0,p0,,2023-12-31 00:00:00\n' >"$WORK/lks.csv"
+dw run "$WORK/lks_big.yaml"
+dw run "$WORK/lks_tiny.yaml"
+feed lks.csv 1 400 2024-01-02
+both lks "a delta into a table of one row"
+n_all=$(printf '%s\n' "$ERR" | grep -c 'current versions (all)')
+n_keys=$(printf '%s\n' "$ERR" | grep -c "current versions (the delta's keys)")
+if [ "$WAREHOUSE" = sqlite ]; then
+  is "$n_all" 0 "a delta into a table of one row, SQLite: no partition scans"
+  [ "$n_keys" -gt 1 ] && pass "... every partition reads its keys ($n_keys)" ||
+    fail "... every partition reads its keys" "$ERR"
+else
+  is "$n_keys" 0 "a delta into a table of one row: no partition reads through staged keys"
+  [ "$n_all" -gt 1 ] && pass "... every partition scans ($n_all)" || fail "... every partition scans" "$ERR"
+fi
+
 # ---- the budget exceeded by a job that cannot spill: a warning -----------------
 mkjob absent "$WORK/scd2.csv" d_absent '  types: {id: integer, lmd: timestamp}' >/dev/null <<YAML
 load:
