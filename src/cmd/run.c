@@ -337,7 +337,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
       long long rows = target_count(r->t, err);
       if (rows < 0)
         return -1;
-      keyed = (long long)r->e.delta.n * KEYED_LOOKUP_RATIO < rows;
+      keyed = (long long)r->e.delta.n * TARGET_KEYED_RATIO < rows;
     }
     if (r->e.delta.n > 0 && run_read_current(r, keyed, err) != 0)
       return -1;

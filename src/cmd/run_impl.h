@@ -60,10 +60,6 @@ typedef struct run_ctx {
                               statements are freed before it */
 } run_ctx;
 
-/* Keyed lookups pay off while the delta is small against the dimension;
- * one tenth is where staging keys and joining stops beating one scan. */
-#define KEYED_LOOKUP_RATIO 10
-
 /* run_lookup.c: the current versions change detection needs, every one
  * (keyed 0) or those of the delta's keys; with r->part >= 0 only those of
  * that partition's keys are kept. */

@@ -132,7 +132,7 @@ int run_spilled(run_ctx *r, dwl_error *err)
      * fingerprints, 1.2 GiB peak RSS on MariaDB against a 256 MiB budget),
      * where its 333k keys, staged, read only theirs.  Where a scan cannot
      * follow the run's writes (SQLite), every partition reads so. */
-    int keyed = r->spec->lookup == LOOKUP_KEYS || (long long)r->e.delta.n * KEYED_LOOKUP_RATIO < rows ||
+    int keyed = r->spec->lookup == LOOKUP_KEYS || (long long)r->e.delta.n * TARGET_KEYED_RATIO < rows ||
                 !target_scan_after_writes(r->t);
     if (rows > 0 && run_read_current(r, keyed, err) != 0)
       return -1;

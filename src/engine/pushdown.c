@@ -66,7 +66,9 @@ int apply(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALLINT *t
 {
   if (!b->data)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  double t0 = now_s();
   int rc = writer_exec(p->w, b->data, params, types, n, err);
+  log_msg(LOG_DEBUG, "pushdown: %.3fs: %s", now_s() - t0, b->data);
   buf_reset(b);
   return rc;
 }
@@ -155,6 +157,15 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
     progress_step(PUSHDOWN_APPLY_STEPS);
     return rc;
   }
+  /* A delta that is a small share of the table reaches its versions
+   * through the key index, row by row, where the dialect has keyed
+   * statements (target_keyed). */
+  int keyed = p->t->exists ? target_keyed(p->t, p->n, err) : 0;
+  if (keyed < 0)
+    return -1;
+  p->keyed = keyed;
+  if (keyed)
+    log_msg(LOG_DEBUG, "pushdown: %lld staged rows against ~%lld in the table: keyed joins", p->n, p->t->counted);
   dwl_buf b;
   buf_init(&b, 0);
   double t0 = now_s();
@@ -163,7 +174,9 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
   if (rc == 0)
     rc = build_a(p, &b, err);
   progress_step(1);
-  if (rc == 0)
+  /* (the statistics are for the planner's choice of join: a keyed one has
+   * none to make) */
+  if (rc == 0 && !p->keyed)
     rc = analyze(p, "dwl_pd_a", err);
   progress_step(2);
   if (rc == 0)

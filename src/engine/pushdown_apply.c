@@ -72,7 +72,7 @@ int apply_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_uncha
     buf_printf(&on, " AND d.%s = s.dwl_cvf AND ", tq(p, TC_VALID_FROM));
     curpred(p, &on, "d", "s");
   }
-  int rc = on.data ? update_cols(p, b, "dwl_pd_t1", c->t1, c->nt1, on.data, err)
+  int rc = on.data ? update_cols(p, b, "dwl_pd_t1", c->t1, c->nt1, on.data, !all, err)
                    : err_set(err, DWL_EXIT_FAILED, "out of memory");
   buf_free(&on);
   return rc;
@@ -119,7 +119,7 @@ int apply_expires(pushdown *p, dwl_buf *b, dwl_error *err)
   buf_printf(&on, " AND d.%s = s.dwl_cvf AND ", tq(p, TC_VALID_FROM));
   curpred(p, &on, "d", "s");
   /* Closing a version leaves its run id: the run changed none of its values. */
-  int rc = on.data ? update_from(p, b, "dwl_pd_x", tc, ex, ns, on.data, NULL, NULL, 0, err)
+  int rc = on.data ? update_from(p, b, "dwl_pd_x", tc, ex, ns, on.data, 1, NULL, NULL, 0, err)
                    : err_set(err, DWL_EXIT_FAILED, "out of memory");
   buf_free(&on);
   return rc;
@@ -292,7 +292,7 @@ int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
     }
     if (rc == 0 && upd) {
       buf_adds(&on, " AND s.dwl_del = 0 AND s.dwl_ceq2 = 0");
-      rc = on.data ? update_cols(p, b, "dwl_pd_u", c->t2, c->nt2, on.data, err)
+      rc = on.data ? update_cols(p, b, "dwl_pd_u", c->t2, c->nt2, on.data, 1, err)
                    : err_set(err, DWL_EXIT_FAILED, "out of memory");
     }
     if (rc == 0 && ins) {

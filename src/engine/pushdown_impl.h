@@ -41,6 +41,8 @@ struct pushdown {
   writer_stage *old;     /* upsert, deletes: absent: the rows not past the checkpoint */
   long long nold;
   long long nabsent;     /* the table's keys not in seen (pushdown_count_absent) */
+  int keyed;             /* the delta is a small share of an indexed table: joins with it
+                            probe the key index row by row (target_keyed) */
   dwl_value *keyrow;     /* one staged key (and load.partition's other columns) */
   size_t *seencol, nseen; /* seen's columns before dwl_one: source indexes */
   size_t ncols;          /* source columns the table holds */
@@ -94,18 +96,21 @@ void curpred(const pushdown *p, dwl_buf *b, const char *d, const char *a);
 void over(const pushdown *p, dwl_buf *b, const char *a, const char *extra, const char *order);
 void staged_cols(const pushdown *p, dwl_buf *b, const char *a);
 /* The dimension as a derived table, for a column this run adds. */
-void table_rows(const pushdown *p, dwl_buf *b);
+void table_rows(const pushdown *p, dwl_buf *b, const char *where);
 /* " LEFT JOIN <the dimension> d ON <a's key>[ AND <d current>]" (scd2:
  * the key's current version; upsert: its row). */
 void join_current(const pushdown *p, dwl_buf *b, const char *d, const char *a);
 /* The run id column (target.run_id_column): 1 when the table has one,
  * with its value bound into *v and *ty; else 0. */
 size_t rid_param(const pushdown *p, dwl_value *v, SQLSMALLINT *ty);
+/* An update of the dimension from a stage; `indexed`: the key index
+ * serves `on` (the key, and for scd2 the current predicate), so it may be
+ * keyed (p->keyed). */
 int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols, const char *const *exprs,
-                size_t n, const char *on, const dwl_value *params, const SQLSMALLINT *types, size_t np,
-                dwl_error *err);
+                size_t n, const char *on, int indexed, const dwl_value *params, const SQLSMALLINT *types,
+                size_t np, dwl_error *err);
 int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const char *on,
-                dwl_error *err);
+                int indexed, dwl_error *err);
 void insert_cols(const pushdown *p, dwl_buf *b, const char *mid, const char *end);
 
 /* ---- pushdown_stage.c: the temporary tables (open, free and staging are

@@ -45,14 +45,14 @@ static void noop_case(const pushdown *p, dwl_buf *b)
 {
   const scd_cols *c = &p->e->cols;
   buf_adds(b, "CASE WHEN q.dwl_del = 0 AND EXISTS (SELECT 1 FROM ");
-  table_rows(p, b);
+  table_rows(p, b, NULL);
   buf_adds(b, " v WHERE ");
   keyeq(p, b, "v", "q");
   covers(p, b);
   buf_adds(b, " AND ");
   alleq(p, b, "v", "q", c->t2, c->nt2);
   buf_adds(b, " = 1) THEN 1 WHEN q.dwl_del = 1 AND NOT EXISTS (SELECT 1 FROM ");
-  table_rows(p, b);
+  table_rows(p, b, NULL);
   buf_adds(b, " v WHERE ");
   keyeq(p, b, "v", "q");
   covers(p, b);

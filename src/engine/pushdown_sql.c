@@ -110,28 +110,48 @@ void over(const pushdown *p, dwl_buf *b, const char *a, const char *extra, const
   buf_printf(b, " ORDER BY %s)", order);
 }
 
-/* "(SELECT 1 AS dwl_m, x.* FROM table x)": the dimension, with NULL for a
- * column this run adds (plan runs before the ALTER TABLE). */
-void table_rows(const pushdown *p, dwl_buf *b)
+/* "(SELECT 1 AS dwl_m, x.* FROM table x[ WHERE where])": the dimension,
+ * with NULL for a column this run adds (plan runs before the ALTER
+ * TABLE); without its parentheses when `where` is given (join_current's
+ * keyed form encloses it). */
+void table_rows(const pushdown *p, dwl_buf *b, const char *where)
 {
   const target *t = p->t;
-  buf_adds(b, "(SELECT 1 AS dwl_m, ");
+  buf_adds(b, where ? "SELECT 1 AS dwl_m, " : "(SELECT 1 AS dwl_m, ");
   for (size_t i = 0; i < t->ncols; i++)
     if (t->cols[i].not_in_table && !t->cols[i].added)
       buf_printf(b, "NULL AS %s, ", t->cols[i].q);
-  buf_printf(b, "x.* FROM %s x)", t->table_q);
+  buf_printf(b, "x.* FROM %s x", t->table_q);
+  if (where)
+    buf_printf(b, " WHERE %s", where);
+  else
+    buf_addc(b, ')');
 }
 
 void join_current(const pushdown *p, dwl_buf *b, const char *d, const char *a)
 {
-  buf_adds(b, " LEFT JOIN ");
-  table_rows(p, b);
-  buf_printf(b, " %s ON ", d);
-  keyeq(p, b, d, a);
+  const dialect *dl = p->t->d;
+  /* keyed: "LATERAL (SELECT ... FROM table x WHERE <match> OFFSET 0) d
+   * ON TRUE", probed per row of a */
+  const char *x = p->keyed ? "x" : d;
+  dwl_buf match;
+  buf_init(&match, 0);
+  keyeq(p, &match, x, a);
   if (p->spec->mode == MODE_SCD2) {
-    buf_adds(b, " AND ");
-    curpred(p, b, d, a);
+    buf_adds(&match, " AND ");
+    curpred(p, &match, x, a);
   }
+  buf_taint(b, &match);
+  buf_adds(b, " LEFT JOIN ");
+  if (p->keyed) {
+    buf_adds(b, dl->join_keyed_begin);
+    table_rows(p, b, match.data);
+    buf_printf(b, "%s %s ON %s", dl->join_keyed_end, d, dl->true_lit);
+  } else {
+    table_rows(p, b, NULL);
+    buf_printf(b, " %s ON %s", d, match.data ? match.data : "");
+  }
+  buf_free(&match);
 }
 
 /* Every staged column, prefixed. */
@@ -158,14 +178,17 @@ size_t rid_param(const pushdown *p, dwl_value *v, SQLSMALLINT *ty)
  * set[] pairs target columns with expressions over s (and params); `on`
  * matches d and s. */
 int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols, const char *const *exprs,
-                size_t n, const char *on, const dwl_value *params, const SQLSMALLINT *types, size_t np,
-                dwl_error *err)
+                size_t n, const char *on, int indexed, const dwl_value *params, const SQLSMALLINT *types,
+                size_t np, dwl_error *err)
 {
   const dialect *d = p->t->d;
   d->update_begin(b, p->t->table_q, stage, on);
   for (size_t i = 0; i < n; i++)
     buf_printf(b, "%s%s%s = %s", i ? ", " : "", d->set_prefix, tcols[i], exprs[i]);
-  d->update_end(b, stage, on);
+  if (indexed && p->keyed)
+    d->update_keyed_end(b, p->t->table_q, stage, on);
+  else
+    d->update_end(b, stage, on);
   return apply(p, b, params, types, np, err);
 }
 
@@ -173,7 +196,7 @@ int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *t
  * of the same names, and the run id column: the run changes these rows'
  * values in place. */
 int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const char *on,
-                       dwl_error *err)
+                int indexed, dwl_error *err)
 {
   const char **tc = calloc(n + 1, sizeof *tc);
   char **ex = calloc(n + 1, sizeof *ex);
@@ -195,7 +218,7 @@ int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, s
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
   if (rc == 0)
-    rc = update_from(p, b, stage, tc, (const char *const *)ex, nset, on, &rid, &rty, np, err);
+    rc = update_from(p, b, stage, tc, (const char *const *)ex, nset, on, indexed, &rid, &rty, np, err);
   for (size_t i = 0; ex && i < nset; i++)
     free(ex[i]);
   free(ex);

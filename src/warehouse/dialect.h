@@ -200,6 +200,21 @@ struct dialect {
   void (*update_begin)(dwl_buf *b, const char *table, const char *stage, const char *on);
   void (*update_end)(dwl_buf *b, const char *stage, const char *on);
   const char *set_prefix;
+  /* Keyed statements, or NULL where the warehouse's planner already probes
+   * the key index for a stage that is small beside the table (MariaDB,
+   * SQLite).  PostgreSQL's, at its default random_page_cost, hashes a few
+   * thousand staged rows against a seq scan of every row of a large table
+   * (bench/RESULTS.md, "Keyed statements").  Used only where `on` is
+   * served by the key index and the stage is a small share of the table
+   * (target_keyed).  update_keyed_end ends an UPDATE begun by update_begin
+   * so that each stage row finds its rows through the index;
+   * join_keyed_begin/join_keyed_end enclose "SELECT ... FROM table x WHERE
+   * <match>", a row source joined with LEFT JOIN so that each outer row
+   * probes it (the caller writes "LEFT JOIN", the subquery and "ON ..."
+   * after begin, end and the alias). */
+  void (*update_keyed_end)(dwl_buf *b, const char *table, const char *stage, const char *on);
+  const char *join_keyed_begin;
+  const char *join_keyed_end;
   /* DELETE the rows of d that match a row of s. */
   void (*delete_matching)(dwl_buf *b, const char *table, const char *stage, const char *on);
   /* DELETE the rows of d that match no row of s; stage_col is a column of

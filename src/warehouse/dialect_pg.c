@@ -56,6 +56,21 @@ static void pg_conn_extra(const char *connstr, dwl_buf *out)
   dialect_conn_default(connstr, "pqopt", "pqopt={application_name=dwload}", out);
 }
 
+/* Each stage row finds its rows in a LATERAL subquery, through the key
+ * index; OFFSET 0 keeps the subquery from being flattened into a join the
+ * planner would hash, and the UPDATE reaches the rows by their ctid (a TID
+ * scan per row).  A ctid is unique within one table only: in a
+ * partitioned one each partition has its own, so the row's tableoid goes
+ * with it.  Inside the subquery the table is d, as `on` expects; the
+ * UPDATE's own d is only matched by those two. */
+static void pg_update_keyed_end(dwl_buf *b, const char *table, const char *stage, const char *on)
+{
+  buf_printf(b,
+             " FROM %s AS s CROSS JOIN LATERAL (SELECT d.tableoid AS dwl_toid, d.ctid AS dwl_tid FROM %s AS d "
+             "WHERE %s OFFSET 0) AS dwl_k WHERE d.tableoid = dwl_k.dwl_toid AND d.ctid = dwl_k.dwl_tid",
+             stage, table, on);
+}
+
 static const dialect_types pg_types = {
   "BIGINT", "DOUBLE PRECISION", "BOOLEAN", "DATE", "TIMESTAMP(6)", "NUMERIC", "NUMERIC",
   "VARCHAR", 10485760, "", "TEXT",
@@ -228,6 +243,9 @@ const dialect dialect_pg = {
   .update_begin = dialect_update_from_begin,
   .update_end = dialect_update_from_end,
   .set_prefix = "",
+  .update_keyed_end = pg_update_keyed_end,
+  .join_keyed_begin = "LATERAL (",
+  .join_keyed_end = " OFFSET 0)",
   .delete_matching = pg_delete_matching,
   .delete_unmatched = dialect_delete_not_exists,
   .catalog_name = pg_catalog_name,

@@ -72,6 +72,7 @@ int target_connect(const dwl_spec *spec, target **out, dwl_error *err)
   t->spec = spec;
   t->lmd = -1;
   t->counted = -1;
+  t->key_indexed = -1;
   for (int i = 0; i < TC_NROLES; i++)
     t->ix[i] = -1;
   if (odbc_connect(spec->target_connection, &t->c, err) != 0)

@@ -119,6 +119,8 @@ typedef struct target {
    * initial load, the lookup's choice each need it before the run writes;
    * a distributed table is counted on its servers): -1 not asked yet. */
   long long counted;
+  /* target_key_indexed's answer for target_keyed: -1 not asked yet. */
+  int key_indexed;
   /* The table is a distributed one (target_check_remote): its engine's
    * name ("SPIDER"), "" for a local table. */
   char remote[32];
@@ -295,6 +297,16 @@ int target_scan_history(target *t, const target_keys *keys, target_hist_fn fn, v
  * once: later calls answer the same (the callers ask before the run
  * writes). */
 long long target_count(target *t, dwl_error *err);
+/* Rows looked up by key pay off while they are few beside the table: one
+ * tenth is where staging keys and joining stops beating one scan (lookup:
+ * auto, and the keyed statements below). */
+#define TARGET_KEYED_RATIO 10
+/* Whether the writes of `rows` staged rows should find theirs through the
+ * key index with the dialect's keyed statements (dialect.h,
+ * update_keyed_end): the dialect has them, the table has the key index,
+ * and rows * TARGET_KEYED_RATIO is below its target_count.  1 yes, 0 no,
+ * -1 with err set. */
+int target_keyed(target *t, long long rows, dwl_error *err);
 /* Rows in the table, counted (0 when it does not exist). */
 long long target_rows(target *t, dwl_error *err);
 /* scd2: the latest valid_from in the table into out, *found = 1; *found =

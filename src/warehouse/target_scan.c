@@ -288,6 +288,23 @@ long long target_count(target *t, dwl_error *err)
   return t->counted;
 }
 
+int target_keyed(target *t, long long rows, dwl_error *err)
+{
+  /* (a foreign table's or partition's rows are its server's: no ctid to
+   * update by, and no index here to probe) */
+  if (!t->d->update_keyed_end || !t->exists || rows <= 0 || t->foreign)
+    return 0;
+  long long n = target_count(t, err);
+  if (n < 0)
+    return -1;
+  if (rows * TARGET_KEYED_RATIO >= n)
+    return 0;
+  /* Without the index each probe would read the whole table. */
+  if (t->key_indexed < 0 && (t->key_indexed = target_key_indexed(t, err)) < 0)
+    return -1;
+  return t->key_indexed == 1;
+}
+
 long long target_rows(target *t, dwl_error *err)
 {
   if (!t->exists)

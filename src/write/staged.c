@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "keymap.h"
+#include "log.h"
 #include "progress.h"
 #include "writer_impl.h"
 
@@ -76,43 +77,73 @@ static void join_keys(const writer *w, const stage *s, dwl_buf *b)
     buf_printf(b, "%sd.%s = s.%s", i ? " AND " : "", w->t->cols[tcol_of(w, w->cols->key[i])].q, s->cols[i]);
 }
 
+/* "UPDATE d ... SET <pairs> FROM s ..." in the dialect's syntax, keyed
+ * (update_keyed_end) or not. */
+static char *update_sql(const writer *w, const stage *s, const char *on, const char *const *tset,
+                        const char *const *sset, size_t nset, const char *extra_set, int keyed)
+{
+  const target *t = w->t;
+  const dialect *d = t->d;
+  dwl_buf b;
+  buf_init(&b, 0);
+  d->update_begin(&b, t->table_q, s->name, on);
+  for (size_t i = 0; i < nset; i++)
+    buf_printf(&b, "%s%s%s = s.%s", i ? ", " : "", d->set_prefix, tset[i], sset[i]);
+  if (extra_set)
+    buf_printf(&b, ", %s%s", d->set_prefix, extra_set);
+  if (keyed)
+    d->update_keyed_end(&b, t->table_q, s->name, on);
+  else
+    d->update_end(&b, s->name, on);
+  return buf_steal(&b);
+}
+
 /* The statement applying a stage: SET pairs are (target column, stage
- * column); with_vf adds the version's valid_from to the join. */
-static char *apply_sql(const writer *w, int kind, const char *const *tset, const char *const *sset, size_t nset,
+ * column); with_vf adds the version's valid_from to the join.  Where the
+ * dialect has keyed statements and the key index serves the join (a
+ * current version's, or upsert's key), the keyed one too, into the
+ * stage's apply_keyed_sql (stages_apply chooses). */
+static char *apply_sql(writer *w, int kind, const char *const *tset, const char *const *sset, size_t nset,
                        const char *extra_set, int with_vf)
 {
   const target *t = w->t;
   const dialect *d = t->d;
-  const stage *s = &w->stages[kind];
+  stage *s = &w->stages[kind];
   dwl_buf on, b;
   buf_init(&on, 0);
   buf_init(&b, 0);
   join_keys(w, s, &on);
   /* Operations on a current version repeat the current predicate: it is
    * what lets the key index (partial, on current versions) serve the join. */
+  int indexed = t->spec->mode == MODE_UPSERT;
   if (kind != SLOT_REMOVE && with_vf) {
     buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey]);
-    if (t->ix[TC_CURRENT] >= 0)
+    if (t->ix[TC_CURRENT] >= 0) {
       buf_printf(&on, " AND d.%s = %s", t->cols[t->ix[TC_CURRENT]].q, d->true_lit);
+      indexed = 1;
+    }
   }
   buf_taint(&b, &on);  /* no statement around a join condition that failed */
+  char *sql = NULL;
   if (kind == SLOT_REMOVE) {
     d->delete_matching(&b, t->table_q, s->name, on.data);
-  } else {
-    d->update_begin(&b, t->table_q, s->name, on.data);
-    for (size_t i = 0; i < nset; i++)
-      buf_printf(&b, "%s%s%s = s.%s", i ? ", " : "", d->set_prefix, tset[i], sset[i]);
-    if (extra_set)
-      buf_printf(&b, ", %s%s", d->set_prefix, extra_set);
-    d->update_end(&b, s->name, on.data);
+    sql = buf_steal(&b);
+  } else if (on.data) {
+    sql = update_sql(w, s, on.data, tset, sset, nset, extra_set, 0);
+    if (sql && indexed && d->update_keyed_end && !(s->apply_keyed_sql = update_sql(w, s, on.data, tset, sset, nset,
+                                                                                   extra_set, 1))) {
+      free(sql);
+      sql = NULL;
+    }
   }
+  buf_free(&b);
   buf_free(&on);
-  return buf_steal(&b);
+  return sql;
 }
 
 /* SET pairs for source columns idx[], whose stage columns start at `off`,
  * and the run id column from the stage column after them. */
-static char *apply_set(const writer *w, int kind, const size_t *idx, size_t n, size_t off, const char *extra,
+static char *apply_set(writer *w, int kind, const size_t *idx, size_t n, size_t off, const char *extra,
                        int with_vf)
 {
   const char **tset = calloc(n + 1, sizeof *tset), **sset = calloc(n + 1, sizeof *sset);
@@ -358,7 +389,14 @@ int stages_apply(writer *w, long long *steps, dwl_error *err)
         return -1;
       step(steps);
     }
-    if (run_sql(w, NULL, s->apply_sql, NULL, NULL, 0, err) != 0)
+    /* (the rows this statement applies: those sent since the last) */
+    long long rows = batch_sent(s->b) - s->applied;
+    int keyed = s->apply_keyed_sql ? target_keyed(w->t, rows, err) : 0;
+    if (keyed < 0)
+      return -1;
+    if (keyed)
+      log_msg(LOG_DEBUG, "%s applied by key: %lld rows against ~%lld in the table", s->name, rows, w->t->counted);
+    if (run_sql(w, NULL, keyed ? s->apply_keyed_sql : s->apply_sql, NULL, NULL, 0, err) != 0)
       return -1;
     step(steps);
     /* Emptied, so the next application only carries what came since. */
@@ -493,5 +531,6 @@ void stage_free(stage *s)
   free(s->decl);
   free(s->collate);
   free(s->apply_sql);
+  free(s->apply_keyed_sql);
 }
 

@@ -33,6 +33,7 @@ typedef struct stage {
                             * (borrowed from the target's columns) */
   batch *b;
   char *apply_sql;
+  char *apply_keyed_sql;   /* the same with the dialect's keyed statement, or NULL (apply_sql) */
   long long applied;       /* rows of b already applied */
 } stage;
 
