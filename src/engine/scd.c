@@ -156,26 +156,11 @@ void scd_hide(scd_engine *e, size_t nstored)
   e->cols.nt2 = n;
 }
 
-void scd_free(scd_engine *e)
-{
-  free(e->cols.key);
-  free(e->cols.t2);
-  free(e->cols.t1);
-  free(e->cols.part);
-  free(e->truncs);
-  keymap_free(&e->km);
-  keymap_free(&e->parts);
-  rowset_free(&e->delta);
-  rowset_free(&e->latekeys);
-  rowset_free(&e->hist);
-  free(e->sorted);
-  free(e->deferred);
-  free(e->hver);
-  fill_free(e);
-  memset(e, 0, sizeof *e);
-}
-
-int scd_reset(scd_engine *e, dwl_error *err)
+/* What one delta holds (its rows, the key map of its keys' current
+ * versions and what the walk built from them): freed by scd_free, and by
+ * scd_reset before the next delta (a streamed chunk, a spilled partition)
+ * so that the two cannot drift apart. */
+static void delta_state_free(scd_engine *e)
 {
   keymap_free(&e->km);
   rowset_free(&e->delta);
@@ -192,6 +177,25 @@ int scd_reset(scd_engine *e, dwl_error *err)
   e->nwant = 0;
   e->want_ready = 0;
   e->ndelete = e->nlive = 0;
+}
+
+void scd_free(scd_engine *e)
+{
+  delta_state_free(e);
+  free(e->cols.key);
+  free(e->cols.t2);
+  free(e->cols.t1);
+  free(e->cols.part);
+  free(e->truncs);
+  keymap_free(&e->parts);
+  free(e->hver);
+  fill_free(e);
+  memset(e, 0, sizeof *e);
+}
+
+int scd_reset(scd_engine *e, dwl_error *err)
+{
+  delta_state_free(e);
   rowset_init(&e->delta, e->ncols);
   rowset_init(&e->latekeys, e->ncols);
   rowset_init(&e->hist, e->ncols);
