@@ -24,6 +24,8 @@ typedef struct spill {
   char dir[512];      /* where the files are ($TMPDIR, else /tmp) */
   long long *rows;    /* rows written to each partition */
   long long bytes;    /* bytes written to all of them */
+  unsigned char *rec; /* spill_put's record, built whole and written at once */
+  size_t reccap;
 } spill;
 
 /* The directory spill files go to: $TMPDIR, else /tmp. */
