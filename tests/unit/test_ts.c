@@ -4,6 +4,7 @@
  * independently (Python's datetime in UTC).  norm.c's canonical values are
  * tested in test_norm.c. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -322,6 +323,41 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
+/* Instants spread over years 1 to 9999, formatted by ts_format and by the
+ * C library's own calendar (gmtime_r): the same text, and it parses back
+ * to the same instant. */
+START_TEST(test_format_against_gmtime)
+{
+  const int64_t lo = S(-62135596800), hi = S(253402300799) + 999999;
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  char buf[32], want[48];
+  for (int i = 0; i < 20000; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;  /* xorshift64 */
+    int64_t us = lo + (int64_t)(x % (uint64_t)(hi - lo));
+    if (i % 3 == 0)
+      us -= us % DWL_US_PER_SEC;  /* whole seconds: no fraction printed */
+    int date_only = i % 5 == 0;
+    if (date_only)
+      us -= ((us % DWL_US_PER_DAY) + DWL_US_PER_DAY) % DWL_US_PER_DAY;
+    time_t secs = (time_t)((us - (((us % DWL_US_PER_SEC) + DWL_US_PER_SEC) % DWL_US_PER_SEC)) / DWL_US_PER_SEC);
+    int frac = (int)(((us % DWL_US_PER_SEC) + DWL_US_PER_SEC) % DWL_US_PER_SEC);
+    struct tm tm;
+    ck_assert_ptr_nonnull(gmtime_r(&secs, &tm));
+    int n = snprintf(want, sizeof want, "%04d-%02d-%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+    if (!date_only)
+      n += snprintf(want + n, sizeof want - (size_t)n, " %02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
+    if (!date_only && frac)
+      snprintf(want + n, sizeof want - (size_t)n, ".%06d", frac);
+    dwl_ts t = {.us = us, .date_only = date_only};
+    size_t len = ts_format(&t, buf);
+    ck_assert_str_eq(buf, want);
+    ck_assert_uint_eq(len, strlen(want));
+    dwl_ts back = parse_ok(buf);
+    ck_assert_int_eq(back.us, us);
+  }
+}
+END_TEST
+
 /* ---- ts_parse_format --------------------------------------------------- */
 
 START_TEST(test_pattern_spark_date)
@@ -588,6 +624,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_format_fraction);
   tcase_add_test(tc, test_format_extremes);
   tcase_add_test(tc, test_round_trip);
+  tcase_add_test(tc, test_format_against_gmtime);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("ts_parse_format");
