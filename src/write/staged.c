@@ -8,6 +8,7 @@
  * that pushdown fills (writer_stage_*). */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "buf.h"
 #include "keymap.h"
@@ -17,13 +18,35 @@
 
 /* ---- staged operations (PostgreSQL, MariaDB) ------------------------------ */
 
+/* Whether a source column of the table is named `name` (case aside:
+ * MariaDB's column names are). */
+static int source_named(const writer *w, const char *name)
+{
+  for (size_t i = 0; i < w->t->ncols; i++)
+    if (w->t->cols[i].role == TC_SRC && strcasecmp(w->t->cols[i].name, name) == 0)
+      return 1;
+  return 0;
+}
+
 /* Quoted name of a stage column: source columns keep their names; the
- * bookkeeping values get names of their own. */
+ * bookkeeping values get names of their own, with underscores added while
+ * a source column has the name (a type 1 column named dwl_valid_from made
+ * the stage name a column twice, and the run failed). */
 static char *stage_col_name(const writer *w, long what, dwl_error *err)
 {
   static const char *const names[] = {"dwl_valid_from", "dwl_valid_to", "dwl_deleted", "dwl_old_valid_from",
                                       "dwl_old_deleted", "dwl_current", "dwl_sk", "dwl_run_id"};
-  const char *name = what < 0 ? names[-what - 1] : w->t->cols[tcol_of(w, (size_t)what)].name;
+  char own[64];
+  const char *name = own;
+  if (what >= 0) {
+    name = w->t->cols[tcol_of(w, (size_t)what)].name;
+  } else {
+    size_t len = (size_t)snprintf(own, sizeof own, "%s", names[-what - 1]);
+    while (source_named(w, own) && len + 1 < sizeof own) {
+      own[len++] = '_';
+      own[len] = '\0';
+    }
+  }
   dwl_buf q;
   buf_init(&q, 0);
   if (dialect_quote(w->t->d, name, &q, "stage column", err) != 0) {

@@ -194,6 +194,34 @@ EOF
 run_ok "$J" "scd2 on a 60-character table name (its index name would be 68)"
 is "$(table_exists "$L60")" 1 "the table has its whole name"
 
+# ---- source columns named as the stages' own columns: the stages' get
+# other names (a type 1 column dwl_valid_from was a stage column twice) ----
+file stagecols.csv >/dev/null <<'EOF'
+id,dwl_valid_from,dwl_valid_to,dwl_deleted,lmd
+1,a,x,n,2024-01-01 00:00:00
+2,b,y,n,2024-01-01 00:00:00
+EOF
+sj=$(mkjob stagecols "$WORK/stagecols.csv" stagecols <<'EOF'
+load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+  type1: [dwl_valid_from, dwl_deleted]
+EOF
+)
+dw run "$sj"
+is "$RC" 0 "columns named dwl_valid_from, dwl_valid_to, dwl_deleted: first run exit 0"
+file stagecols.csv >/dev/null <<'EOF'
+id,dwl_valid_from,dwl_valid_to,dwl_deleted,lmd
+1,a2,x,m,2024-02-01 00:00:00
+2,b,y2,n,2024-02-01 00:00:00
+EOF
+dw run "$sj"
+is "$RC" 0 "a type 1 change and a type 2 change in them: exit 0"
+is "$(sql "SELECT id, dwl_valid_from, dwl_valid_to, dwl_deleted FROM stagecols ORDER BY id, lmd")" "1|a2|x|m
+2|b|y|n
+2|b|y2|n" "key 1 overwritten in place, key 2 with a new version"
+
 # ---- names the warehouse cannot hold: refused before anything is written --
 refused() {
   # refused WHAT TABLE COLUMN FRAGMENT
