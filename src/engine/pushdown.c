@@ -160,7 +160,7 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
   /* A delta that is a small share of the table reaches its versions
    * through the key index, row by row, where the dialect has keyed
    * statements (target_keyed). */
-  int keyed = p->t->exists ? target_keyed(p->t, p->n, err) : 0;
+  int keyed = target_keyed(p->t, p->n, err);
   if (keyed < 0)
     return -1;
   p->keyed = keyed;
