@@ -23,9 +23,13 @@
  *      starts a version when the key is not live or its type 2 values
  *      differ from its predecessor's; a delete counts when the key is live;
  *      a running sum of these events numbers each version's span of rows;
- *   e  the events, each with the next event's close-rule time (LEAD) and
- *      the type 1 values its version carries (the span's last row, or with
- *      type1_scope: all the key's last row);
+ *      d holds narrow rows (the key, the order, what the rules compare), so
+ *      that its windows and m's sort little;
+ *   m  the events, each with the next event's close-rule time (LEAD) and
+ *      the row whose type 1 values its version carries (the span's last
+ *      row, or with type1_scope: all the key's last row);
+ *   e  m with the rest of each event's row from d and b (the later steps
+ *      join b again by dwl_seq for the type 1 values);
  *
  * and the changes are applied: type 1 overwrites of current versions, the
  * closing of current versions, the new versions (INSERT ... SELECT, with

@@ -23,15 +23,16 @@ int apply_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_uncha
     return 0;
   int all = p->spec->type1_scope == T1_ALL;
   const char *ord = all ? "d.dwl_del, d.dwl_t DESC, d.dwl_seq DESC" : "d.dwl_t DESC, d.dwl_seq DESC";
-  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_t1 AS SELECT q.* FROM (SELECT ");
-  keys(p, b, "d");
-  buf_adds(b, ", d.dwl_cvf, d.dwl_oe");
-  for (size_t i = 0; i < c->nt1; i++) {
-    buf_printf(b, ", FIRST_VALUE(d.%s)", p->q[c->t1[i]]);
-    over(p, b, "d", NULL, ord);
-    buf_printf(b, " AS %s", p->q[c->t1[i]]);
-  }
-  buf_adds(b, ", ROW_NUMBER()");
+  /* the key's row that gives the values (q.dwl_lseq) over the narrow rows
+   * of d, its values from b */
+  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_t1 AS SELECT ");
+  keys(p, b, "l");
+  buf_adds(b, ", l.dwl_cvf, l.dwl_oe");
+  for (size_t i = 0; i < c->nt1; i++)
+    buf_printf(b, ", l.%s", p->q[c->t1[i]]);
+  buf_adds(b, ", q.dwl_n FROM (SELECT FIRST_VALUE(d.dwl_seq)");
+  over(p, b, "d", NULL, ord);
+  buf_adds(b, " AS dwl_lseq, ROW_NUMBER()");
   over(p, b, "d", NULL, ord);
   buf_adds(b, " AS dwl_r, SUM(CASE WHEN d.dwl_span = 0 AND d.dwl_ck = 1 THEN d.dwl_t1chg ELSE 0 END) OVER "
               "(PARTITION BY ");
@@ -42,11 +43,12 @@ int apply_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_uncha
     over(p, b, "d", NULL, ord);
     buf_adds(b, " AS dwl_q, MIN(d.dwl_del) OVER (PARTITION BY ");
     keys(p, b, "d");
-    buf_adds(b, ") AS dwl_nd FROM dwl_pd_d d WHERE d.dwl_ck <> 0) q WHERE q.dwl_r = 1 AND q.dwl_nd = 0 AND "
-                "q.dwl_q = 0");
+    buf_adds(b, ") AS dwl_nd FROM dwl_pd_d d WHERE d.dwl_ck <> 0) q");
   } else {
-    buf_adds(b, " FROM dwl_pd_d d WHERE d.dwl_span = 0 AND d.dwl_ck = 1) q WHERE q.dwl_r = 1 AND q.dwl_n > 0");
+    buf_adds(b, " FROM dwl_pd_d d WHERE d.dwl_span = 0 AND d.dwl_ck = 1) q");
   }
+  buf_adds(b, " JOIN dwl_pd_b l ON l.dwl_seq = q.dwl_lseq WHERE q.dwl_r = 1 AND ");
+  buf_adds(b, all ? "q.dwl_nd = 0 AND q.dwl_q = 0" : "q.dwl_n > 0");
   if (exec(p, b, NULL, NULL, 0, err) != 0)
     return -1;
   long long n = count_of(p, b, "dwl_pd_t1", err);
@@ -186,8 +188,9 @@ int insert_versions(pushdown *p, dwl_buf *b, dwl_error *err)
       size_t j = 0;
       while (j < c->nt1 && c->t1[j] != tc->src)
         j++;
-      if (j < c->nt1)
-        buf_printf(b, "e.dwl_l%zu", j);
+      if (j < c->nt1)  /* the type 1 values of the version's row (build_e), most often its own */
+        buf_printf(b, "CASE WHEN e.dwl_lseq = e.dwl_seq THEN e.%s ELSE (SELECT l.%s FROM dwl_pd_b l WHERE "
+                      "l.dwl_seq = e.dwl_lseq) END", tc->q, tc->q);
       else
         buf_printf(b, "e.%s", tc->q);
     }

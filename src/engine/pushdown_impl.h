@@ -6,7 +6,7 @@
  *
  *   pushdown.c        orchestration: running statements, the order of steps
  *   pushdown_sql.c    SQL fragments
- *   pushdown_stage.c  the staging tables and the temporary tables a, b, d, e
+ *   pushdown_stage.c  the staging tables and the temporary tables a, b, d, m, e
  *   pushdown_check.c  conflicts and what pushdown refuses
  *   pushdown_late.c   late rows: set apart, counted, rejected
  *   pushdown_apply.c  the changes applied, their counts */
@@ -95,6 +95,9 @@ void in_partitions(const pushdown *p, dwl_buf *b, const char *a);
 void curpred(const pushdown *p, dwl_buf *b, const char *d, const char *a);
 void over(const pushdown *p, dwl_buf *b, const char *a, const char *extra, const char *order);
 void staged_cols(const pushdown *p, dwl_buf *b, const char *a);
+/* "CREATE TEMPORARY TABLE name AS SELECT ", with an index on the column
+ * `indexed` where the dialect needs one to join by it (temp_index). */
+void temp_table(const pushdown *p, dwl_buf *b, const char *name, const char *indexed);
 /* The dimension as a derived table, for a column this run adds. */
 void table_rows(const pushdown *p, dwl_buf *b, const char *where);
 /* " LEFT JOIN <the dimension> d ON <a's key>[ AND <d current>]" (scd2:

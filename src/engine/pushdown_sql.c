@@ -165,6 +165,14 @@ void staged_cols(const pushdown *p, dwl_buf *b, const char *a)
     buf_printf(b, ", %s.%s", a, p->hname[k]);
 }
 
+void temp_table(const pushdown *p, dwl_buf *b, const char *name, const char *indexed)
+{
+  buf_printf(b, "CREATE TEMPORARY TABLE %s", name);
+  if (indexed && p->t->d->temp_index_begin)
+    buf_printf(b, "%s%s%s", p->t->d->temp_index_begin, indexed, p->t->d->temp_index_end);
+  buf_adds(b, " AS SELECT ");
+}
+
 size_t rid_param(const pushdown *p, dwl_value *v, SQLSMALLINT *ty)
 {
   if (p->t->ix[TC_RUN_ID] < 0)

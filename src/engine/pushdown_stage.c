@@ -1,6 +1,6 @@
 /* Pushdown's stages: the staging tables (the delta with what only the
  * client computes, every source key and the rows not past the checkpoint
- * for deletes: absent) and the temporary tables a, b, d and e computed from
+ * for deletes: absent) and the temporary tables a, b, d, m and e computed from
  * them in the warehouse.  The walk (d) is generated from the version rules
  * (versions.h), the table the memory engine walks by. */
 #include "pushdown_impl.h"
@@ -59,9 +59,18 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
   dwl_column integer = {.type = DWL_TYPE_INTEGER, .nullable = 1};
   dwl_column text = {.type = DWL_TYPE_TEXT, .nullable = 1};
   dwl_column when = {.type = t->vdate ? DWL_TYPE_DATE : t->vseq ? DWL_TYPE_INTEGER : DWL_TYPE_TIMESTAMP, .nullable = 1};
+  /* Fingerprints and hash surrogate keys are hex of a known length: a
+   * bounded type (VARCHAR, not MariaDB's LONGTEXT) keeps the window steps'
+   * narrow rows in memory (build_d). */
+  dwl_column fphex = {.type = DWL_TYPE_TEXT, .precision = (int)sizeof p->fp[0] - 1, .nullable = 1};
+  dwl_column skhex = {.type = DWL_TYPE_TEXT, .precision = (int)sizeof p->sk - 1, .nullable = 1};
   for (int x = 0; rc == 0 && x < NX; x++) {
     names[p->ncols + (size_t)x] = (char *)xname[x];
-    decl[p->ncols + (size_t)x] = x <= X_DEL || x == X_DONLY ? integer : (x >= X_VF && x <= X_OE) ? when : text;
+    decl[p->ncols + (size_t)x] = x <= X_DEL || x == X_DONLY      ? integer
+                                 : (x >= X_VF && x <= X_OE)      ? when
+                                 : x >= X_FP2 && x <= X_FPA      ? fphex
+                                 : x == X_SK || x == X_SKT       ? skhex
+                                                                 : text;
   }
   for (size_t k = 0; rc == 0 && k < p->nhid; k++) {
     snprintf(p->hname[k], sizeof p->hname[k], "dwl_h%zu", k);
@@ -264,7 +273,7 @@ int build_b(pushdown *p, dwl_buf *b, dwl_error *err)
   const target *t = p->t;
   const scd_cols *c = &p->e->cols;
   int scd2 = p->spec->mode == MODE_SCD2;
-  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_b AS SELECT ");
+  temp_table(p, b, "dwl_pd_b", "dwl_seq");  /* build_d and build_e join it by dwl_seq */
   staged_cols(p, b, "a");
   if (!t->exists) {
     /* plan before the first run: no dimension yet */
@@ -342,17 +351,47 @@ static int overwrites_type1(int action)
   return action == VA_TYPE1;
 }
 
+/* The columns of the delta that build_d's windows read (the key, the
+ * order, what the rules compare) and that build_e's read after them. */
+static void narrow_cols(const pushdown *p, dwl_buf *b, const char *a)
+{
+  keys(p, b, a);
+  static const char *const cols[] = {"dwl_seq", "dwl_t",    "dwl_del",  "dwl_fp2", "dwl_fp1",
+                                     "dwl_ck",  "dwl_ceq2", "dwl_ceq1", "dwl_vt"};
+  for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+    buf_printf(b, ", %s.%s", a, cols[i]);
+}
+
+/* What d keeps of the rows and the walk for the later steps (and the key,
+ * and dwl_span). */
+static const char *const walk_keep[] = {"dwl_seq",   "dwl_t",     "dwl_del",   "dwl_ck", "dwl_ceq1", "dwl_vt",
+                                        "dwl_kseq",  "dwl_start", "dwl_evdel", "dwl_t1chg", "dwl_ev"};
+
+/* What build_e takes of the walk into e, beside the rows of b. */
+static const char *const walk_cols[] = {"dwl_kseq", "dwl_start", "dwl_evdel", "dwl_t1chg", "dwl_ev", "dwl_span"};
+
 /* d: the walk.  sb is the key's state before the row (enum ver_state):
  * the stored current version's for the key's first row, else what the
  * rules leave after its predecessor.  Every row but a delete leaves the
  * key live, and a delete changes only a live key (test_versions pins
  * both), so the state follows from the predecessor and whether any row
- * before it was not a delete. */
+ * before it was not a delete.
+ *
+ * d holds narrow rows (narrow_cols) and what the walk found: its windows
+ * sort little, and the later steps join the rows of b by dwl_seq where
+ * they need the source's values.  Sorting the whole rows cost SQLite about
+ * twice as much and MariaDB, whose window steps hold rows with LONGTEXT
+ * columns in on-disk temporary tables, three times (bench/RESULTS.md,
+ * "Narrow window steps"). */
 int build_d(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   const char *ord = "b.dwl_t, b.dwl_seq";
   int tomb = is_tomb(p);
-  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_d AS SELECT y.*, SUM(y.dwl_ev)");
+  temp_table(p, b, "dwl_pd_d", "dwl_seq");  /* build_e joins it by dwl_seq */
+  keys(p, b, "y");
+  for (size_t i = 0; i < sizeof walk_keep / sizeof *walk_keep; i++)
+    buf_printf(b, ", y.%s", walk_keep[i]);
+  buf_adds(b, ", SUM(y.dwl_ev)");
   over(p, b, "y", NULL, "y.dwl_t, y.dwl_seq ROWS UNBOUNDED PRECEDING");
   buf_adds(b, " AS dwl_span FROM (SELECT x.*, ");
   rule_case(b, starts, "dwl_start");
@@ -369,8 +408,10 @@ int build_d(pushdown *p, dwl_buf *b, dwl_error *err)
              "ELSE w.dwl_ck END AS dwl_sb, "
              "CASE WHEN w.dwl_rn = 1 THEN 1 - w.dwl_ceq2 WHEN w.dwl_fp2 <> w.dwl_pfp2 THEN 1 ELSE 0 END AS dwl_chg2, "
              "CASE WHEN w.dwl_rn = 1 THEN 1 - w.dwl_ceq1 WHEN w.dwl_fp1 <> w.dwl_pfp1 THEN 1 ELSE 0 END AS dwl_chg1 "
-             "FROM (SELECT b.*, ROW_NUMBER()",
+             "FROM (SELECT ",
              ver_next(VS_LIVE, VE_SAME, tomb), VS_LIVE, VS_LIVE, ver_next(VS_LIVE, VE_DELETE, tomb));
+  narrow_cols(p, b, "b");
+  buf_adds(b, ", ROW_NUMBER()");
   over(p, b, "b", NULL, ord);
   buf_adds(b, " AS dwl_rn, LAG(b.dwl_del)");
   over(p, b, "b", NULL, ord);
@@ -395,38 +436,45 @@ int build_d(pushdown *p, dwl_buf *b, dwl_error *err)
   return exec(p, b, NULL, NULL, 0, err);
 }
 
-/* The type 1 value a new version carries, for source column `col`. */
-static void t1_value(pushdown *p, dwl_buf *b, const char *col)
+/* The row (its dwl_seq) whose type 1 values a new version carries. */
+static void t1_row(pushdown *p, dwl_buf *b)
 {
   if (p->spec->type1_scope == T1_ALL) {
     /* the key's last non-delete row, else the row itself */
     buf_adds(b, "CASE WHEN MIN(d.dwl_del) OVER (PARTITION BY ");
     keys(p, b, "d");
-    buf_printf(b, ") = 0 THEN FIRST_VALUE(d.%s)", col);
+    buf_adds(b, ") = 0 THEN FIRST_VALUE(d.dwl_seq)");
     over(p, b, "d", NULL, "d.dwl_del, d.dwl_t DESC, d.dwl_seq DESC");
-    buf_printf(b, " ELSE d.%s END", col);
+    buf_adds(b, " ELSE d.dwl_seq END");
   } else {
     /* the last row of the version's span; a tombstone keeps its own */
-    buf_printf(b, "CASE WHEN d.dwl_del = 1 THEN d.%s ELSE FIRST_VALUE(d.%s)", col, col);
+    buf_adds(b, "CASE WHEN d.dwl_del = 1 THEN d.dwl_seq ELSE FIRST_VALUE(d.dwl_seq)");
     over(p, b, "d", "dwl_span", "d.dwl_t DESC, d.dwl_seq DESC");
-    buf_printf(b, " END");
+    buf_adds(b, " END");
   }
 }
 
-/* e: the events, the next event, the type 1 values of their versions. */
+/* e: the events, the next event, and the row whose type 1 values their
+ * version carries (dwl_lseq, a row of b: insert_versions joins it); the
+ * windows over the narrow rows of d into m, joined with the rest of the
+ * events' rows from d and b. */
 int build_e(pushdown *p, dwl_buf *b, dwl_error *err)
 {
-  const scd_cols *c = &p->e->cols;
-  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_e AS SELECT z.*, LEAD(z.dwl_vt)");
+  temp_table(p, b, "dwl_pd_m", NULL);
+  buf_adds(b, "z.dwl_seq, z.dwl_lseq, LEAD(z.dwl_vt)");
   over(p, b, "z", NULL, "z.dwl_t, z.dwl_seq");
   buf_adds(b, " AS dwl_nvt, LEAD(z.dwl_del)");
   over(p, b, "z", NULL, "z.dwl_t, z.dwl_seq");
-  buf_adds(b, " AS dwl_ndel FROM (SELECT d.*");
-  for (size_t i = 0; i < c->nt1; i++) {
-    buf_adds(b, ", ");
-    t1_value(p, b, p->q[c->t1[i]]);
-    buf_printf(b, " AS dwl_l%zu", i);
-  }
-  buf_adds(b, " FROM dwl_pd_d d) z WHERE z.dwl_ev = 1");
+  buf_adds(b, " AS dwl_ndel FROM (SELECT d.*, ");
+  t1_row(p, b);
+  buf_adds(b, " AS dwl_lseq FROM dwl_pd_d d) z WHERE z.dwl_ev = 1");
+  if (exec(p, b, NULL, NULL, 0, err) != 0)
+    return -1;
+  temp_table(p, b, "dwl_pd_e", NULL);
+  buf_adds(b, "b.*");
+  for (size_t i = 0; i < sizeof walk_cols / sizeof *walk_cols; i++)
+    buf_printf(b, ", d.%s", walk_cols[i]);
+  buf_adds(b, ", m.dwl_lseq, m.dwl_nvt, m.dwl_ndel FROM dwl_pd_m m JOIN dwl_pd_d d ON d.dwl_seq = m.dwl_seq "
+              "JOIN dwl_pd_b b ON b.dwl_seq = m.dwl_seq");
   return exec(p, b, NULL, NULL, 0, err);
 }

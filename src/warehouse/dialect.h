@@ -220,6 +220,13 @@ struct dialect {
   /* DELETE the rows of d that match no row of s; stage_col is a column of
    * s that is never NULL (for an anti-join). */
   void (*delete_unmatched)(dwl_buf *b, const char *table, const char *stage, const char *on, const char *stage_col);
+  /* What encloses a column after a temporary table's name in CREATE
+   * TEMPORARY TABLE ... AS SELECT to index it, or NULL.  MariaDB joins two
+   * temporary tables of a few thousand rows by block nested loops unless
+   * one has an index; PostgreSQL hashes them and SQLite builds an
+   * automatic index. */
+  const char *temp_index_begin;
+  const char *temp_index_end;
 
   /* ---- whole-table copies (dwload migrate) ---- */
   /* How a job names a table the catalog lists (SQLTables' schema, which

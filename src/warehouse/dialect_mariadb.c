@@ -140,6 +140,8 @@ const dialect dialect_mariadb = {
   .param_type = dialect_param_text,
   .lock_conflict = maria_lock_conflict,
   .index_text_prefix = 255,
+  .temp_index_begin = " (INDEX (",
+  .temp_index_end = "))",
   .estimate_sql = "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
                   "AND TABLE_NAME = ?",
   .column_limits_sql = "SELECT column_name, CASE WHEN data_type = 'decimal' THEN numeric_precision END, "
