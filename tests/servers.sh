@@ -336,8 +336,9 @@ _srv_mdb_stop() {
 
 # ---- MariaDB Spider -----------------------------------------------------------
 # A head with the Spider engine (ha_spider; Debian: mariadb-plugin-spider)
-# and two shards of plain MariaDB: three small mariadbd (16M buffer pools,
-# no binary log), each in a dir of one temp dir.  The shards listen on
+# and two shards of plain MariaDB: three small mariadbd (16M buffer pools
+# unless DWL_SPIDER_BUFFER_POOL says otherwise: bench/spider.sh; no binary
+# log), each in a dir of one temp dir.  The shards listen on
 # loopback addresses of their own, 127.0.0.2 and 127.0.0.3: Spider's XA
 # (spider_internal_xa) tells the servers of a transaction apart by host,
 # not port, and fails two shards on one host with "This xid member already
@@ -368,7 +369,8 @@ spider_start() {
       shard2) _sp_host=127.0.0.3 _sp_plugin=--loose-plugin-load-add= ;;
       head) _sp_host=127.0.0.1 _sp_plugin=--plugin-load-add=ha_spider ;;
     esac
-    if ! _srv_mdb_launch "$_srv_spider_dir/$_n" "$_sp_host" "$_sp_from" --innodb-buffer-pool-size=16M \
+    if ! _srv_mdb_launch "$_srv_spider_dir/$_n" "$_sp_host" "$_sp_from" \
+         --innodb-buffer-pool-size="${DWL_SPIDER_BUFFER_POOL:-16M}" \
          "$_sp_plugin"; then
       echo "servers: Spider $_n did not start" >&2
       spider_stop
