@@ -196,6 +196,32 @@ is "$(history dim_acc)" "$(printf '1|ann|2024-01-01 00:00:00||1\n2|bob|2024-01-0
   "accept_non_atomic: the rows through the head"
 is "$(on_shards dim_acc)" "$(history dim_acc)" "accept_non_atomic: the same rows on the shards"
 
+# ---- new versions reach the shards in multi-row INSERTs ------------------------------
+# Spider runs MariaDB's bulk parameter sets (how dwload inserts into a
+# plain MariaDB table) one row at a time, an INSERT per row to a shard;
+# a Spider table gets multi-row INSERTs, which reach each shard as a few.
+# Com_insert counts a server's INSERT statements, however many rows each.
+spider_table dim_bulk
+J_BULK=$(spider_job dim_bulk dim_bulk "$XA_ON")
+awk 'BEGIN { print "id,name,lmd"; for (i = 1; i <= 2000; i++) printf "%d,n%d,2024-01-01\n", i, i }' >"$WORK/bulk.csv"
+com_insert() {
+  shard "$1" -e "SHOW GLOBAL STATUS LIKE 'Com_insert'" | cut -f2
+}
+INS1=$(com_insert 1)
+INS2=$(com_insert 2)
+FEED=$WORK/bulk.csv dw run "$J_BULK"
+is "$RC" 0 "bulk: a 2000-row initial load exits 0"
+INS=$(($(com_insert 1) - INS1 + $(com_insert 2) - INS2))
+PS=$(per_shard dim_bulk)
+is "$(($(echo "$PS" | cut -d, -f1) + $(echo "$PS" | cut -d, -f2)))" 2000 "bulk: the shards hold the 2000 rows"
+if [ "$INS" -gt 0 ] && [ "$INS" -lt 200 ]; then
+  pass "bulk: the shards ran $INS INSERT statements for 2000 rows"
+else
+  fail "bulk: the shards ran fewer than 200 INSERT statements for 2000 rows" "got: $INS"
+fi
+is "$(on_shards dim_bulk | sed -n '1p;2000p')" "1|n1|2024-01-01 00:00:00||1
+2000|n2000|2024-01-01 00:00:00||1" "bulk: the first and last keys' versions on the shards"
+
 # ---- a prepared XA transaction left behind holds a key's rows -------------------------
 # As a coordinator that crashed after XA PREPARE leaves it: the branch on
 # the shard holding the key stays prepared, its row locked.
