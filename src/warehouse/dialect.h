@@ -164,6 +164,14 @@ struct dialect {
   const char *remote_table_sql;
   const char *remote_atomic_sql;
   const char *remote_atomic_name;
+  /* Run on the session once the table is found to be a distributed one,
+   * or NULL.  Spider keeps the shards' statistics for spider_sts_interval
+   * and spider_crd_interval seconds (10 and 51 by default), and a plan made
+   * with those of a table still empty when they were fetched scanned the
+   * table once per staged row: an expire of 6,000 rows took 87 s instead
+   * of 1.8 (bench/RESULTS.md, "MariaDB Spider").  0 fetches them for each
+   * statement. */
+  const char *remote_session_sql;
   /* The XA transactions in a state (one parameter) that hold a
    * distributed table's rows, one row each: the xid as SQL (XA RECOVER
    * FORMAT='SQL' spells it so), and the servers of its branches (or

@@ -71,6 +71,12 @@ int target_check_remote(target *t, dwl_error *err)
     return -1;
   if (!t->remote[0])
     return 0;
+  if (d->remote_session_sql) {
+    if (odbc_exec(t->c, d->remote_session_sql, NULL, NULL, 0, err) != 0)
+      return -1;
+    log_msg(LOG_DEBUG, "table %s is a %s table: its statistics are fetched for each statement (%s)",
+            t->spec->target_table, t->remote, d->remote_session_sql);
+  }
   char atomic[8];
   if (first_value(t, d->remote_atomic_sql, NULL, NULL, atomic, sizeof atomic, err) != 0)
     return -1;
