@@ -96,7 +96,7 @@ void curpred(const pushdown *p, dwl_buf *b, const char *d, const char *a);
 void over(const pushdown *p, dwl_buf *b, const char *a, const char *extra, const char *order);
 void staged_cols(const pushdown *p, dwl_buf *b, const char *a);
 /* "CREATE TEMPORARY TABLE name AS SELECT ", with an index on the column
- * `indexed` where the dialect needs one to join by it (temp_index). */
+ * `indexed` where the dialect needs one to join by it (temp_index_begin). */
 void temp_table(const pushdown *p, dwl_buf *b, const char *name, const char *indexed);
 /* The dimension as a derived table, for a column this run adds. */
 void table_rows(const pushdown *p, dwl_buf *b, const char *where);

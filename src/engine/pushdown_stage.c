@@ -455,7 +455,7 @@ static void t1_row(pushdown *p, dwl_buf *b)
 }
 
 /* e: the events, the next event, and the row whose type 1 values their
- * version carries (dwl_lseq, a row of b: insert_versions joins it); the
+ * version carries (dwl_lseq, a row of b: insert_versions reads it); the
  * windows over the narrow rows of d into m, joined with the rest of the
  * events' rows from d and b. */
 int build_e(pushdown *p, dwl_buf *b, dwl_error *err)
