@@ -362,6 +362,10 @@ restart_shard2 "shard killed"
 is "$RC" 1 "shard killed: the run exits 1 (not committed)"
 like "$ERR" "not committed: the state row does not hold this run's id" "shard killed: the error says it did not commit"
 is "$(field status)" failed "shard killed: the summary says failed"
+# (dwload_runs is the head's own table: its row of the run went with the
+# head's commit, which failed, and the run was recorded again after it)
+is "$(sql "SELECT status FROM dwload_runs WHERE run_id = '$(field run_id)'")" "rolled back" \
+  "shard killed: dwload_runs records the run as rolled back"
 is "$(shard 1 -D "$WH_DB" -e "SELECT checkpoint FROM dwload_state WHERE job = 'dim'")" "$BEFORE_CP" \
   "shard killed: the checkpoint on shard 1 is the last run's"
 is "$(history dim)" "$BEFORE" "shard killed: the history through the head is as before"
@@ -437,6 +441,8 @@ like "$ERR" "1 XA transaction decided to commit may have branches left prepared 
 like "$ERR" ", $DWL_SPIDER_SHARD2_HOST:$DWL_SPIDER_SHARD2_PORT; once the server is back" "prepared, killed: and its servers"
 like "$ERR" "XA RECOVER on it lists them: end each with XA COMMIT" "prepared, killed: and what ends it"
 is "$(field status)" ok "prepared, killed: the summary says ok"
+is "$(sql "SELECT status FROM dwload_runs WHERE run_id = '$(field run_id)'")" committed \
+  "prepared, killed: dwload_runs records the run as committed"
 is "$(shard 1 -D "$WH_DB" -e "SELECT checkpoint FROM dwload_state WHERE job = 'dim'")" "2024-01-05 00:00:00" \
   "prepared, killed: the checkpoint on shard 1 is the run's"
 restart_shard2
