@@ -257,6 +257,24 @@ else
 fi
 sql "SET GLOBAL $STATS_WAS"
 
+# ---- engine: pushdown on a Spider table: the memory engine's history ----------------
+# The same two feeds as dim_stats (memory engine) into dim_pd with
+# load.engine: pushdown: its temporary tables on the head, joined with
+# the Spider table.
+spider_table dim_pd
+J_PD=$(spider_job dim_pd dim_pd "$XA_ON")
+echo "  engine: pushdown" >>"$J_PD"
+FEED=$WORK/bulk.csv dw run "$J_PD"
+is "$RC" 0 "pushdown: the 2000-row initial load exits 0"
+like "$ERR" "engine: pushdown: load.engine" "pushdown: the run says which engine"
+FEED=$WORK/bulk2.csv dw run "$J_PD"
+is "$RC" 0 "pushdown: the delta exits 0"
+like "$ERR" "changes computed and applied in the warehouse" "pushdown: the delta's changes were computed in the warehouse"
+is "$(counts)" "read=200 skipped=0 inserted=200 expired=200 updated=0 deleted=0 unchanged=0" "pushdown: the delta's counts"
+is "$(history dim_pd | md5sum)" "$(history dim_stats | md5sum)" "pushdown: the memory engine's history, through the head"
+is "$(on_shards dim_pd | md5sum)" "$(history dim_stats | md5sum)" "pushdown: and on the shards"
+is "$(sql "SELECT COUNT(*) FROM dim_pd")" 2200 "pushdown: 2200 versions"
+
 # ---- a prepared XA transaction left behind holds a key's rows -------------------------
 # As a coordinator that crashed after XA PREPARE leaves it: the branch on
 # the shard holding the key stays prepared, its row locked.
