@@ -57,7 +57,6 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
     }
   }
   dwl_column integer = {.type = DWL_TYPE_INTEGER, .nullable = 1};
-  dwl_column text = {.type = DWL_TYPE_TEXT, .nullable = 1};
   dwl_column when = {.type = t->vdate ? DWL_TYPE_DATE : t->vseq ? DWL_TYPE_INTEGER : DWL_TYPE_TIMESTAMP, .nullable = 1};
   /* Fingerprints and hash surrogate keys are hex of a known length: a
    * bounded type (VARCHAR, not MariaDB's LONGTEXT) keeps the window steps'
@@ -66,11 +65,10 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
   dwl_column skhex = {.type = DWL_TYPE_TEXT, .precision = (int)sizeof p->sk - 1, .nullable = 1};
   for (int x = 0; rc == 0 && x < NX; x++) {
     names[p->ncols + (size_t)x] = (char *)xname[x];
-    decl[p->ncols + (size_t)x] = x <= X_DEL || x == X_DONLY      ? integer
-                                 : (x >= X_VF && x <= X_OE)      ? when
-                                 : x >= X_FP2 && x <= X_FPA      ? fphex
-                                 : x == X_SK || x == X_SKT       ? skhex
-                                                                 : text;
+    decl[p->ncols + (size_t)x] = x <= X_DEL || x == X_DONLY ? integer
+                                 : (x >= X_VF && x <= X_OE) ? when
+                                 : x >= X_FP2 && x <= X_FPA ? fphex
+                                                            : skhex;  /* X_SK, X_SKT */
   }
   for (size_t k = 0; rc == 0 && k < p->nhid; k++) {
     snprintf(p->hname[k], sizeof p->hname[k], "dwl_h%zu", k);
