@@ -132,13 +132,16 @@ static int run_scd2(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
     return -1;
   long long t1u = 0;
   /* Type 1 on current versions before they are closed; every version's
-   * after the new ones exist (they carry the same values anyway). */
-  if (p->spec->type1_scope != T1_ALL && apply_type1(p, b, counts, &t1u, err) != 0)
+   * after the new ones exist (they carry the same values anyway), which
+   * versions staged before, while only the stored ones exist. */
+  if (stage_type1(p, b, counts, &t1u, err) != 0)
+    return -1;
+  if (p->spec->type1_scope != T1_ALL && write_type1(p, b, err) != 0)
     return -1;
   if (apply_expires(p, b, err) != 0 || insert_versions(p, b, err) != 0)
     return -1;
   if (p->spec->type1_scope == T1_ALL) {
-    if (apply_type1(p, b, counts, &t1u, err) != 0)
+    if (write_type1(p, b, err) != 0)
       return -1;
     counts->unchanged -= t1u;
   }

@@ -12,16 +12,47 @@
 
 #include "log.h"
 
-/* Type 1 overwrites: of current versions (the last row before the key's
- * first event), or of every version (the key's last row). */
-int apply_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_unchanged, dwl_error *err)
+/* type1_scope: all with expire-style deletes: the staged rows (dwl_seq)
+ * of keys deleted without a tombstone, which have no current version but
+ * stored ones (scd.c's KM_GONE: a deleted closed version, or any closed
+ * version without a deleted flag, as target_scan reads them).  A revival
+ * gives those versions its type 1 values (scd_walk.c); it is read before
+ * the new versions exist, which would make a new key look the same. */
+static int stage_gone(pushdown *p, dwl_buf *b, dwl_error *err)
+{
+  const target *t = p->t;
+  temp_table(p, b, "dwl_pd_g", "dwl_seq");
+  buf_printf(b, "DISTINCT b.dwl_seq FROM dwl_pd_b b JOIN %s g ON ", t->table_q);
+  keyeq(p, b, "g", "b");
+  if (t->ix[TC_DELETED] >= 0)
+    buf_printf(b, " AND g.%s = %s", tq(p, TC_DELETED), t->d->true_lit);
+  buf_adds(b, " WHERE b.dwl_ck = 0");
+  return exec(p, b, NULL, NULL, 0, err);
+}
+
+/* Whether stage_type1 reaches keys without a current version too. */
+static int type1_gone(const pushdown *p)
+{
+  return p->spec->type1_scope == T1_ALL && p->spec->deletes != DEL_NONE && !is_tomb(p);
+}
+
+/* Type 1 overwrites, staged in dwl_pd_t1 (one row per key): of current
+ * versions (the last row before the key's first event), or of every
+ * version (the key's last row that is not a delete).  With scope all it
+ * is staged before the expires and inserts and written after them
+ * (write_type1), when the new versions carry the same values anyway. */
+int stage_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_unchanged, dwl_error *err)
 {
   const target *t = p->t;
   const scd_cols *c = &p->e->cols;
   *t1_unchanged = 0;
+  p->nt1 = 0;
   if (c->nt1 == 0 || !t->exists)
     return 0;
   int all = p->spec->type1_scope == T1_ALL;
+  int gone = all && type1_gone(p);
+  if (gone && stage_gone(p, b, err) != 0)
+    return -1;
   const char *ord = all ? "d.dwl_del, d.dwl_t DESC, d.dwl_seq DESC" : "d.dwl_t DESC, d.dwl_seq DESC";
   /* the key's row that gives the values (q.dwl_lseq) over the narrow rows
    * of d, its values from b */
@@ -43,7 +74,12 @@ int apply_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_uncha
     over(p, b, "d", NULL, ord);
     buf_adds(b, " AS dwl_q, MIN(d.dwl_del) OVER (PARTITION BY ");
     keys(p, b, "d");
-    buf_adds(b, ") AS dwl_nd FROM dwl_pd_d d WHERE d.dwl_ck <> 0) q");
+    buf_adds(b, ") AS dwl_nd FROM dwl_pd_d d WHERE d.dwl_ck <> 0");
+    /* (a gone key's dwl_ceq1 is 0: its versions are always overwritten,
+     * as scd_walk.c does, having no current values to compare) */
+    if (gone)
+      buf_adds(b, " OR d.dwl_seq IN (SELECT dwl_seq FROM dwl_pd_g)");
+    buf_adds(b, ") q");
   } else {
     buf_adds(b, " FROM dwl_pd_d d WHERE d.dwl_span = 0 AND d.dwl_ck = 1) q");
   }
@@ -54,6 +90,7 @@ int apply_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_uncha
   long long n = count_of(p, b, "dwl_pd_t1", err);
   if (n < 0)
     return -1;
+  p->nt1 = n;
   if (n == 0)
     return 0;
   if (all) {
@@ -65,8 +102,16 @@ int apply_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_uncha
     counts->updated += n;
     *t1_unchanged = withrows;
   }
-  if (analyze(p, "dwl_pd_t1", err) != 0)
-    return -1;
+  return analyze(p, "dwl_pd_t1", err);
+}
+
+/* Writes what stage_type1 staged. */
+int write_type1(pushdown *p, dwl_buf *b, dwl_error *err)
+{
+  const scd_cols *c = &p->e->cols;
+  int all = p->spec->type1_scope == T1_ALL;
+  if (p->nt1 == 0)
+    return 0;
   dwl_buf on;
   buf_init(&on, 0);
   keyeq(p, &on, "d", "s");

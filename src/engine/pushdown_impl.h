@@ -41,6 +41,7 @@ struct pushdown {
   writer_stage *old;     /* upsert, deletes: absent: the rows not past the checkpoint */
   long long nold;
   long long nabsent;     /* the table's keys not in seen (pushdown_count_absent) */
+  long long nt1;         /* keys staged for type 1 overwrites (stage_type1) */
   int keyed;             /* the delta is a small share of an indexed table: joins with it
                             probe the key index row by row (target_keyed) */
   dwl_value *keyrow;     /* one staged key (and load.partition's other columns) */
@@ -141,7 +142,8 @@ int apply_late(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
 
 /* ---- pushdown_apply.c: the changes ------------------------------------------ */
 
-int apply_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_unchanged, dwl_error *err);
+int stage_type1(pushdown *p, dwl_buf *b, scd_counts *counts, long long *t1_unchanged, dwl_error *err);
+int write_type1(pushdown *p, dwl_buf *b, dwl_error *err);
 int apply_expires(pushdown *p, dwl_buf *b, dwl_error *err);
 int insert_versions(pushdown *p, dwl_buf *b, dwl_error *err);
 int scd2_counts(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);

@@ -23,13 +23,6 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
     return "supports keys of at most 16 columns";
   if (s->lookup != LOOKUP_AUTO)
     return "does not read current versions into memory, so load.lookup does not apply; remove it";
-  /* The memory engine gives the closed versions of a key revived after an
-   * expire-style deletion the revival's type 1 values; pushdown's SQL
-   * only overwrites the key's versions it joins to the current one. */
-  if (s->mode == MODE_SCD2 && s->type1_scope == T1_ALL && s->type1.n > 0 && s->deletes == DEL_COLUMN &&
-      s->delete_style == DELSTYLE_EXPIRE)
-    return "does not support type1_scope: all with deletes in delete_style: expire (a revival's type 1 "
-           "values reach the closed versions only in engine: memory)";
   /* Its SQL orders a key's rows by the lmd alone, and its stage holds no
    * tie-breakers (dwload-job(5), SEQUENCES). */
   if (s->lmd_ties.n > 0)

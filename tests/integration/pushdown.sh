@@ -365,7 +365,7 @@ like "$ERR" "refuse2.yaml:5:22: load.engine: pushdown applies only to modes scd2
   "refused: append names the engine key"
 for r in "lookback: 2h|load.lookback (which rereads late rows) needs engine: memory" \
          "watermark: none|load.watermark: none (which compares rows older than the checkpoint" \
-         "type1_scope: all|does not support type1_scope: all with deletes in delete_style: expire"; do
+         "ignore_null_updates: true|does not carry values over a NULL"; do
   cat >"$WORK/refuse3.yaml" <<EOF
 version: 1
 job: refuse3

@@ -4,7 +4,8 @@
 # older than the keys' history are past it: late) runs the same feed into
 # each table, memory into the one, pushdown into the other.  The tables
 # are compared row for row, with the summaries' counts, the exit codes,
-# the error lines and the reject files.
+# the error lines and the reject files.  The same comparison, without late
+# rows, checks revivals under type1_scope: all with expire-style deletes.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 # The jobs name their engine; DWL_ENGINE must not change them.
@@ -168,6 +169,76 @@ late tb 2 "scd2 tombstones: late: reject into a file" "  late: reject
   reject_file: @RJ@"
 
 SRC_EXTRA=
+
+# ---- scd2, expire-style deletes, a type 1 scope of all: revivals ----------
+# A key deleted without a tombstone has no current version, only closed
+# ones; a revival gives them its type 1 values (the memory engine's walk),
+# with the deleted flag and with dimension.deleted: null, where a deleted
+# key is one without a current version.  No row is late: the second run
+# goes on from the seed's history.
+for dl in flag none; do
+  file "t1$dl.seed.csv" >/dev/null <<'EOF'
+id,city,phone,op,lmd
+1,Oslo,a,,2024-01-01 00:00:00
+1,Bergen,a,,2024-01-10 00:00:00
+1,Bergen,a,D,2024-01-15 00:00:00
+2,Rome,x,,2024-01-05 00:00:00
+2,Rome,x,D,2024-01-08 00:00:00
+3,Lima,q,,2024-01-01 00:00:00
+3,Quito,q,,2024-01-04 00:00:00
+4,Kiev,k,,2024-01-01 00:00:00
+4,Kiev,k,D,2024-01-03 00:00:00
+6,Pune,p,,2024-01-01 00:00:00
+6,Pune,p,D,2024-01-02 00:00:00
+,Nul,n,,2024-01-01 00:00:00
+,Nul,n,D,2024-01-02 00:00:00
+EOF
+  _dim=
+  [ "$dl" = none ] && _dim="dimension:
+  deleted: null"
+  seed "t1$dl" <<EOF
+$_dim
+load:
+  mode: scd2
+  engine: @ENGINE@
+  key: id
+  lmd: lmd
+  type2: [city]
+  type1: [phone]
+  type1_scope: all
+  deletes: {column: op, values: [D]}
+EOF
+  # Key 1: revived with a new phone, then a type 1 change.  Key 2: revived
+  # and deleted again (its last row that is not a delete gives the values).
+  # Key 3: live, a type 1 change.  Key 4: a delete row while deleted.  Key
+  # 5: new, with a type 1 change.  Key 6: revived with its own old values.
+  # The NULL key: revived (NULL-safe joins).
+  file "t1$dl.csv" >/dev/null <<'EOF'
+id,city,phone,op,lmd
+1,Bergen,b,,2024-01-20 00:00:00
+1,Bergen,c,,2024-01-22 00:00:00
+2,Rome,y,,2024-01-20 00:00:00
+2,Rome,y,D,2024-01-21 00:00:00
+3,Quito,r,,2024-01-20 00:00:00
+4,Kiev,z,D,2024-01-20 00:00:00
+5,Baku,n,,2024-01-20 00:00:00
+5,Baku,m,,2024-01-21 00:00:00
+6,Pune,p,,2024-01-20 00:00:00
+,Nul,w,,2024-01-20 00:00:00
+EOF
+  _w="scd2 expire, type1_scope all, deleted: $dl"
+  late "t1$dl" 1 "$_w" ""
+  is "$_rc_p" 0 "$_w: pushdown takes the job"
+  like "$(sed -n 2p "$WORK/t1${dl}_1_p.out")" "updated=5 " "$_w: five keys' versions overwritten"
+  is "$(sql "SELECT count(*) FROM \"t1${dl}_p\" WHERE id = '1' AND phone = 'c'")" 3 \
+    "$_w: a revival's type 1 values reach the closed versions"
+  is "$(sql "SELECT count(*) FROM \"t1${dl}_p\" WHERE id = '2' AND phone = 'y'")" 2 \
+    "$_w: those of a key deleted again too"
+  is "$(sql "SELECT count(*) FROM \"t1${dl}_p\" WHERE id IS NULL AND phone = 'w'")" 2 \
+    "$_w: and of a NULL key"
+  is "$(sql "SELECT count(*) FROM \"t1${dl}_p\" WHERE id = '4' AND phone = 'k'")" 1 \
+    "$_w: a delete row revives nothing"
+done
 
 # ---- scd2 with the delete flag column excluded from the table -------------
 file xc.seed.csv >/dev/null <<'EOF'
