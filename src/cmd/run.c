@@ -385,7 +385,7 @@ static void run_free(run_ctx *r)
   if (r->have_engine)
     scd_free(&r->e);
   rowset_free(&r->doomed);
-  spill_close(&r->sp);
+  run_spill_free(r);
   run_stream_free(r);
   rejects_free(&r->rj);
   prep_free(&r->p);

@@ -15,6 +15,9 @@
 #include "target.h"
 #include "writer.h"
 
+/* How many times a spilled partition may be split again (run_spill.c). */
+#define RUN_SPILL_DEPTH 3
+
 typedef struct run_ctx {
   const dwl_spec *spec;
   const run_opts *o;
@@ -47,6 +50,13 @@ typedef struct run_ctx {
   int spill_refused;    /* the budget was exceeded and spilling refused (said once) */
   long long spilled;    /* rows written to sp */
   long part;            /* the partition being computed; -1: none (every key) */
+  /* a partition past the budget as it is read back is split again
+   * (run_spill.c): sub[l] holds level l + 1's files */
+  spill sub[RUN_SPILL_DEPTH];
+  size_t subpart[RUN_SPILL_DEPTH]; /* ... and the part of each being computed */
+  int nsplit;           /* levels of sub on the path of the partition computed */
+  spill *divert;        /* the split being filled as a partition is read back */
+  long long reading;    /* rows of the partition being read back */
   /* run_stream.c: an initial load (no stored rows) written in chunks while
    * the source is read */
   int stream;           /* 0: not decided yet; 1: streaming; -1: not this run */
@@ -82,6 +92,11 @@ const char *run_spill_refusal(const run_ctx *r);
 const char *run_spill_job_refusal(const run_ctx *r);
 /* run_spill.c: how many partitions a delta past the budget takes. */
 size_t run_spill_parts(const run_ctx *r);
+/* run_spill.c: whether a stored row's key is not of the partition being
+ * computed (1), so its current version is not this partition's business. */
+int run_spill_other(const run_ctx *r, const dwl_value *row);
+/* run_spill.c: closes the spill files, splits included. */
+void run_spill_free(run_ctx *r);
 
 /* run_stream.c: the delta's size at which an initial load starts writing
  * while it reads. */

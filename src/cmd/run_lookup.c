@@ -9,18 +9,11 @@
 #include "progress.h"
 #include "run_impl.h"
 
-/* A spilled delta is computed one partition at a time: a version of
- * another partition's key is not this one's business. */
-static int other_part(const run_ctx *r, const dwl_value *row)
-{
-  return r->part >= 0 && spill_part(&r->sp, fp_tuple(row, r->e.cols.key, r->e.cols.nkey)) != (size_t)r->part;
-}
-
 static int on_current(void *ud, const dwl_value *row, const dwl_ts *vf, int deleted, dwl_error *err)
 {
   run_ctx *r = ud;
   progress_step(++r->scanned);
-  if (other_part(r, row))
+  if (run_spill_other(r, row))  /* (another partition's key) */
     return 0;
   return scd_add_current(&r->e, row, vf, deleted, err);
 }
@@ -30,7 +23,7 @@ static int on_gone(void *ud, const dwl_value *row, const dwl_ts *valid_to, int d
   run_ctx *r = ud;
   (void)deleted;
   progress_step(++r->scanned);
-  if (other_part(r, row))
+  if (run_spill_other(r, row))  /* (another partition's key) */
     return 0;
   return scd_add_gone(&r->e, row, valid_to, err);
 }

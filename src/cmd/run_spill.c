@@ -7,7 +7,11 @@
  * are read (keyed lookup, or a scan that keeps only its keys), and it is
  * computed and written through the same writer, inside the run's one
  * transaction.  A key's changes depend only on its own rows and versions,
- * so the results are those of one pass, row for row.
+ * so the results are those of one pass, row for row.  P comes from the
+ * share of the source the budget took; a source that does not tell its
+ * size gets 16, so a partition that passes the budget as it is read back
+ * is split the same way by another hash of the key (up to RUN_SPILL_DEPTH
+ * times; a single key's rows cannot be split, and only warn).
  *
  * Why partitions by hash and not sorted runs merged: the engine walks a
  * key's rows together, and a partition is a delta like any other, so the
@@ -30,6 +34,8 @@
 #define SPILL_MAX_PARTS 256  /* open files */
 #define SPILL_UNKNOWN_PARTS 16  /* a source that does not tell its size */
 #define SPILL_CHUNKS_OK ((size_t)2 << 20)
+#define SPILL_SPLIT_PARTS 64  /* per split: with 256 above and RUN_SPILL_DEPTH
+                                 levels, within 1024 open files */
 
 const char *run_spill_job_refusal(const run_ctx *r)
 {
@@ -63,6 +69,12 @@ size_t run_spill_parts(const run_ctx *r)
   return p < SPILL_MIN_PARTS ? SPILL_MIN_PARTS : p > SPILL_MAX_PARTS ? SPILL_MAX_PARTS : (size_t)p;
 }
 
+/* A held row's lmd as spill_put takes it: none without an lmd column. */
+static const dwl_ts *lmd_of(const run_ctx *r, const rs_row *d)
+{
+  return r->e.cols.lmd >= 0 || r->snapshot ? &d->lmd : NULL;
+}
+
 int run_spill_check(run_ctx *r, dwl_error *err)
 {
   if (r->spilling || r->spill_refused)
@@ -85,8 +97,7 @@ int run_spill_check(run_ctx *r, dwl_error *err)
   /* the rows held so far, in arrival order, then memory is given back */
   for (size_t i = 0; i < r->e.delta.n; i++) {
     const rs_row *d = &r->e.delta.rows[i];
-    if (spill_put(&r->sp, spill_part(&r->sp, d->key), d->vals, d->origin, r->e.cols.lmd >= 0 || r->snapshot ? &d->lmd : NULL,
-                  err) != 0)
+    if (spill_put(&r->sp, spill_part(&r->sp, d->key), d->vals, d->origin, lmd_of(r, d), err) != 0)
       return -1;
     r->spilled++;
   }
@@ -100,10 +111,147 @@ int run_spill_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_
   return spill_put(&r->sp, spill_part(&r->sp, key), row, origin, lmd, err);
 }
 
+/* Past the budget as it is read back (a source that does not tell its
+ * size gets SPILL_UNKNOWN_PARTS partitions, too few for a large delta):
+ * the partition is split by another hash of the key, as the delta was. */
+static int over_budget(const run_ctx *r)
+{
+  /* (the row store takes memory by 1 MiB chunks) */
+  return r->e.delta.bytes > (size_t)r->engine.budget && r->e.delta.bytes > SPILL_CHUNKS_OK;
+}
+
+/* The rows held go to a new level of files, and so will the rest of the
+ * partition: enough parts that each holds about half the budget, from
+ * how many of its rows the budget took. */
+static int split(run_ctx *r, dwl_error *err)
+{
+  spill *sub = &r->sub[r->nsplit];
+  double k = 2.0 * (double)r->reading / (double)(r->e.delta.n ? r->e.delta.n : 1) + 1;
+  size_t n = k < SPILL_MIN_PARTS ? SPILL_MIN_PARTS : k > SPILL_SPLIT_PARTS ? SPILL_SPLIT_PARTS : (size_t)k;
+  if (spill_open(sub, n, r->e.ncols, err) != 0)
+    return -1;
+  sub->level = (unsigned)r->nsplit + 1;
+  for (size_t i = 0; i < r->e.delta.n; i++) {
+    const rs_row *d = &r->e.delta.rows[i];
+    if (spill_put(sub, spill_part(sub, d->key), d->vals, d->origin, lmd_of(r, d), err) != 0)
+      return -1;
+  }
+  r->divert = sub;
+  return scd_reset(&r->e, err);
+}
+
+/* Whether every row held is of one key, which no split divides. */
+static int one_key(const run_ctx *r)
+{
+  for (size_t i = 1; i < r->e.delta.n; i++)
+    if (!fp_eq(r->e.delta.rows[i].key, r->e.delta.rows[0].key))
+      return 0;
+  return 1;
+}
+
 static int take_back(void *ud, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
 {
   run_ctx *r = ud;
-  return scd_add_source(&r->e, vals, origin, lmd, 1, err) < 0 ? -1 : 0;
+  if (r->divert) {
+    fp128 key = fp_tuple(vals, r->e.cols.key, r->e.cols.nkey);
+    return spill_put(r->divert, spill_part(r->divert, key), vals, origin, lmd, err);
+  }
+  if (scd_add_source(&r->e, vals, origin, lmd, 1, err) < 0)
+    return -1;
+  return over_budget(r) && r->nsplit < RUN_SPILL_DEPTH && !one_key(r) ? split(r, err) : 0;
+}
+
+int run_spill_other(const run_ctx *r, const dwl_value *row)
+{
+  if (r->part < 0)
+    return 0;
+  fp128 key = fp_tuple(row, r->e.cols.key, r->e.cols.nkey);
+  if (spill_part(&r->sp, key) != (size_t)r->part)
+    return 1;
+  for (int l = 0; l < r->nsplit; l++)
+    if (spill_part(&r->sub[l], key) != r->subpart[l])
+      return 1;
+  return 0;
+}
+
+void run_spill_free(run_ctx *r)
+{
+  spill_close(&r->sp);
+  for (int l = 0; l < RUN_SPILL_DEPTH; l++)
+    spill_close(&r->sub[l]);
+}
+
+/* "partition 3 of 16", "partition 3 of 16, part 2 of 5", ... */
+static void part_name(const run_ctx *r, char *out, size_t n)
+{
+  int w = snprintf(out, n, "partition %ld of %zu", r->part + 1, r->sp.nparts);
+  for (int l = 0; l < r->nsplit && w > 0 && (size_t)w < n; l++)
+    w += snprintf(out + w, n - (size_t)w, ", part %zu of %zu", r->subpart[l] + 1, r->sub[l].nparts);
+}
+
+/* One partition's delta, held: its keys' current versions and changes. */
+static int compute(run_ctx *r, long long rows, dwl_error *err)
+{
+  char name[200];
+  part_name(r, name, sizeof name);
+  if (over_budget(r))  /* one key's rows, or splits RUN_SPILL_DEPTH deep */
+    log_msg(LOG_WARN, "%s holds %.1f MiB of rows, more than the memory budget", name,
+            (double)r->e.delta.bytes / MIB);
+  if (r->e.delta.n == 0)
+    return 0;
+  /* The lookup as one pass would choose it for this partition's delta:
+   * a scan keeps the partition's share of every current version, so
+   * choosing from the whole delta read a 10M-row dimension's 3.3M
+   * versions for each of 3 partitions of a 1M-row delta (274 MiB of
+   * fingerprints, 1.2 GiB peak RSS on MariaDB against a 256 MiB budget),
+   * where its 333k keys, staged, read only theirs.  Where a scan cannot
+   * follow the run's writes (SQLite), every partition reads so. */
+  int keyed = r->spec->lookup == LOOKUP_KEYS || (long long)r->e.delta.n * TARGET_KEYED_RATIO < rows ||
+              !target_scan_after_writes(r->t);
+  if (rows > 0 && run_read_current(r, keyed, err) != 0)
+    return -1;
+  progress_phase_total("apply", (long long)r->e.delta.n);
+  if (run_apply_delta(r, err) != 0)
+    return -1;
+  log_msg(LOG_DEBUG, "%s: %zu rows, %zu current versions", name, r->e.delta.n, r->e.km.count);
+  return 0;
+}
+
+/* Partition p of s (r->sp, or the split at level l + 1, r->sub[l]) read
+ * back and computed, or split and each part computed in turn. */
+static int run_part(run_ctx *r, spill *s, size_t p, long long rows, dwl_error *err)
+{
+  if (interrupt_check(err) != 0 || scd_reset(&r->e, err) != 0)
+    return -1;
+  if (s == &r->sp) {
+    r->part = (long)p;
+    r->nsplit = 0;
+  } else {
+    int l = (int)(s - r->sub);
+    r->subpart[l] = p;
+    r->nsplit = l + 1;
+  }
+  r->divert = NULL;
+  r->reading = s->rows[p];
+  if (spill_read(s, p, take_back, r, err) != 0)
+    return -1;
+  if (!r->divert)
+    return compute(r, rows, err);
+  spill *sub = r->divert;
+  r->divert = NULL;
+  char name[200];
+  part_name(r, name, sizeof name);
+  log_msg(LOG_INFO, "%s passed the memory budget as it was read back: its %lld rows split into %zu parts", name,
+          s->rows[p], sub->nparts);
+  r->sum->spilled_partitions += (long long)sub->nparts;
+  int nsplit = r->nsplit;
+  for (size_t q = 0; q < sub->nparts; q++) {
+    r->nsplit = nsplit;
+    if (run_part(r, sub, q, rows, err) != 0)
+      return -1;
+  }
+  spill_close(sub);
+  return 0;
 }
 
 int run_spilled(run_ctx *r, dwl_error *err)
@@ -113,36 +261,11 @@ int run_spilled(run_ctx *r, dwl_error *err)
   long long rows = r->t->exists ? target_count(r->t, err) : 0;
   if (rows < 0)
     return -1;
-  for (size_t p = 0; p < r->sp.nparts; p++) {
-    if (interrupt_check(err) != 0 || scd_reset(&r->e, err) != 0)
+  for (size_t p = 0; p < r->sp.nparts; p++)
+    if (run_part(r, &r->sp, p, rows, err) != 0)
       return -1;
-    r->part = (long)p;
-    if (spill_read(&r->sp, p, take_back, r, err) != 0)
-      return -1;
-    /* (the row store takes memory by 1 MiB chunks: the first one always) */
-    if (r->e.delta.bytes > (size_t)r->engine.budget && r->e.delta.bytes > SPILL_CHUNKS_OK)
-      log_msg(LOG_WARN, "partition %zu of %zu holds %.1f MiB of rows, more than the memory budget", p + 1,
-              r->sp.nparts, (double)r->e.delta.bytes / MIB);
-    if (r->e.delta.n == 0)
-      continue;
-    /* The lookup as one pass would choose it for this partition's delta:
-     * a scan keeps the partition's share of every current version, so
-     * choosing from the whole delta read a 10M-row dimension's 3.3M
-     * versions for each of 3 partitions of a 1M-row delta (274 MiB of
-     * fingerprints, 1.2 GiB peak RSS on MariaDB against a 256 MiB budget),
-     * where its 333k keys, staged, read only theirs.  Where a scan cannot
-     * follow the run's writes (SQLite), every partition reads so. */
-    int keyed = r->spec->lookup == LOOKUP_KEYS || (long long)r->e.delta.n * TARGET_KEYED_RATIO < rows ||
-                !target_scan_after_writes(r->t);
-    if (rows > 0 && run_read_current(r, keyed, err) != 0)
-      return -1;
-    progress_phase_total("apply", (long long)r->e.delta.n);
-    if (run_apply_delta(r, err) != 0)
-      return -1;
-    log_msg(LOG_DEBUG, "partition %zu of %zu: %zu rows, %zu current versions", p + 1, r->sp.nparts, r->e.delta.n,
-            r->e.km.count);
-  }
   r->part = -1;
+  r->nsplit = 0;
   spill_close(&r->sp);
   return 0;
 }

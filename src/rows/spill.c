@@ -51,11 +51,25 @@ int spill_open(spill *s, size_t nparts, size_t ncols, dwl_error *err)
   return 0;
 }
 
+/* splitmix64's finalizer: the low half mixed with the level, so that the
+ * keys of one partition spread over a split of it (the high half, which
+ * chose that partition, would send them all to one) */
+static uint64_t mix(uint64_t x)
+{
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 size_t spill_part(const spill *s, fp128 key)
 {
   /* the fingerprint's bits are uniform; the high half, as the keymap
    * uses the low one */
-  return (size_t)(key.hi % s->nparts);
+  if (s->level == 0)
+    return (size_t)(key.hi % s->nparts);
+  return (size_t)(mix(key.lo + 0x9e3779b97f4a7c15ULL * s->level) % s->nparts);
 }
 
 static unsigned char *add(unsigned char *p, const void *v, size_t n)

@@ -26,6 +26,8 @@ typedef struct spill {
   long long bytes;    /* bytes written to all of them */
   unsigned char *rec; /* spill_put's record, built whole and written at once */
   size_t reccap;
+  unsigned level;     /* 0: the delta's partitions; n: a partition split n times
+                         (spill_part hashes each level apart) */
 } spill;
 
 /* The directory spill files go to: $TMPDIR, else /tmp. */
@@ -33,7 +35,7 @@ const char *spill_dir(void);
 
 /* Creates nparts unlinked temporary files in spill_dir(). */
 int spill_open(spill *s, size_t nparts, size_t ncols, dwl_error *err);
-/* The partition of a business key's fingerprint. */
+/* The partition of a business key's fingerprint, at the spill's level. */
 size_t spill_part(const spill *s, fp128 key);
 int spill_put(spill *s, size_t part, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
 

@@ -173,6 +173,42 @@ else
   [ "$n_all" -gt 1 ] && pass "... every partition scans ($n_all)" || fail "... every partition scans" "$ERR"
 fi
 
+# ---- a source that does not tell its size: partitions split again -------------
+# A FIFO has no size: the delta spills to 16 partitions, each of which
+# (8000 keys of two rows with a 3000-byte city: about 3 MiB of rows held)
+# passes the budget as it is read back, and is split by another hash of
+# the key instead of being held whole.  The run reading the file holds it
+# all (the default budget); both tables must be the same.
+pair wide scd2 '  type1: [phone]'
+printf 'id,city,phone,op,lmd\n0,c0,p0,,2023-12-31 00:00:00\n' >"$WORK/wide.csv"
+dw run "$WORK/wide_big.yaml"
+dw run "$WORK/wide_tiny.yaml"
+awk 'BEGIN {
+  w = sprintf("%3000s", ""); gsub(/ /, "w", w)
+  print "id,city,phone,op,lmd"
+  for (i = 1; i <= 8000; i++)
+    for (v = 1; v <= 2; v++)
+      printf "%d,c%d_%d%s,p%d,%s,2024-01-0%d 00:00:00\n", i, i, v, w, v, (v == 2 && i % 9 == 0) ? "D" : "", v
+}' >"$WORK/wide.csv"
+mkfifo "$WORK/wide.fifo"
+sed -i "s|path: .*|path: $WORK/wide.fifo|" "$WORK/wide_tiny.yaml"
+dw run "$WORK/wide_big.yaml"
+_c=$(counts) _dump=$(tdump d_wide_big | md5sum)
+cat "$WORK/wide.csv" >"$WORK/wide.fifo" &
+CATPID=$!
+dw run --memory-budget 64KiB "$WORK/wide_tiny.yaml"
+kill "$CATPID" 2>/dev/null
+is "$RC|$(counts)" "0|$_c" "split partitions: exit 0, the same counts as the delta held"
+is "$(tdump d_wide_tiny | md5sum)" "$_dump" "split partitions: the same rows"
+like "$ERR" "spilling to 16 partitions" "split partitions: a source of unknown size spills to 16"
+nsplit=$(printf '%s\n' "$ERR" | grep -c "passed the memory budget as it was read back: its [0-9]* rows split into [0-9]* parts")
+[ "$nsplit" -gt 0 ] && pass "split partitions: partitions past the budget are split ($nsplit)" ||
+  fail "split partitions: partitions past the budget are split" "$ERR"
+unlike "$ERR" "more than the memory budget" "split partitions: none is held past the budget"
+[ "$(field spilled_partitions)" -gt 16 ] && pass "split partitions: the summary counts the parts" ||
+  fail "split partitions: the summary counts the parts" "$(field spilled_partitions)"
+is "$(spill_files)" "" "split partitions: no spill file is left"
+
 # ---- the budget exceeded by a job that cannot spill: a warning -----------------
 mkjob absent "$WORK/scd2.csv" d_absent '  types: {id: integer, lmd: timestamp}' >/dev/null <<YAML
 load:
