@@ -36,9 +36,12 @@
  * sequence surrogate keys numbered in the memory engine's order), type 1
  * overwrites of every version.  upsert keeps the last row per key and
  * applies it with one MERGE (PostgreSQL) or DELETE/UPDATE/INSERT; with
- * deletes: absent every source key is staged too (dwl_pd_seen) and the
- * rows of the other keys are deleted, and the rows not past the checkpoint
- * (dwl_pd_old) bring back the keys the table no longer has. */
+ * deletes: absent every source key is staged too (dwl_pd_seen), and the
+ * rows not past the checkpoint (dwl_pd_old): upsert deletes the rows of
+ * the other keys and brings back the keys the table no longer has; scd2
+ * (pushdown_absent.c) takes the old rows of keys without a live version
+ * into the delta before a, moves rows dated before a key's deletion to
+ * it, and closes the live keys the extract no longer has. */
 #include "pushdown_impl.h"
 
 #include <stdio.h>
@@ -114,6 +117,24 @@ int first_row(pushdown *p, dwl_buf *b, char out[][512], int *isnull, size_t n, d
   return rc;
 }
 
+int each_row(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALLINT *types, size_t n, pd_row_fn fn,
+             void *ud, dwl_error *err)
+{
+  odbc_stmt *s = NULL;
+  int rc = b->data ? ostmt_prepare(p->t->c, b->data, &s, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  log_msg(LOG_DEBUG, "pushdown: reads %s", b->data ? b->data : "");
+  buf_reset(b);
+  if (rc == 0)
+    rc = ostmt_execute(s, params, types, n, err);
+  const dwl_value *r;
+  while (rc == 0 && (rc = ostmt_fetch(s, &r, err)) == 1)
+    rc = fn(ud, r, err);
+  ostmt_free(s);
+  if (rc < 0)
+    err_prefix(err, "pushdown into %s", p->spec->target_table);
+  return rc < 0 ? -1 : 0;
+}
+
 long long count_of(pushdown *p, dwl_buf *b, const char *table, dwl_error *err)
 {
   char v[1][512];
@@ -154,6 +175,16 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
     return -1;
   if (!delete_absent)
     p->nabsent = 0;
+  /* scd2, deletes: absent: rows not past the checkpoint of keys deleted
+   * (or unknown) join the delta first */
+  if (p->spec->mode == MODE_SCD2 && p->old) {
+    dwl_buf b;
+    buf_init(&b, 0);
+    int rc = absent_revive(p, &b, counts, err);
+    buf_free(&b);
+    if (rc != 0)
+      return -1;
+  }
   if (p->n == 0) {
     dwl_buf b;
     buf_init(&b, 0);
@@ -177,7 +208,9 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
   buf_init(&b, 0);
   double t0 = now_s();
   /* Each step (a statement or a few) one of PUSHDOWN_APPLY_STEPS. */
-  int rc = pd_late_applies(p) ? build_late(p, &b, err) : 0;
+  int rc = p->spec->mode == MODE_SCD2 && p->old ? absent_moves(p, &b, counts, err) : 0;
+  if (rc == 0 && pd_late_applies(p))
+    rc = build_late(p, &b, err);
   if (rc == 0)
     rc = build_a(p, &b, err);
   progress_step(1);

@@ -173,7 +173,7 @@ int apply_expires(pushdown *p, dwl_buf *b, dwl_error *err)
 }
 
 /* Reads the greatest sequence surrogate key. */
-static int max_sk(pushdown *p, dwl_buf *b, long long *out, dwl_error *err)
+int max_sk(pushdown *p, dwl_buf *b, long long *out, dwl_error *err)
 {
   char v[1][512];
   int isnull[1];
@@ -187,26 +187,35 @@ static int max_sk(pushdown *p, dwl_buf *b, long long *out, dwl_error *err)
   return rc < 0 ? -1 : 0;
 }
 
+int insert_head(pushdown *p, dwl_buf *b, insert_params *ip, dwl_error *err)
+{
+  const target *t = p->t;
+  long long base = 0;
+  ip->seq = t->ix[TC_SK] >= 0 && p->spec->sk_strategy == SK_SEQUENCE;
+  if (ip->seq && max_sk(p, b, &base, err) != 0)
+    return -1;
+  snprintf(ip->base, sizeof ip->base, "%lld", base);
+  /* the surrogate key's base (the first column), the run id (the last) */
+  ip->param[0] = (dwl_value){.data = ip->base, .len = strlen(ip->base), .is_null = 0};
+  ip->type[0] = t->d->param_type(DWL_TYPE_INTEGER);
+  ip->n = ip->seq ? 1 : 0;
+  ip->n += rid_param(p, &ip->param[ip->n], &ip->type[ip->n]);
+  buf_printf(b, "INSERT INTO %s (", t->table_q);
+  for (size_t i = 0; i < t->ncols; i++)
+    buf_printf(b, "%s%s", i ? ", " : "", t->cols[i].q);
+  buf_adds(b, ") SELECT ");
+  return 0;
+}
+
 /* New versions: every event but an expire-style delete. */
 int insert_versions(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   const target *t = p->t;
   const scd_cols *c = &p->e->cols;
-  long long base = 0;
-  int seq = t->ix[TC_SK] >= 0 && p->spec->sk_strategy == SK_SEQUENCE;
-  if (seq && max_sk(p, b, &base, err) != 0)
+  insert_params ip;
+  if (insert_head(p, b, &ip, err) != 0)
     return -1;
-  char basetxt[24];
-  snprintf(basetxt, sizeof basetxt, "%lld", base);
-  /* the surrogate key's base (the first column), the run id (the last) */
-  dwl_value param[2] = {{.data = basetxt, .len = strlen(basetxt), .is_null = 0}};
-  SQLSMALLINT ptype[2] = {t->d->param_type(DWL_TYPE_INTEGER)};
-  size_t np = seq ? 1 : 0;
-  np += rid_param(p, &param[np], &ptype[np]);
-  buf_printf(b, "INSERT INTO %s (", t->table_q);
-  for (size_t i = 0; i < t->ncols; i++)
-    buf_printf(b, "%s%s", i ? ", " : "", t->cols[i].q);
-  buf_adds(b, ") SELECT ");
+  int seq = ip.seq;
   for (size_t i = 0; i < t->ncols; i++) {
     const tcol *tc = &t->cols[i];
     if (i)
@@ -242,7 +251,7 @@ int insert_versions(pushdown *p, dwl_buf *b, dwl_error *err)
     }
   }
   buf_printf(b, " FROM dwl_pd_e e WHERE e.dwl_ev = 1%s", is_tomb(p) ? "" : " AND e.dwl_del = 0");
-  return apply(p, b, np ? param : NULL, np ? ptype : NULL, np, err);
+  return apply(p, b, ip.n ? ip.param : NULL, ip.n ? ip.type : NULL, ip.n, err);
 }
 
 int scd2_counts(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
@@ -368,6 +377,11 @@ int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dw
     return 0;
   if (writer_stage_flush(p->seen, err) != 0 || analyze(p, "dwl_pd_seen", err) != 0)
     return -1;
+  if (p->spec->mode == MODE_SCD2) {
+    int rc = absent_count(p, current, absent, err);
+    p->nabsent = *absent;
+    return rc;
+  }
   dwl_buf on, b;
   buf_init(&on, 0);
   buf_init(&b, 0);
@@ -394,6 +408,8 @@ int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dw
 int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {
   const target *t = p->t;
+  if (p->spec->mode == MODE_SCD2)
+    return absent_delete(p, b, counts, err);
   if (p->nabsent == 0)
     return 0;
   dwl_buf on;
@@ -416,7 +432,7 @@ int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 int apply_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {
   const target *t = p->t;
-  if (!p->old || p->nold == 0 || !t->exists)
+  if (!p->old || p->nold == 0 || !t->exists || p->spec->mode != MODE_UPSERT)
     return 0;
   if (writer_stage_flush(p->old, err) != 0 || analyze(p, "dwl_pd_old", err) != 0)
     return -1;

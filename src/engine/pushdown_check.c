@@ -79,12 +79,17 @@ int check_late(pushdown *p, dwl_buf *b, dwl_error *err)
   size_t nk = p->e->cols.nkey;
   char v[PD_MAX_KEY + 5][512], k[512], when[32], cur[32] = "?";
   int isnull[PD_MAX_KEY + 5];
-  int rc = offending_row(p, b, "b",
-                         ", b.dwl_origin, b.dwl_t, b.dwl_ck, b.dwl_cvf, CASE WHEN b.dwl_vf = b.dwl_cvf THEN 1 "
-                         "ELSE 0 END FROM dwl_pd_b b WHERE (b.dwl_ck = 1 AND (b.dwl_vf < b.dwl_cvf OR (b.dwl_vf = "
-                         "b.dwl_cvf AND b.dwl_del = 0 AND b.dwl_ceq2 = 0))) OR (b.dwl_ck = 2 AND b.dwl_vf <= "
-                         "b.dwl_cvf) ORDER BY b.dwl_t, b.dwl_seq",
-                         5, 1, v, isnull, k, when, err);
+  /* A tombstone stamped by absence ends when the revival starts, at its
+   * own start with the close rule at_next: absent_moves moved the rows
+   * before it there (the memory engine's skip_before_deletion). */
+  int absent = p->spec->deletes == DEL_ABSENT;
+  char rest[600];
+  snprintf(rest, sizeof rest,
+           ", b.dwl_origin, b.dwl_t, b.dwl_ck, b.dwl_cvf, CASE WHEN b.dwl_vf = b.dwl_cvf THEN 1 ELSE 0 END FROM "
+           "dwl_pd_b b WHERE (b.dwl_ck = 1 AND (b.dwl_vf < b.dwl_cvf OR (b.dwl_vf = b.dwl_cvf AND b.dwl_del = 0 "
+           "AND b.dwl_ceq2 = 0))) OR (b.dwl_ck = 2 AND b.dwl_vf %s b.dwl_cvf) ORDER BY b.dwl_t, b.dwl_seq",
+           absent ? "<" : "<=");
+  int rc = offending_row(p, b, "b", rest, 5, 1, v, isnull, k, when, err);
   if (rc <= 0)
     return rc;
   dwl_ts cvf;

@@ -42,6 +42,8 @@ struct pushdown {
   long long nold;
   long long nabsent;     /* the table's keys not in seen (pushdown_count_absent) */
   long long nt1;         /* keys staged for type 1 overwrites (stage_type1) */
+  dwl_column *decl;      /* dwl_pd_src's columns' types (source columns, then the NX) */
+  const char **coll;     /* ... and the source columns' collations */
   int keyed;             /* the delta is a small share of an indexed table: joins with it
                             probe the key index row by row (target_keyed) */
   dwl_value *keyrow;     /* one staged key (and load.partition's other columns) */
@@ -54,6 +56,7 @@ struct pushdown {
   const char **q;        /* quoted target name of each source column */
   dwl_value *row;        /* one staged row */
   long long n;           /* rows staged */
+  long long nseq;        /* the next staged row's dwl_seq, in either stage: the source's order */
   long long nlate;       /* of them, late rows set apart in dwl_pd_l (pushdown_late.c) */
   int nullkeys;          /* a staged key has a NULL part: joins must be NULL-safe */
   char num[3][24];
@@ -82,6 +85,11 @@ int analyze(pushdown *p, const char *table, dwl_error *err);
  * there is one, 0 when none, -1 on error. */
 int first_row(pushdown *p, dwl_buf *b, char out[][512], int *isnull, size_t n, dwl_error *err);
 long long count_of(pushdown *p, dwl_buf *b, const char *table, dwl_error *err);
+/* Each row of a query (params bound) to fn, its values valid during the
+ * call; fn returns 0 to go on, 1 to stop, -1 on error.  0 or -1. */
+typedef int (*pd_row_fn)(void *ud, const dwl_value *row, dwl_error *err);
+int each_row(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALLINT *types, size_t n, pd_row_fn fn,
+             void *ud, dwl_error *err);
 
 /* ---- pushdown_sql.c: SQL fragments ------------------------------------------ */
 
@@ -150,6 +158,30 @@ int scd2_counts(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
 int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
 int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
 int apply_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
+/* The greatest sequence surrogate key (0: none, or no table). */
+int max_sk(pushdown *p, dwl_buf *b, long long *out, dwl_error *err);
+/* "INSERT INTO <the dimension> (<every column>) SELECT ", and the
+ * parameters its column expressions bind: a sequence surrogate key's base
+ * ("? + ..."; the key is the first column), then the run id ("?"). */
+typedef struct insert_params {
+  int seq;                /* the surrogate key is a sequence */
+  char base[24];
+  dwl_value param[2];
+  SQLSMALLINT type[2];
+  size_t n;
+} insert_params;
+int insert_head(pushdown *p, dwl_buf *b, insert_params *ip, dwl_error *err);
+
+/* ---- pushdown_absent.c: scd2 with deletes: absent --------------------------- */
+
+/* " AND NOT (a.deleted)" where tombstones are current versions: a live one. */
+void live_pred(const pushdown *p, dwl_buf *b, const char *a);
+int absent_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
+int absent_moves(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
+int absent_delete(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
+/* The live current versions [of the partitions delivered], and of them
+ * those whose key the extract no longer has. */
+int absent_count(pushdown *p, long long *current, long long *absent, dwl_error *err);
 
 #pragma GCC visibility pop
 

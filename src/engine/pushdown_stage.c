@@ -112,13 +112,15 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
     free(kd);
     free(kc);
     /* The extract says which keys exist: a key the table no longer has
-     * comes back with its row, past the checkpoint or not (apply_revive). */
-    if (rc == 0 && p->spec->mode == MODE_UPSERT)
+     * comes back with its row, past the checkpoint or not (apply_revive;
+     * scd2: absent_revive). */
+    if (rc == 0)
       rc = writer_stage_open(w, "dwl_pd_old", names, decl, coll, n, &p->old, err);
   }
   free(names);
-  free(decl);
-  free(coll);
+  /* (kept for the stages made later: pushdown_absent.c) */
+  p->decl = decl;
+  p->coll = coll;
   if (rc != 0) {
     pushdown_free(p);
     return -1;
@@ -136,6 +138,8 @@ void pushdown_free(pushdown *p)
   writer_stage_free(p->old);
   free(p->keyrow);
   free(p->seencol);
+  free(p->decl);
+  free(p->coll);
   free(p->q);
   free(p->hname);
   free(p->row);
@@ -226,7 +230,8 @@ static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_
 
 int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
 {
-  staged_row(p, row, p->n++, origin, lmd);
+  staged_row(p, row, p->nseq++, origin, lmd);
+  p->n++;
   if (seen_key(p, row, 0, err) != 0)
     return -1;
   return writer_stage_add(p->st, p->row, err);
@@ -243,7 +248,8 @@ int pushdown_seen(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_
     return -1;
   if (!p->old)
     return 0;
-  staged_row(p, row, p->nold++, origin, lmd);
+  staged_row(p, row, p->nseq++, origin, lmd);
+  p->nold++;
   return writer_stage_add(p->old, p->row, err);
 }
 
@@ -424,7 +430,7 @@ int build_d(pushdown *p, dwl_buf *b, dwl_error *err)
    * keys: by first source row, keys with late rows (which wait for their
    * history, late.c) after every other. */
   if (pd_late_applies(p)) {
-    buf_printf(b, "COALESCE((SELECT MIN(l.dwl_kmin) + %lld FROM dwl_pd_l l WHERE ", p->n);
+    buf_printf(b, "COALESCE((SELECT MIN(l.dwl_kmin) + %lld FROM dwl_pd_l l WHERE ", p->nseq);
     keyeq(p, b, "l", "b");
     buf_adds(b, "), ");
   }

@@ -11,9 +11,6 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
 {
   if (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT)
     return "applies only to modes scd2 and upsert";
-  if (s->deletes == DEL_ABSENT && s->mode == MODE_SCD2)
-    return "does not support deletes: absent in mode scd2 (a deletion stamped with the run's clock moves "
-           "later rows in the memory engine); use engine: memory";
   /* A truncate row deletes keys the delta does not hold, at its lmd. */
   if (s->truncate_values.n > 0)
     return "does not support load.deletes.truncate_values (a truncate deletes every key at its row's lmd); "

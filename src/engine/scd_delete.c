@@ -60,6 +60,11 @@ int scd_collect_doomed(scd_engine *e, target *t, rowset *doomed, dwl_error *err)
 {
   doomed_ctx c = {e, doomed};
   rowset_init(doomed, t->nsrc);
+  /* Tombstones with sequence surrogate keys are numbered in this order:
+   * that of the versions they follow, as pushdown numbers them
+   * (pushdown_absent.c), not the order a scan happens to return. */
+  if (e->spec->delete_style == DELSTYLE_TOMBSTONE && e->spec->sk_strategy == SK_SEQUENCE)
+    return target_scan_by_sk(t, on_doomed, &c, err);
   return target_scan(t, NULL, 0, 1, on_doomed, &c, err);
 }
 

@@ -258,6 +258,9 @@ typedef int (*target_row_fn)(void *ud, const dwl_value *row, const dwl_ts *valid
                              dwl_error *err);
 int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
                 dwl_error *err);
+/* target_scan of every column, in the order of the surrogate key (where
+ * the table has one): the same order on every warehouse. */
+int target_scan_by_sk(target *t, target_row_fn fn, void *ud, dwl_error *err);
 /* 1 when target_scan works after the run has written in its transaction;
  * 0 where the scan reads on a second connection (SQLite: the driver
  * streams results only outside a transaction), which the run's uncommitted

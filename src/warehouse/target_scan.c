@@ -23,6 +23,7 @@ typedef struct scan_filter {
   const dwl_value *keyrow;      /* one key, source layout, or NULL */
   const size_t *key;            /* key column indexes */
   size_t nkey;
+  int by_sk;                    /* in surrogate key order (where there is one) */
 } scan_filter;
 
 static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int which, const scan_filter *flt,
@@ -112,6 +113,8 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
       goto out;
     conn = t->reader;
   }
+  if (flt && flt->by_sk && t->ix[TC_SK] >= 0)
+    buf_printf(&sql, " ORDER BY d.%s", t->cols[t->ix[TC_SK]].q);
   t->touched |= conn == t->c && t->c->in_txn;
   if (ostmt_prepare(conn, sql.data, &st, err) != 0 || ostmt_execute(st, p, pt, np, err) != 0)
     goto out;
@@ -202,6 +205,12 @@ int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, targe
                 dwl_error *err)
 {
   return scan(t, cols, ncols, all_cols, SCAN_CURRENT, NULL, fn, NULL, ud, err);
+}
+
+int target_scan_by_sk(target *t, target_row_fn fn, void *ud, dwl_error *err)
+{
+  scan_filter f = {.by_sk = 1};
+  return scan(t, NULL, 0, 1, SCAN_CURRENT, &f, fn, NULL, ud, err);
 }
 
 int target_scan_deleted(target *t, const size_t *cols, size_t ncols, target_row_fn fn, void *ud, dwl_error *err)

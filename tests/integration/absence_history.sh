@@ -2,9 +2,11 @@
 # comes back when a full extract holds it again, whatever its lmd; a
 # deletion never closes a version before it starts; keys deleted without a
 # deleted column are remembered; hash surrogate keys of a key's versions
-# stay distinct; a reread delete row counts as unchanged.  (pushdown.sh
-# and tests/bad/history_* check that pushdown refuses scd2 with deletes:
-# absent and lookback; upsert with deletes: absent runs on both engines.)
+# stay distinct; a reread delete row counts as unchanged.  make check runs
+# it with DWL_ENGINE=pushdown too (absence_history.pushdown.*.wh): the
+# jobs pushdown takes (all but lookback's, which tests/bad/history_*
+# checks it refuses) give the same tables; pushdown_absent.sh compares the
+# two engines directly.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 # at OFFSET: the UTC time OFFSET (a date(1) -d string, as "+2 hours") from

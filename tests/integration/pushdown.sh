@@ -343,13 +343,13 @@ load:
   mode: scd2
   key: id
   lmd: lmd
-  deletes: absent
+  deletes: {column: op, values: [D], truncate_values: [T]}
   engine: pushdown
 EOF
 )
 dw run "$j"
-is "$RC" 2 "refused: deletes: absent, exit 2"
-like "$ERR" "refuse.yaml:10:3: load.engine: pushdown does not support deletes: absent" \
+is "$RC" 2 "refused: truncate_values, exit 2"
+like "$ERR" "refuse.yaml:10:3: load.engine: pushdown does not support load.deletes.truncate_values" \
   "refused: the engine key's position and the reason"
 j=$(job refuse2 <<EOF
 version: 1

@@ -1,0 +1,171 @@
+# scd2 with deletes: absent on both engines (pushdown_absent.c against the
+# memory engine): the same full extracts, round after round, go into two
+# tables of one warehouse, memory into the one and pushdown into the
+# other, with their checkpoints kept; after each round the exit codes,
+# counts, warnings and rows must be equal.  The instants a run's clock
+# stamps (deletions, and the rows moved to them) differ between two runs,
+# so the comparison reads them as RUN, and a hash surrogate key of a row
+# stamped so as H; tdump_run checks they are today's (or, for day_before,
+# yesterday's) times.
+#
+# Round 1 loads keys 1 to 7 and a NULL key.  Round 2: key 1 changes, 3, 5,
+# 6, 7 and the NULL key are absent (deleted at the run's clock), 2 and 4
+# come again unchanged (not past the checkpoint: they only say their key
+# exists).  Round 3: 3 comes back with its old row (not past the
+# checkpoint, dated before its deletion: moved to it); 5 with two rows
+# before the deletion (the first dropped); 6 with one row before it and a
+# later one after the checkpoint; the NULL key with a new row; 2 is absent
+# now; 7 stays away.  Round 4 brings 2 back with a row past the
+# checkpoint, dated after its deletion.  Three layouts: expire style with
+# sequence keys and close at_next; tombstones with hash keys and
+# second_before; tombstones with sequence keys and day_before, with
+# load.partition in round 5.
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+
+unset DWL_ENGINE
+
+TODAY=$(date -u +%Y-%m-%d)
+YESTERDAY=$(date -u -d yesterday +%Y-%m-%d)
+
+# norm: tdump's rows on stdin with the run's instants as RUN and, in a row
+# holding one, 64-hex hash keys as H (row order kept: by every column)
+norm() {
+  python3 -c '
+import re, sys
+days = sys.argv[1:]
+for line in sys.stdin.read().splitlines():
+    f = line.split("|")
+    run = [any(x.startswith(d) for d in days) for x in f]
+    g = ["RUN" if r else x for x, r in zip(f, run)]
+    if any(run):
+        g = ["H" if re.fullmatch(r"[0-9a-f]{64}", x) else x for x in g]
+    print("|".join(g))' "$TODAY" "$YESTERDAY" | sort
+}
+
+# job NAME ENGINE LAYOUT: the job file (memory or pushdown) of layout NAME
+ajob() {
+  _dim=$(case $3 in
+    exp) printf 'dimension:\n  surrogate_strategy: sequence\n' ;;
+    tmbh) printf 'dimension:\n  surrogate_strategy: hash\n  close: second_before\n' ;;
+    tmbd) printf 'dimension:\n  surrogate_strategy: sequence\n  close: day_before\n' ;;
+  esac)
+  _load=$(case $3 in
+    exp) printf '  delete_style: expire\n' ;;
+    tmbh) printf '  delete_style: tombstone\n' ;;
+    tmbd) printf '  delete_style: tombstone\n  partition: [region]\n' ;;
+  esac)
+  mkjob "$1_${2%"${2#?}"}" "$WORK/$1.csv" "d_$1_${2%"${2#?}"}" \
+    "$([ "$3" = tmbd ] && echo '  types: {lmd: date}')" >/dev/null <<YAML
+$_dim
+load:
+  mode: scd2
+  engine: $2
+  key: id
+  lmd: lmd
+  type2: [city]
+  type1: [phone]
+  deletes: absent
+  max_deletes: all
+$_load
+YAML
+}
+
+# round NAME N MSG: both engines' runs on the extract $WORK/NAME.N.csv;
+# everything compared
+round() {
+  cp "$WORK/$1.$2.csv" "$WORK/$1.csv"
+  for _e in m p; do
+    dw run "$WORK/$1_$_e.yaml"
+    printf '%s\n' "$RC" "$(counts) absent=$(field absent)" >"$WORK/$1.$2.$_e.out"
+    printf '%s\n' "$ERR" | grep ' warn: \| error: ' | sed "s/^[^ ]* dwload[[][^]]*[]] //; s/$1_$_e/JOB/g" \
+      >"$WORK/$1.$2.$_e.err"
+    [ "$_e" = p ] && _eng=$(field engine)
+  done
+  is "$_eng" pushdown "$3: the second run is pushdown's"
+  is "$(cat "$WORK/$1.$2.p.out")" "$(cat "$WORK/$1.$2.m.out")" "$3: the same exit code and counts"
+  is "$(cat "$WORK/$1.$2.p.err")" "$(cat "$WORK/$1.$2.m.err")" "$3: the same warnings"
+  is "$(tdump "d_$1_p" | norm)" "$(tdump "d_$1_m" | norm)" "$3: the same rows"
+}
+
+for lay in exp tmbh tmbd; do
+  if [ $lay = tmbd ]; then
+    d1=2024-01-01 d2=2024-01-02 d3=2024-01-03 d4=2024-01-04 d9=2023-12-30
+  else
+    d1="2024-01-01 00:00:00" d2="2024-01-02 00:00:00" d3="2024-01-03 00:00:00" d4="2024-01-04 00:00:00"
+    d9="2023-12-30 00:00:00"
+  fi
+  ajob $lay memory $lay
+  ajob $lay pushdown $lay
+  file "$lay.1.csv" >/dev/null <<EOF
+id,city,phone,region,lmd
+1,Oslo,a,n,$d1
+2,Rome,b,s,$d1
+3,Lima,c,s,$d1
+4,Kiev,d,n,$d1
+5,Pune,e,s,$d1
+6,Baku,f,s,$d1
+7,Nuuk,g,n,$d1
+,Nul,h,s,$d1
+EOF
+  round $lay 1 "$lay: round 1, the first load"
+  file "$lay.2.csv" >/dev/null <<EOF
+id,city,phone,region,lmd
+1,Bergen,a,n,$d2
+2,Rome,b,s,$d1
+4,Kiev,d,n,$d1
+EOF
+  round $lay 2 "$lay: round 2, five keys absent"
+  file "$lay.3.csv" >/dev/null <<EOF
+id,city,phone,region,lmd
+1,Bergen,a,n,$d2
+3,Lima,c,s,$d1
+4,Kiev,d,n,$d1
+5,Goa,e,s,$d9
+5,Pune,x,s,$d2
+6,Baku,f,s,$d1
+6,Ufa,f,s,$d3
+,Nul,w,s,$d3
+EOF
+  round $lay 3 "$lay: round 3, four keys back"
+  file "$lay.4.csv" >/dev/null <<EOF
+id,city,phone,region,lmd
+1,Bergen,a,n,$d2
+2,Milan,b,s,$d4
+3,Lima,c,s,$d1
+4,Kiev,d,n,$d1
+5,Pune,x,s,$d2
+6,Ufa,f,s,$d3
+,Nul,w,s,$d3
+EOF
+  round $lay 4 "$lay: round 4, a key back past the checkpoint"
+  # the deletions really are the run's: RUN stands for today (yesterday
+  # with day_before)
+  n_run=$(tdump "d_${lay}_p" | norm | grep -c RUN)
+  [ "$n_run" -gt 0 ] && pass "$lay: the runs stamped deletions ($n_run rows)" ||
+    fail "$lay: the runs stamped deletions" "$(tdump "d_${lay}_p")"
+done
+
+# load.partition (tmbd): an extract of region n only judges that region's
+# keys: 1 is deleted, s's keys stay
+file tmbd.5.csv >/dev/null <<'EOF'
+id,city,phone,region,lmd
+4,Kiev,d,n,2024-01-01
+EOF
+round tmbd 5 "tmbd: round 5, one partition delivered"
+cur_deleted() {
+  sql "SELECT CASE WHEN is_deleted THEN 1 ELSE 0 END FROM d_tmbd_p WHERE id = '$1' AND valid_to IS NULL"
+}
+is "$(cur_deleted 1)|$(cur_deleted 2)" "1|0" "tmbd: round 5: region n's absent key deleted, region s's kept"
+
+# The guard: the default max_deletes stops an extract that lost most keys,
+# with the same message and nothing written, on both engines.
+for _e in m p; do
+  sed -i '/max_deletes: all/d' "$WORK/exp_$_e.yaml"
+done
+before_m=$(tdump d_exp_m) before_p=$(tdump d_exp_p)
+printf 'id,city,phone,region,lmd\n1,Bergen,a,n,2024-01-02 00:00:00\n' >"$WORK/exp.6.csv"
+round exp 6 "exp: round 6, the guard"
+is "$(sed -n 1p "$WORK/exp.6.p.out")" 4 "exp: round 6: the guard stops pushdown's run (exit 4)"
+is "$(tdump d_exp_p)|$(tdump d_exp_m)" "$before_p|$before_m" "exp: round 6: nothing written"
+
+done_testing
