@@ -236,9 +236,10 @@ dimtype() {
 DIM1=$(dimtype)
 DIM_FIRST=$(tdump dim dim_id)
 FEED=$D2 dw run "$(djob dim2 '' '  deletes: absent')"
-if is_warehouse mariadb; then
+if is_warehouse mariadb && [ "${DWL_ENGINE:-}" != pushdown ]; then
   # the current versions were read first, in the run's transaction: an
-  # ALTER on another connection would wait for the run's own lock
+  # ALTER on another connection would wait for the run's own lock (pushdown
+  # reads none before the source: it widens the column, as without absence)
   is "$RC" 4 "MariaDB, scd2, deletes: absent: a longer name found after the lookup: exit 4"
   like "$ERR" "table dim: column 'name' is VARCHAR(6), and the source's values need VARCHAR(9); this run had already read or written the table" \
     "MariaDB: the message names the column, its type, the type needed and why it cannot widen now"
