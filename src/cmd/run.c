@@ -271,6 +271,15 @@ static int run_pushdown(run_ctx *r, dwl_error *err)
     if (g < 0)
       return -1;
     absent_ok = g == 0;
+  } else if (r->spec->truncate_values.n) {
+    /* A truncate is judged by max_deletes on every live key it reaches. */
+    long long current, reached;
+    if (pushdown_count_truncate(r->pd, &current, &reached, err) != 0)
+      return -1;
+    int g = guard_absence(r->spec, r->o, current, reached, r->sum->read, 0, r->first_unreadable, r->sum, err);
+    if (g < 0)
+      return -1;
+    absent_ok = g == 0;
   }
   progress_phase_total("apply", PUSHDOWN_APPLY_STEPS);
   int rc = pushdown_apply(r->pd, absent_ok, &counts, err);

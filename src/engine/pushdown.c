@@ -209,6 +209,8 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
   double t0 = now_s();
   /* Each step (a statement or a few) one of PUSHDOWN_APPLY_STEPS. */
   int rc = p->spec->mode == MODE_SCD2 && p->old ? absent_moves(p, &b, counts, err) : 0;
+  if (rc == 0)
+    rc = truncate_rows(p, &b, err);
   if (rc == 0 && pd_late_applies(p))
     rc = build_late(p, &b, err);
   if (rc == 0)

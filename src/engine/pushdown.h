@@ -42,6 +42,10 @@ int pushdown_seen_key(pushdown *p, const dwl_value *row, dwl_error *err);
 /* deletes: absent, after the source is read: the table's current keys and
  * how many of them the source did not deliver (for the guards, guard.h). */
 int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dwl_error *err);
+/* load.deletes.truncate_values (scd2): the live current versions, and of
+ * them those a truncate row of this run reaches (the guard's count);
+ * 0 and 0 without truncate rows. */
+int pushdown_count_truncate(pushdown *p, long long *current, long long *reached, dwl_error *err);
 
 /* Computes the changes in the warehouse and applies them (in plan mode:
  * computes them and prints the statements that would apply them); the

@@ -11,6 +11,12 @@
  *   absent_delete  the live keys the extract no longer has are closed at
  *                  the run's clock (and given a tombstone).
  *
+ * A truncate row (load.deletes.truncate_values) is a deletion of every key
+ * too, at its lmd (scd_delete.c's scd_truncate): truncate_rows gives each
+ * key of the delta a delete row at each truncate after its history's end,
+ * and absent_delete closes the other live keys at the first truncate
+ * after their version's start.
+ *
  * The instants of a move and of a deletion need the close rule's
  * arithmetic and, for hash surrogate keys, SHA-256 of the key with the
  * instant's text, which SQL cannot do alike on every warehouse: the
@@ -313,30 +319,46 @@ static size_t cur_bound(const pushdown *p, dwl_buf *b, const char *a, dwl_value 
   return 1;
 }
 
-/* "SELECT <select> FROM <table> d WHERE <current, live> [<partitions
- * delivered>] AND NOT EXISTS (<seen>)": the live keys the extract no
- * longer has; the open end bound into *v. */
-static size_t absent_keys(const pushdown *p, dwl_buf *b, const char *select, dwl_value *v, SQLSMALLINT *ty)
+/* The last truncate's valid_from text, into p->vf (truncate_rows sorted
+ * them). */
+static const char *last_truncate(pushdown *p)
+{
+  target_ts_text(p->t, &p->truncs[p->ntrunc - 1], p->vf);
+  return p->vf;
+}
+
+/* "SELECT <select> FROM <table> d WHERE <current, live> ...": the live
+ * keys the extract no longer has (<partitions delivered> AND NOT EXISTS
+ * (<seen>)), or with truncates those a truncate reaches that the delta has
+ * no row of (started before the last truncate AND NOT EXISTS (<staged>));
+ * the values bound into v[] (2 at most), their number returned. */
+static size_t absent_keys(pushdown *p, dwl_buf *b, const char *select, dwl_value *v, SQLSMALLINT *ty)
 {
   buf_printf(b, "SELECT %s FROM %s d WHERE ", select, p->t->table_q);
   size_t np = cur_bound(p, b, "d", v, ty);
   live_pred(p, b, "d");
+  if (p->ntrunc) {
+    buf_printf(b, " AND d.%s < ?", tq(p, TC_VALID_FROM));
+    set_text(&v[np], last_truncate(p));
+    ty[np++] = SQL_VARCHAR;
+  }
   in_partitions(p, b, "d");
-  buf_adds(b, " AND NOT EXISTS (SELECT 1 FROM dwl_pd_seen s WHERE ");
+  buf_printf(b, " AND NOT EXISTS (SELECT 1 FROM %s s WHERE ", p->ntrunc ? "dwl_pd_src" : "dwl_pd_seen");
   keyeq(p, b, "d", "s");
   buf_adds(b, ")");
   return np;
 }
 
 typedef struct count_ctx {
-  long long v[2];
+  long long v[3];
 } count_ctx;
 
-static int on_count(void *ud, const dwl_value *r, dwl_error *err)
+/* The first row's three counts (NULL: 0). */
+static int on_count3(void *ud, const dwl_value *r, dwl_error *err)
 {
   (void)err;
   count_ctx *c = ud;
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 3; i++)
     c->v[i] = r[i].is_null ? 0 : strtoll(r[i].data, NULL, 10);
   return 1;
 }
@@ -348,7 +370,7 @@ int absent_count(pushdown *p, long long *current, long long *absent, dwl_error *
   buf_init(&b, 0);
   buf_adds(&sel, "COUNT(*), SUM(CASE WHEN NOT EXISTS (SELECT 1 FROM dwl_pd_seen s WHERE ");
   keyeq(p, &sel, "d", "s");
-  buf_adds(&sel, ") THEN 1 ELSE 0 END)");
+  buf_adds(&sel, ") THEN 1 ELSE 0 END), 0");
   dwl_value v;
   SQLSMALLINT ty;
   size_t np = 0;
@@ -358,8 +380,8 @@ int absent_count(pushdown *p, long long *current, long long *absent, dwl_error *
     live_pred(p, &b, "d");
     in_partitions(p, &b, "d");  /* load.partition: its base is the partitions delivered */
   }
-  count_ctx c = {{0, 0}};
-  int rc = sel.data ? each_row(p, &b, np ? &v : NULL, np ? &ty : NULL, np, on_count, &c, err)
+  count_ctx c = {{0, 0, 0}};
+  int rc = sel.data ? each_row(p, &b, np ? &v : NULL, np ? &ty : NULL, np, on_count3, &c, err)
                     : err_set(err, DWL_EXIT_FAILED, "out of memory");
   *current = c.v[0];
   *absent = c.v[1];
@@ -389,6 +411,13 @@ static int on_absent(void *ud, const dwl_value *r, dwl_error *err)
     return err_set(err, DWL_EXIT_FAILED, "pushdown into %s: cannot read the valid_from '%.*s' of a current version",
                    p->spec->target_table, r[nk].is_null ? 0 : (int)r[nk].len, r[nk].is_null ? "" : r[nk].data);
   dwl_ts at = p->e->run_ts;
+  /* a truncate's deletion: at the first truncate after the version's
+   * start (absent_keys read only versions one reaches) */
+  for (size_t i = 0; i < p->ntrunc; i++)
+    if (p->truncs[i].us > vf.us) {
+      at = p->truncs[i];
+      break;
+    }
   int64_t gap = ver_close_gap(p->spec), step = gap > p->e->tick_us ? gap : p->e->tick_us;
   if (at.us < vf.us + step)
     at.us = vf.us + step;
@@ -447,13 +476,13 @@ static int stage_absent(pushdown *p, dwl_buf *b, ab_ctx *a, dwl_error *err)
   buf_init(&sel, 0);
   keys(p, &sel, "d");
   buf_printf(&sel, ", d.%s", tq(p, TC_VALID_FROM));
-  dwl_value v;
-  SQLSMALLINT ty;
-  size_t np = rc == 0 && sel.data ? absent_keys(p, b, sel.data, &v, &ty) : 0;
+  dwl_value v[2];
+  SQLSMALLINT ty[2];
+  size_t np = rc == 0 && sel.data ? absent_keys(p, b, sel.data, v, ty) : 0;
   if (rc == 0 && p->t->ix[TC_SK] >= 0)
     buf_printf(b, " ORDER BY d.%s", tq(p, TC_SK));
   if (rc == 0)
-    rc = sel.data ? each_row(p, b, np ? &v : NULL, np ? &ty : NULL, np, on_absent, a, err)
+    rc = sel.data ? each_row(p, b, np ? v : NULL, np ? ty : NULL, np, on_absent, a, err)
                   : err_set(err, DWL_EXIT_FAILED, "out of memory");
   if (rc == 0)
     rc = writer_stage_flush(a->st, err);
@@ -539,4 +568,133 @@ int absent_delete(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   writer_stage_free(a.st);
   free(a.row);
   return rc;
+}
+
+/* ---- truncates ----------------------------------------------------------- */
+
+/* By lmd (insertion: there are few), as scd_truncate sorts them. */
+static void sort_truncs(pushdown *p)
+{
+  for (size_t i = 1; i < p->ntrunc; i++)
+    for (size_t j = i; j > 0 && p->truncs[j - 1].us > p->truncs[j].us; j--) {
+      dwl_ts t = p->truncs[j];
+      uint64_t o = p->torigin[j];
+      p->truncs[j] = p->truncs[j - 1];
+      p->torigin[j] = p->torigin[j - 1];
+      p->truncs[j - 1] = t;
+      p->torigin[j - 1] = o;
+    }
+}
+
+int truncate_count(pushdown *p, long long *current, long long *reached, dwl_error *err)
+{
+  *current = *reached = p->nabsent = 0;
+  if (p->ntrunc == 0 || !p->t->exists)
+    return 0;
+  sort_truncs(p);
+  if (writer_stage_flush(p->st, err) != 0)
+    return -1;
+  dwl_buf b;
+  buf_init(&b, 0);
+  const char *vf = tq(p, TC_VALID_FROM);
+  buf_printf(&b, "SELECT COUNT(*), SUM(CASE WHEN d.%s < ? THEN 1 ELSE 0 END), SUM(CASE WHEN d.%s < ? AND NOT "
+                 "EXISTS (SELECT 1 FROM dwl_pd_src s WHERE ", vf, vf);
+  keyeq(p, &b, "d", "s");
+  buf_printf(&b, ") THEN 1 ELSE 0 END) FROM %s d WHERE ", p->t->table_q);
+  dwl_value v[3];
+  SQLSMALLINT ty[3];
+  set_text(&v[0], last_truncate(p));
+  v[1] = v[0];
+  ty[0] = ty[1] = SQL_VARCHAR;
+  size_t np = 2 + cur_bound(p, &b, "d", &v[2], &ty[2]);
+  live_pred(p, &b, "d");
+  count_ctx c = {{0, 0, 0}};
+  int rc = each_row(p, &b, v, ty, np, on_count3, &c, err);
+  buf_free(&b);
+  *current = c.v[0];
+  *reached = p->ntruncated = c.v[1];
+  p->nabsent = c.v[2];
+  return rc;
+}
+
+/* The truncates, staged: their lmd, its texts, their lines. */
+static int stage_truncs(pushdown *p, dwl_error *err)
+{
+  static char *const names[] = {"dwl_t", "dwl_vf", "dwl_vt", "dwl_origin", "dwl_donly"};
+  static const int xd[] = {X_T, X_VF, X_VT, X_ORIGIN, X_DONLY};
+  dwl_column decl[5];
+  for (int i = 0; i < 5; i++)
+    decl[i] = p->decl[p->ncols + (size_t)xd[i]];
+  writer_stage *st;
+  if (writer_stage_open(p->w, "dwl_pd_tr", names, decl, NULL, 5, &st, err) != 0)
+    return -1;
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < p->ntrunc; i++) {
+    char t[24], vf[32], vt[32], o[24];
+    dwl_ts end = scd_close_at(p->spec, p->truncs[i]);
+    snprintf(t, sizeof t, "%lld", (long long)p->truncs[i].us);
+    snprintf(o, sizeof o, "%llu", (unsigned long long)p->torigin[i]);
+    target_ts_text(p->t, &p->truncs[i], vf);
+    target_ts_text(p->t, &end, vt);
+    dwl_value row[5];
+    set_text(&row[0], t);
+    set_text(&row[1], vf);
+    set_text(&row[2], vt);
+    set_text(&row[3], o);
+    set_text(&row[4], p->truncs[i].date_only ? "1" : "0");
+    rc = writer_stage_add(st, row, err);
+  }
+  if (rc == 0)
+    rc = writer_stage_flush(st, err);
+  writer_stage_free(st);
+  return rc;
+}
+
+/* Each key of the delta gets a delete row at each truncate after its
+ * history's end: its current version's start, or (none live) its first
+ * row's lmd.  Its values are the key's first row's, which a delete in
+ * delete_style: expire (truncates' only style) never writes; dwl_fpa
+ * marks it, so a row of the key at the truncate's very lmd is a conflict,
+ * as with the memory engine.  Numbered after every staged row. */
+int truncate_rows(pushdown *p, dwl_buf *b, dwl_error *err)
+{
+  if (p->ntrunc == 0)
+    return 0;
+  sort_truncs(p);
+  if (stage_truncs(p, err) != 0)
+    return -1;
+  if (p->n == 0)
+    return 0;
+  temp_table(p, b, "dwl_pd_td", NULL);
+  for (size_t i = 0; i < p->ncols; i++)
+    buf_printf(b, "f.%s, ", p->q[i]);
+  buf_printf(b, "%lld + ROW_NUMBER() OVER (ORDER BY f.dwl_seq, tr.dwl_t) AS dwl_seq, tr.dwl_origin AS dwl_origin, "
+                "tr.dwl_t AS dwl_t, 1 AS dwl_del, f.dwl_fp2 AS dwl_fp2, f.dwl_fp1 AS dwl_fp1, 'truncate' AS dwl_fpa, "
+                "tr.dwl_vf AS dwl_vf, tr.dwl_vt AS dwl_vt, f.dwl_oe AS dwl_oe, f.dwl_sk AS dwl_sk, f.dwl_skt AS "
+                "dwl_skt, tr.dwl_donly AS dwl_donly",
+             p->nseq);
+  for (size_t k = 0; k < p->nhid; k++)
+    buf_printf(b, ", f.%s", p->hname[k]);
+  buf_adds(b, " FROM (SELECT ");
+  staged_cols(p, b, "s");
+  buf_adds(b, ", ROW_NUMBER()");
+  over(p, b, "s", NULL, "s.dwl_t, s.dwl_seq");
+  buf_adds(b, " AS dwl_rn, MIN(s.dwl_t) OVER (PARTITION BY ");
+  keys(p, b, "s");
+  buf_adds(b, ") AS dwl_mint FROM dwl_pd_src s) f CROSS JOIN dwl_pd_tr tr");
+  join_current(p, b, "c", "f");
+  buf_printf(b, " WHERE f.dwl_rn = 1 AND ((c.dwl_m IS NULL AND tr.dwl_t > f.dwl_mint) OR (c.dwl_m IS NOT NULL "
+                "AND tr.dwl_vf > c.%s))",
+             tq(p, TC_VALID_FROM));
+  if (exec(p, b, NULL, NULL, 0, err) != 0)
+    return -1;
+  long long n = count_of(p, b, "dwl_pd_td", err);
+  if (n <= 0)
+    return n < 0 ? -1 : 0;
+  buf_adds(b, "INSERT INTO dwl_pd_src SELECT * FROM dwl_pd_td");
+  if (exec(p, b, NULL, NULL, 0, err) != 0)
+    return -1;
+  p->n += n;
+  p->nseq += n;
+  return 0;
 }

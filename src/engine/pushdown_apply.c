@@ -402,6 +402,11 @@ int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dw
   return rc < 0 ? -1 : 0;
 }
 
+int pushdown_count_truncate(pushdown *p, long long *current, long long *reached, dwl_error *err)
+{
+  return truncate_count(p, current, reached, err);
+}
+
 /* upsert, deletes: absent: the rows of keys the source no longer has
  * (after the delta's changes, every key the source has is seen), of the
  * partitions it delivered (load.partition). */

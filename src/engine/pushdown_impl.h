@@ -42,6 +42,11 @@ struct pushdown {
   long long nold;
   long long nabsent;     /* the table's keys not in seen (pushdown_count_absent) */
   long long nt1;         /* keys staged for type 1 overwrites (stage_type1) */
+  dwl_ts *truncs;        /* scd2: the lmd of each truncate row past the checkpoint, which
+                            is not staged (pushdown_absent.c) */
+  uint64_t *torigin;     /* ... and its source line */
+  size_t ntrunc, ctrunc;
+  long long ntruncated;  /* the live keys a truncate reaches (truncate_count) */
   dwl_column *decl;      /* dwl_pd_src's columns' types (source columns, then the NX) */
   const char **coll;     /* ... and the source columns' collations */
   int keyed;             /* the delta is a small share of an indexed table: joins with it
@@ -182,6 +187,11 @@ int absent_delete(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
 /* The live current versions [of the partitions delivered], and of them
  * those whose key the extract no longer has. */
 int absent_count(pushdown *p, long long *current, long long *absent, dwl_error *err);
+/* scd2, load.deletes.truncate_values: the truncate rows' delete rows of
+ * the delta's keys (before a); the live keys a truncate reaches, and of
+ * them those the delta has no row of, which absent_delete deletes. */
+int truncate_rows(pushdown *p, dwl_buf *b, dwl_error *err);
+int truncate_count(pushdown *p, long long *current, long long *reached, dwl_error *err);
 
 #pragma GCC visibility pop
 

@@ -140,6 +140,8 @@ void pushdown_free(pushdown *p)
   free(p->seencol);
   free(p->decl);
   free(p->coll);
+  free(p->truncs);
+  free(p->torigin);
   free(p->q);
   free(p->hname);
   free(p->row);
@@ -230,6 +232,26 @@ static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_
 
 int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
 {
+  /* A truncate row joins no key's rows: it reaches them all (as scd.c's
+   * truncs; truncate_rows and absent_delete). */
+  if (p->spec->truncate_values.n && scd_is_truncate(p->e, row)) {
+    if (!lmd)
+      return 0;
+    if (p->ntrunc == p->ctrunc) {
+      size_t cap = p->ctrunc ? p->ctrunc * 2 : 4;
+      dwl_ts *t = realloc(p->truncs, cap * sizeof *t);
+      uint64_t *o = t ? realloc(p->torigin, cap * sizeof *o) : NULL;
+      if (t)
+        p->truncs = t;
+      if (!o)
+        return err_set(err, DWL_EXIT_FAILED, "out of memory");
+      p->torigin = o;
+      p->ctrunc = cap;
+    }
+    p->torigin[p->ntrunc] = origin;
+    p->truncs[p->ntrunc++] = *lmd;
+    return 0;
+  }
   staged_row(p, row, p->nseq++, origin, lmd);
   p->n++;
   if (seen_key(p, row, 0, err) != 0)

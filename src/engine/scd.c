@@ -569,6 +569,11 @@ out:
 
 /* For the pushdown engine, which stages rows instead of walking them: the
  * same delete test and key description as here. */
+int scd_is_truncate(const scd_engine *e, const dwl_value *row)
+{
+  return truncate_value(e, row) != NULL;
+}
+
 int scd_is_delete(const scd_engine *e, const dwl_value *row)
 {
   return is_delete_row(e, row);

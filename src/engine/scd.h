@@ -243,6 +243,8 @@ long long scd_partition_live(scd_engine *e);
 
 /* Is `row` (source layout) a delete by the operation column? */
 int scd_is_delete(const scd_engine *e, const dwl_value *row);
+/* Is it a truncate row (load.deletes.truncate_values)? */
+int scd_is_truncate(const scd_engine *e, const dwl_value *row);
 
 /* "(id='A1', region=NULL)": the key of `row` (source layout), for messages. */
 void scd_describe_key(const scd_engine *e, const dwl_value *row, char *out, size_t n);

@@ -340,7 +340,7 @@ job: refuse
 source: {plugin: csv, path: $WORK/bad.csv}
 target: {connection: "$WH_CONN", table: d_refuse}
 load:
-  mode: scd2
+  mode: upsert
   key: id
   lmd: lmd
   deletes: {column: op, values: [D], truncate_values: [T]}
@@ -348,8 +348,8 @@ load:
 EOF
 )
 dw run "$j"
-is "$RC" 2 "refused: truncate_values, exit 2"
-like "$ERR" "refuse.yaml:10:3: load.engine: pushdown does not support load.deletes.truncate_values" \
+is "$RC" 2 "refused: truncate_values in upsert, exit 2"
+like "$ERR" "refuse.yaml:10:3: load.engine: pushdown does not support load.deletes.truncate_values in mode upsert" \
   "refused: the engine key's position and the reason"
 j=$(job refuse2 <<EOF
 version: 1

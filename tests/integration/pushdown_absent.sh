@@ -8,6 +8,9 @@
 # stamped so as H; tdump_run checks they are today's (or, for day_before,
 # yesterday's) times.
 #
+# Truncate rows (a fourth layout, trn) delete every key at their lmd the
+# same way: the delta's keys by a delete row, the others closed there.
+#
 # Round 1 loads keys 1 to 7 and a NULL key.  Round 2: key 1 changes, 3, 5,
 # 6, 7 and the NULL key are absent (deleted at the run's clock), 2 and 4
 # come again unchanged (not past the checkpoint: they only say their key
@@ -54,6 +57,8 @@ ajob() {
     tmbh) printf '  delete_style: tombstone\n' ;;
     tmbd) printf '  delete_style: tombstone\n  partition: [region]\n' ;;
   esac)
+  _del='deletes: absent'
+  [ "$3" = trn ] && _del='deletes: {column: op, values: [D], truncate_values: [T]}'
   mkjob "$1_${2%"${2#?}"}" "$WORK/$1.csv" "d_$1_${2%"${2#?}"}" \
     "$([ "$3" = tmbd ] && echo '  types: {lmd: date}')" >/dev/null <<YAML
 $_dim
@@ -64,7 +69,7 @@ load:
   lmd: lmd
   type2: [city]
   type1: [phone]
-  deletes: absent
+  $_del
   max_deletes: all
 $_load
 YAML
@@ -156,6 +161,44 @@ cur_deleted() {
   sql "SELECT CASE WHEN is_deleted THEN 1 ELSE 0 END FROM d_tmbd_p WHERE id = '$1' AND valid_to IS NULL"
 }
 is "$(cur_deleted 1)|$(cur_deleted 2)" "1|0" "tmbd: round 5: region n's absent key deleted, region s's kept"
+
+# ---- truncate rows (load.deletes.truncate_values) -----------------------------
+# Round 2: key 1 changes before the first truncate and comes back after
+# it (the second closes it again); 6 is new before the first (a version
+# it closes), 7 between the two, 8 after the second; 2 to 5 are not in the
+# delta and close at the first.  Round 3: 2 comes back, 9 is new, nothing truncated.
+ajob trn memory trn
+ajob trn pushdown trn
+file trn.1.csv >/dev/null <<'EOF'
+id,city,phone,region,op,lmd
+1,Oslo,a,n,,2024-01-01 00:00:00
+2,Rome,b,s,,2024-01-01 00:00:00
+3,Lima,c,s,,2024-01-01 00:00:00
+4,Kiev,d,n,,2024-01-01 00:00:00
+5,Pune,e,s,,2024-01-01 00:00:00
+EOF
+round trn 1 "trn: round 1, the first load"
+file trn.2.csv >/dev/null <<'EOF'
+id,city,phone,region,op,lmd
+1,Bergen,a,n,,2024-01-02 00:00:00
+,,,,T,2024-01-03 00:00:00
+1,Bergen,z,n,,2024-01-04 00:00:00
+6,Baku,f,s,,2024-01-02 00:00:00
+7,Nuuk,g,n,,2024-01-04 00:00:00
+,,,,T,2024-01-06 00:00:00
+8,Ufa,h,s,,2024-01-07 00:00:00
+EOF
+round trn 2 "trn: round 2, two truncates"
+# (inserted: 1 twice, 6, 7, 8; deleted: 1 twice, 6, 7, and 2 to 5; 6's
+# second truncate finds it deleted: unchanged)
+is "$(sed -n 2p "$WORK/trn.2.p.out")" "read=7 skipped=0 inserted=5 expired=1 updated=0 deleted=8 unchanged=1 absent=5" \
+  "trn: round 2: the counts (the five live keys reached)"
+file trn.3.csv >/dev/null <<'EOF'
+id,city,phone,region,op,lmd
+2,Rome,b,s,,2024-01-08 00:00:00
+9,Oran,i,s,,2024-01-08 00:00:00
+EOF
+round trn 3 "trn: round 3, keys back, none truncated"
 
 # The guard: the default max_deletes stops an extract that lost most keys,
 # with the same message and nothing written, on both engines.

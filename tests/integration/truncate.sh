@@ -3,8 +3,10 @@
 # live at that point, at the row's lmd (scd2: versions closed then;
 # upsert: rows removed); rows before it apply first, rows after it bring
 # keys back.  max_deletes judges every live key a truncate reaches; a
-# rerun of the same feed changes nothing; pushdown refuses the key (and
-# delete_style: tombstone is refused: tests/bad/truncate_tombstone).
+# rerun of the same feed changes nothing.  make check runs it with
+# DWL_ENGINE=pushdown too, which takes the scd2 jobs (pushdown_absent.c)
+# and refuses upsert's, naming the key (delete_style: tombstone is refused
+# with either engine: tests/bad/truncate_tombstone).
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 # tjob NAME MODE [LOAD-LINES]: j, a job reading $WORK/NAME.csv into t_NAME
@@ -82,7 +84,7 @@ is "$RC" 1 "tc: a row at the truncate's lmd: the run fails"
 like "$ERR" "(id='1')" "tc: the message names the key"
 is "$(tdump t_tc)" "$before" "tc: nothing written"
 
-# pushdown refuses it, naming the key
+# pushdown refuses it in upsert, naming the key
 feed tp <<'EOF'
 1,I,10,2024-01-01 00:00:00
 EOF
@@ -104,7 +106,7 @@ load:
 EOF
 )
 dw run "$j"
-is "$RC" 2 "pushdown with truncate_values: exit 2"
+is "$RC" 2 "pushdown with truncate_values in upsert: exit 2"
 like "$ERR" "tp.yaml:11:3: load.engine: pushdown does not support load.deletes.truncate_values" \
   "pushdown: the message names the key and its place"
 is "$(wh_tables | grep -c '^t_tp$')" 0 "pushdown: no table was made"
