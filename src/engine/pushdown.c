@@ -41,7 +41,10 @@
  * the other keys and brings back the keys the table no longer has; scd2
  * (pushdown_absent.c) takes the old rows of keys without a live version
  * into the delta before a, moves rows dated before a key's deletion to
- * it, and closes the live keys the extract no longer has. */
+ * it, and closes the live keys the extract no longer has; truncate rows
+ * (scd2) give the delta's keys delete rows and close the others
+ * (pushdown_absent.c); load.ignore_null_updates (scd2) fills the staged
+ * rows' NULLs before a (pushdown_fill.c). */
 #include "pushdown_impl.h"
 
 #include <stdio.h>
@@ -211,6 +214,8 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
   int rc = p->spec->mode == MODE_SCD2 && p->old ? absent_moves(p, &b, counts, err) : 0;
   if (rc == 0)
     rc = truncate_rows(p, &b, err);
+  if (rc == 0)
+    rc = fill_nulls_pd(p, &b, err);
   if (rc == 0 && pd_late_applies(p))
     rc = build_late(p, &b, err);
   if (rc == 0)

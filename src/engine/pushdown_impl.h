@@ -193,6 +193,11 @@ int absent_count(pushdown *p, long long *current, long long *absent, dwl_error *
 int truncate_rows(pushdown *p, dwl_buf *b, dwl_error *err);
 int truncate_count(pushdown *p, long long *current, long long *reached, dwl_error *err);
 
+/* ---- pushdown_fill.c: load.ignore_null_updates (scd2) ----------------------- */
+
+/* The staged rows' NULLs filled, and their fingerprints (before a). */
+int fill_nulls_pd(pushdown *p, dwl_buf *b, dwl_error *err);
+
 #pragma GCC visibility pop
 
 #endif

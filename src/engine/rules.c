@@ -25,9 +25,10 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
    * tie-breakers (dwload-job(5), SEQUENCES). */
   if (s->lmd_ties.n > 0)
     return "does not support a composite load.lmd (tie-breaking columns after the first); use engine: memory";
-  /* The carried values would need the key's previous row in SQL. */
-  if (s->ignore_nulls)
-    return "does not carry values over a NULL, so load.ignore_null_updates needs engine: memory";
+  /* scd2 fills them in SQL (pushdown_fill.c); upsert's late rows, which
+   * neither take nor give values, are not set apart before it. */
+  if (s->ignore_nulls && s->mode == MODE_UPSERT)
+    return "does not carry values over a NULL in mode upsert, so load.ignore_null_updates needs engine: memory";
   /* load.late: repair fails a pushdown run on a late row (check_late): it
    * never repairs history; ignore and reject leave late rows out. */
   if (s->lookback_us > 0)

@@ -243,6 +243,10 @@ long long scd_partition_live(scd_engine *e);
 
 /* Is `row` (source layout) a delete by the operation column? */
 int scd_is_delete(const scd_engine *e, const dwl_value *row);
+/* load.ignore_null_updates: the columns a NULL leaves unchanged (type 2
+ * and type 1, neither the lmd nor the delete flag; with a list, only
+ * those), into out (room for nt2 + nt1); their number. */
+size_t scd_fill_columns(const scd_engine *e, size_t *out);
 /* Is it a truncate row (load.deletes.truncate_values)? */
 int scd_is_truncate(const scd_engine *e, const dwl_value *row);
 

@@ -29,8 +29,24 @@ static int listed(const size_t *set, size_t n, size_t ix)
   return 0;
 }
 
-/* The columns in effect: tracked (type 2 or type 1, so the scan reads
- * them), neither the lmd nor the delete flag; with a list, only those. */
+size_t scd_fill_columns(const scd_engine *e, size_t *out)
+{
+  size_t n = 0;
+  for (int set = 0; set < 2; set++) {
+    const size_t *c = set ? e->cols.t1 : e->cols.t2;
+    size_t nc = set ? e->cols.nt1 : e->cols.nt2;
+    for (size_t i = 0; i < nc; i++) {
+      if ((ssize_t)c[i] == e->cols.lmd || (ssize_t)c[i] == e->cols.del)
+        continue;
+      if (e->spec->ignore_nulls == 2 && !listed(e->inu_req, e->ninu_req, c[i]))
+        continue;
+      out[n++] = c[i];
+    }
+  }
+  return n;
+}
+
+/* The columns in effect (scd_fill_columns), once. */
 static int fill_cols(scd_engine *e, dwl_error *err)
 {
   if (e->inu_ready)
@@ -39,17 +55,7 @@ static int fill_cols(scd_engine *e, dwl_error *err)
   if (!e->inu)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   e->inu_ready = 1;
-  for (int set = 0; set < 2; set++) {
-    const size_t *c = set ? e->cols.t1 : e->cols.t2;
-    size_t n = set ? e->cols.nt1 : e->cols.nt2;
-    for (size_t i = 0; i < n; i++) {
-      if ((ssize_t)c[i] == e->cols.lmd || (ssize_t)c[i] == e->cols.del)
-        continue;
-      if (e->spec->ignore_nulls == 2 && !listed(e->inu_req, e->ninu_req, c[i]))
-        continue;
-      e->inu[e->ninu++] = c[i];
-    }
-  }
+  e->ninu = scd_fill_columns(e, e->inu);
   return 0;
 }
 

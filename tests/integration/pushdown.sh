@@ -365,7 +365,7 @@ like "$ERR" "refuse2.yaml:5:22: load.engine: pushdown applies only to modes scd2
   "refused: append names the engine key"
 for r in "lookback: 2h|load.lookback (which rereads late rows) needs engine: memory" \
          "watermark: none|load.watermark: none (which compares rows older than the checkpoint" \
-         "ignore_null_updates: true|does not carry values over a NULL"; do
+         "lookup: keys|does not read current versions into memory, so load.lookup does not apply"; do
   cat >"$WORK/refuse3.yaml" <<EOF
 version: 1
 job: refuse3

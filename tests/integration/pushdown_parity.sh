@@ -5,7 +5,8 @@
 # each table, memory into the one, pushdown into the other.  The tables
 # are compared row for row, with the summaries' counts, the exit codes,
 # the error lines and the reject files.  The same comparison, without late
-# rows, checks revivals under type1_scope: all with expire-style deletes.
+# rows, checks revivals under type1_scope: all with expire-style deletes,
+# and the NULLs load.ignore_null_updates fills.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 # The jobs name their engine; DWL_ENGINE must not change them.
@@ -238,6 +239,57 @@ EOF
     "$_w: and of a NULL key"
   is "$(sql "SELECT count(*) FROM \"t1${dl}_p\" WHERE id = '4' AND phone = 'k'")" 1 \
     "$_w: a delete row revives nothing"
+done
+
+# ---- scd2, load.ignore_null_updates ----------------------------------------
+# A NULL means "unchanged": the key's previous row in lmd order gives the
+# value, else its live current version.  Key 1: a NULL city from the
+# current version (a type 1 change), then a NULL phone from that row.  Key
+# 2: all NULL (unchanged), a delete, then NULLs after it (nothing to
+# carry).  Key 4: deleted in the seed (with tombstones, its current version
+# gives nothing).  Key 5: new, a NULL city kept, then a NULL phone carried.
+# The NULL key: filled from its current version.  Every column (expire
+# style), and the city only (tombstones).
+for inu in all city; do
+  file "nu$inu.seed.csv" >/dev/null <<'EOF'
+id,city,phone,op,lmd
+1,Oslo,a,,2024-01-01 00:00:00
+2,Rome,b,,2024-01-01 00:00:00
+4,Kiev,d,,2024-01-01 00:00:00
+4,Kiev,d,D,2024-01-01 12:00:00
+,Nul,n,,2024-01-01 00:00:00
+EOF
+  if [ $inu = all ]; then _inu=true _style=expire; else _inu='[city]' _style=tombstone; fi
+  seed "nu$inu" <<EOF
+load:
+  mode: scd2
+  engine: @ENGINE@
+  key: id
+  lmd: lmd
+  type2: [city]
+  type1: [phone]
+  deletes: {column: op, values: [D]}
+  delete_style: $_style
+  ignore_null_updates: $_inu
+EOF
+  file "nu$inu.csv" >/dev/null <<'EOF'
+id,city,phone,op,lmd
+1,,x,,2024-01-02 00:00:00
+1,Bergen,,,2024-01-03 00:00:00
+2,,,,2024-01-02 00:00:00
+2,Milan,,D,2024-01-03 00:00:00
+2,,,,2024-01-04 00:00:00
+4,,q,,2024-01-02 00:00:00
+5,,e,,2024-01-02 00:00:00
+5,Pune,,,2024-01-03 00:00:00
+,,w,,2024-01-02 00:00:00
+EOF
+  _w="scd2, ignore_null_updates: $_inu, $_style"
+  late "nu$inu" 1 "$_w" ""
+  is "$_rc_p" 0 "$_w: pushdown takes the job"
+  is "$(sqln "SELECT city, phone FROM \"nu${inu}_p\" WHERE id = '1' ORDER BY valid_from")" \
+    "$([ $inu = all ] && printf 'Oslo|x\nBergen|x' || printf 'Oslo|x\nBergen|<null>')" \
+    "$_w: key 1's NULL city from the current version (a type 1 change in place), then its NULL phone from that row"
 done
 
 # ---- scd2 with the delete flag column excluded from the table -------------
