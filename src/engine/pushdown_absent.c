@@ -32,6 +32,7 @@
 
 #include "fingerprint.h"
 #include "log.h"
+#include "norm.h"
 
 void live_pred(const pushdown *p, dwl_buf *b, const char *a)
 {
@@ -86,7 +87,7 @@ typedef struct mv_ctx {
   writer_stage *st;
   scd_counts *counts;
   size_t nk;
-  char key[PD_MAX_KEY][512]; /* the group's key, as fetched */
+  dwl_buf key[PD_MAX_KEY];   /* the group's key, as fetched */
   int knull[PD_MAX_KEY];
   int have;                  /* a group is open */
   int64_t at;                /* its deletion instant */
@@ -100,6 +101,40 @@ static void set_text(dwl_value *v, const char *s)
   v->data = s;
   v->len = s ? strlen(s) : 0;
   v->is_null = s == NULL;
+}
+
+/* The hash surrogate key of a version of key `kv` (its nkey values, as the
+ * warehouse returned them) starting at `vf` (its text): SHA-256 of the key
+ * and the text, with a marker for a tombstone, as staged_row and the
+ * memory engine's sink compute it; the values are first normalized as the
+ * memory engine normalizes stored ones (target_scan), which is the
+ * source's canonical text. */
+static int hash_key(const pushdown *p, const dwl_value *kv, const char *vf, int tomb, char out[65],
+                    dwl_error *err)
+{
+  const scd_cols *c = &p->e->cols;
+  dwl_value *kr = calloc(p->ncols ? p->ncols : 1, sizeof *kr);
+  dwl_buf *nb = calloc(c->nkey ? c->nkey : 1, sizeof *nb);
+  int rc = kr && nb ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t k = 0; rc == 0 && k < c->nkey; k++) {
+    const char *why = "cannot be read";
+    buf_init(&nb[k], 0);
+    kr[c->key[k]] = kv[k];
+    if (!kv[k].is_null && norm_stored_col(&p->t->src[c->key[k]], kv[k].data, kv[k].len, &nb[k],
+                                          &kr[c->key[k]].data, &kr[c->key[k]].len, &why) != 0)
+      rc = err_set(err, DWL_EXIT_FAILED, "pushdown into %s: a key value of column %s %s", p->spec->target_table,
+                   p->t->src[c->key[k]].name, why);
+  }
+  if (rc == 0) {
+    char extra[48];
+    int len = snprintf(extra, sizeof extra, "%s%s", vf, tomb ? "|tombstone" : "");
+    fp_sha256_hex(kr, c->key, c->nkey, extra, (size_t)len, out);
+  }
+  for (size_t k = 0; nb && k < c->nkey; k++)
+    buf_free(&nb[k]);
+  free(nb);
+  free(kr);
+  return rc;
 }
 
 /* Stages what becomes of row i of the group: dropped, or moved to m->at. */
@@ -123,22 +158,11 @@ static int stage_move(mv_ctx *m, size_t i, int drop, dwl_error *err)
     set_text(&row[3], vf);
     set_text(&row[4], vt);
     if (p->t->ix[TC_SK] >= 0 && p->spec->sk_strategy == SK_HASH) {
-      /* as staged_row: the key's values and valid_from */
-      const scd_cols *c = &p->e->cols;
-      dwl_value *kr = calloc(p->ncols ? p->ncols : 1, sizeof *kr);
-      if (!kr)
-        return err_set(err, DWL_EXIT_FAILED, "out of memory");
-      for (size_t k = 0; k < c->nkey; k++) {
-        kr[c->key[k]].is_null = m->knull[k];
-        kr[c->key[k]].data = m->key[k];
-        kr[c->key[k]].len = strlen(m->key[k]);
-      }
-      char extra[48];
-      int len = snprintf(extra, sizeof extra, "%s", vf);
-      fp_sha256_hex(kr, c->key, c->nkey, extra, (size_t)len, sk);
-      len = snprintf(extra, sizeof extra, "%s|tombstone", vf);
-      fp_sha256_hex(kr, c->key, c->nkey, extra, (size_t)len, skt);
-      free(kr);
+      dwl_value kv[PD_MAX_KEY];
+      for (size_t k = 0; k < m->nk; k++)
+        kv[k] = (dwl_value){.data = m->key[k].data, .len = m->key[k].len, .is_null = m->knull[k]};
+      if (hash_key(p, kv, vf, 0, sk, err) != 0 || hash_key(p, kv, vf, 1, skt, err) != 0)
+        return -1;
       set_text(&row[5], sk);
       set_text(&row[6], skt);
     }
@@ -174,7 +198,7 @@ static int same_key(const mv_ctx *m, const dwl_value *r)
   for (size_t k = 0; k < m->nk; k++) {
     if (r[k].is_null != m->knull[k])
       return 0;
-    if (!r[k].is_null && (r[k].len != strlen(m->key[k]) || memcmp(r[k].data, m->key[k], r[k].len) != 0))
+    if (!r[k].is_null && (r[k].len != m->key[k].len || memcmp(r[k].data, m->key[k].data, r[k].len) != 0))
       return 0;
   }
   return 1;
@@ -191,8 +215,9 @@ static int on_move_row(void *ud, const dwl_value *r, dwl_error *err)
       return -1;
     for (size_t k = 0; k < nk; k++) {
       m->knull[k] = r[k].is_null;
-      snprintf(m->key[k], sizeof m->key[k], "%.*s", r[k].is_null ? 0 : (int)r[k].len,
-               r[k].is_null ? "" : r[k].data);
+      buf_reset(&m->key[k]);
+      if (!r[k].is_null && buf_add(&m->key[k], r[k].data, r[k].len) != 0)
+        return err_set(err, DWL_EXIT_FAILED, "out of memory");
     }
     dwl_ts d;
     const dwl_value *dv = &r[nk + 2];
@@ -270,6 +295,8 @@ int absent_moves(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   for (int i = 0; i < 7; i++)
     decl[i] = p->decl[p->ncols + (size_t)(i < 3 ? X_SEQ : i == 3 ? X_VF : i == 4 ? X_VT : i == 5 ? X_SK : X_SKT)];
   mv_ctx m = {.p = p, .counts = counts, .nk = p->e->cols.nkey};
+  for (size_t k = 0; k < m.nk; k++)
+    buf_init(&m.key[k], 0);
   if (writer_stage_open(p->w, "dwl_pd_mv", names, decl, NULL, 7, &m.st, err) != 0)
     return -1;
   deleted_rows(p, b);
@@ -279,6 +306,8 @@ int absent_moves(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   if (rc == 0)
     rc = writer_stage_flush(m.st, err);
   free(m.rows);
+  for (size_t k = 0; k < m.nk; k++)
+    buf_free(&m.key[k]);
   if (rc == 0 && m.dropped > 0) {
     p->t->d->delete_matching(b, "dwl_pd_src", "dwl_pd_mv", "d.dwl_seq = s.dwl_seq AND s.dwl_drop = 1");
     rc = exec(p, b, NULL, NULL, 0, err);
@@ -438,15 +467,8 @@ static int on_absent(void *ud, const dwl_value *r, dwl_error *err)
   set_text(&x[4], NULL);
   set_text(&x[5], num);
   if (is_tomb(p) && p->t->ix[TC_SK] >= 0 && p->spec->sk_strategy == SK_HASH) {
-    dwl_value *kr = calloc(p->ncols ? p->ncols : 1, sizeof *kr);
-    if (!kr)
-      return err_set(err, DWL_EXIT_FAILED, "out of memory");
-    for (size_t k = 0; k < nk; k++)
-      kr[c->key[k]] = r[k];
-    char extra[48];
-    int len = snprintf(extra, sizeof extra, "%s|tombstone", att);
-    fp_sha256_hex(kr, c->key, nk, extra, (size_t)len, skt);
-    free(kr);
+    if (hash_key(p, r, att, 1, skt, err) != 0)
+      return -1;
     set_text(&x[4], skt);
   }
   return writer_stage_add(a->st, a->row, err);
