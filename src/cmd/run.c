@@ -357,28 +357,31 @@ static int run_engine(run_ctx *r, dwl_error *err)
   long long truncated = r->e.ntrunc ? scd_truncate(&r->e, err) : 0;
   if (truncated < 0)
     return -1;
-  progress_phase_total("apply", (long long)r->e.delta.n);
-  if (scd_walk_delta(r, &sink, &counts, err) != 0)
-    return -1;
+  /* The keys to delete are known once the source is read (the walk
+   * touches only keys the source delivered).  Their versions are read
+   * again now, before the walk writes: SQLite's scan reads on a second
+   * connection, which the run's uncommitted writes lock out once they
+   * spill from the page cache (100k keys with 1% changed and 1% absent
+   * waited for the lock and failed, exit 3, on every rerun). */
   size_t absent = spec->deletes == DEL_ABSENT ? scd_mark_absent(&r->e) : r->e.ndelete;
   long long current = (long long)r->e.nlive;
+  if (absent > 0 && scd_collect_doomed(&r->e, r->t, &r->doomed, err) != 0)
+    return -1;
   /* load.partition: the rows read again say which absent keys are of the
    * partitions the source delivered, before the guard counts them. */
-  int early = absent > 0 && r->e.cols.npart > 0;
-  if (early && scd_collect_doomed(&r->e, r->t, &r->doomed, err) != 0)
-    return -1;
-  if (early) {
+  if (absent > 0 && r->e.cols.npart > 0) {
     absent = r->doomed.n;
     current = scd_partition_live(&r->e);
   }
+  progress_phase_total("apply", (long long)r->e.delta.n);
+  if (scd_walk_delta(r, &sink, &counts, err) != 0)
+    return -1;
   /* A truncate is judged by max_deletes on every live key it reaches. */
   int g = guard_absence(spec, r->o, current, r->e.ntrunc ? truncated : (long long)absent, r->sum->read,
                         r->e.ntrunc ? 0 : r->unreadable, r->first_unreadable, r->sum, err);
   if (g < 0)
     return -1;
   if (g == 0 && absent > 0) {
-    if (!early && scd_collect_doomed(&r->e, r->t, &r->doomed, err) != 0)
-      return -1;
     for (size_t i = 0; i < r->doomed.n; i++)
       if (scd_delete_absent(&r->e, r->doomed.rows[i].vals, &r->doomed.rows[i].lmd, &sink, &counts, err) < 0)
         return -1;

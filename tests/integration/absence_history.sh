@@ -273,4 +273,48 @@ EOF
 2|Bob|2024-01-02 00:00:00" "upsert $engine: both keys there"
 done
 
+# ---- SQLite: the absent keys' versions are read before the run writes ------
+# The memory engine reads them again on SQLite's second connection, which
+# the run's uncommitted writes lock out once they spill from the page
+# cache: 100k keys with 1000 changed and 1000 gone waited for the lock
+# until target.lock_timeout and failed (exit 3) on every rerun.
+if is_warehouse sqlite; then
+  python3 - "$WORK" <<'EOF'
+import sys
+w = sys.argv[1]
+with open(w + "/big1.csv", "w") as f, open(w + "/big2.csv", "w") as g:
+    f.write("id,name,lmd\n")
+    g.write("id,name,lmd\n")
+    for k in range(100000):
+        f.write("%d,n%d,2024-01-01 00:00:00\n" % (k, k))
+        if k % 100 == 1:
+            continue
+        g.write("%d,%s%d,%s\n" % (k, "m" if k % 100 == 0 else "n", k,
+                                  "2024-01-02 00:00:00" if k % 100 == 0 else "2024-01-01 00:00:00"))
+EOF
+  job big <<EOF >/dev/null
+version: 1
+job: big
+source:
+  plugin: csv
+  path: \${FEED}
+target:
+  connection: "$WH_CONN"
+  table: h_big
+  lock_timeout: 5s
+load:
+  mode: scd2
+  key: id
+  lmd: lmd
+  deletes: absent
+  max_deletes: all
+EOF
+  _engine <"$WORK/big.yaml" | job big_e >/dev/null
+  FEED="$WORK/big1.csv" dw run "$WORK/big_e.yaml"
+  is "$RC" 0 "SQLite, 100k keys: the first load"
+  FEED="$WORK/big2.csv" dw run "$WORK/big_e.yaml"
+  is "$RC|$(field inserted)|$(field deleted)" "0|1000|1000" \
+    "SQLite, 100k keys, 1000 changed and 1000 gone: the run commits, nothing waits for a lock"
+fi
+
 done_testing
