@@ -8,8 +8,9 @@
  * fingerprints of its type 2, type 1 and whole values (comparisons inside
  * the delta), its valid_from and its close-rule valid_to as text, the open
  * end, and SHA-256 surrogate keys (SQLite has no sha256()).  The warehouse
- * then, in temporary tables of delta size (MariaDB cannot name a
- * temporary table twice in one statement, so each statement reads one):
+ * then, in temporary tables of delta size (most statements read one
+ * each: MariaDB before 10.2 could not name a temporary table twice in a
+ * statement, MDEV-5535; absent_moves's reads dwl_pd_src twice):
  *
  *   a  the staged rows with their predecessor by (key, lmd, order): a row
  *      with the same lmd as its predecessor is an identical duplicate

@@ -614,7 +614,7 @@ int truncate_count(pushdown *p, long long *current, long long *reached, dwl_erro
   if (p->ntrunc == 0 || !p->t->exists)
     return 0;
   sort_truncs(p);
-  if (writer_stage_flush(p->st, err) != 0)
+  if (writer_stage_flush(p->st, err) != 0 || index_keys(p, "dwl_pd_src", err) != 0)
     return -1;
   dwl_buf b;
   buf_init(&b, 0);

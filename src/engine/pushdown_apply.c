@@ -375,7 +375,8 @@ int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dw
   *current = *absent = p->nabsent = 0;
   if (!p->seen || !t->exists)
     return 0;
-  if (writer_stage_flush(p->seen, err) != 0 || analyze(p, "dwl_pd_seen", err) != 0)
+  if (writer_stage_flush(p->seen, err) != 0 || index_keys(p, "dwl_pd_seen", err) != 0 ||
+      analyze(p, "dwl_pd_seen", err) != 0)
     return -1;
   if (p->spec->mode == MODE_SCD2) {
     int rc = absent_count(p, current, absent, err);

@@ -101,6 +101,11 @@ int each_row(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALLINT
 int is_tomb(const pushdown *p);
 const char *tq(const pushdown *p, int role);
 void keys(const pushdown *p, dwl_buf *b, const char *a);
+/* An index on a staged table's key columns (dwl_pd_seen, dwl_pd_src), which
+ * the anti-joins of absence and truncates probe once per current version:
+ * without one SQLite and MariaDB scan the stage for each (a 100k-row
+ * dimension's absence took 332 s on SQLite). */
+int index_keys(pushdown *p, const char *table, dwl_error *err);
 void keyeq(const pushdown *p, dwl_buf *b, const char *a, const char *c2);
 void alleq(const pushdown *p, dwl_buf *b, const char *a, const char *c2, const size_t *idx, size_t n);
 /* load.partition: " AND EXISTS (...)": `a`'s row is of a partition the

@@ -17,11 +17,11 @@ const char *tq(const pushdown *p, int role)
   return p->t->cols[p->t->ix[role]].q;
 }
 
-/* "a.k1, a.k2" */
+/* "a.k1, a.k2" ("k1, k2" without a) */
 void keys(const pushdown *p, dwl_buf *b, const char *a)
 {
   for (size_t i = 0; i < p->e->cols.nkey; i++)
-    buf_printf(b, "%s%s.%s", i ? ", " : "", a, p->q[p->e->cols.key[i]]);
+    buf_printf(b, "%s%s%s%s", i ? ", " : "", a ? a : "", a ? "." : "", p->q[p->e->cols.key[i]]);
 }
 
 /* a.c = b.c NULL-safely: the dialect's operator without its parameter;
@@ -250,4 +250,16 @@ void insert_cols(const pushdown *p, dwl_buf *b, const char *mid, const char *end
   if (rid)
     buf_adds(b, ", ?");
   buf_adds(b, end);
+}
+
+int index_keys(pushdown *p, const char *table, dwl_error *err)
+{
+  dwl_buf b;
+  buf_init(&b, 0);
+  buf_printf(&b, "CREATE INDEX %s_k ON %s (", table, table);
+  keys(p, &b, NULL);
+  buf_addc(&b, ')');
+  int rc = exec(p, &b, NULL, NULL, 0, err);
+  buf_free(&b);
+  return rc;
 }
