@@ -103,8 +103,9 @@ const char *tq(const pushdown *p, int role);
 void keys(const pushdown *p, dwl_buf *b, const char *a);
 /* An index on a staged table's key columns (dwl_pd_seen, dwl_pd_src), which
  * the anti-joins of absence and truncates probe once per current version:
- * without one SQLite and MariaDB scan the stage for each (a 100k-row
- * dimension's absence took 332 s on SQLite). */
+ * without one SQLite scans the stage for each (a 100k-row dimension's
+ * absence took 332 s).  Where the dialect allows it in the run's
+ * transaction (index_temp): not on MariaDB (dialect.h says why). */
 int index_keys(pushdown *p, const char *table, dwl_error *err);
 void keyeq(const pushdown *p, dwl_buf *b, const char *a, const char *c2);
 void alleq(const pushdown *p, dwl_buf *b, const char *a, const char *c2, const size_t *idx, size_t n);

@@ -254,6 +254,8 @@ void insert_cols(const pushdown *p, dwl_buf *b, const char *mid, const char *end
 
 int index_keys(pushdown *p, const char *table, dwl_error *err)
 {
+  if (!p->t->d->index_temp)
+    return 0;
   dwl_buf b;
   buf_init(&b, 0);
   buf_printf(&b, "CREATE INDEX %s_k ON %s (", table, table);

@@ -235,6 +235,11 @@ struct dialect {
    * automatic index. */
   const char *temp_index_begin;
   const char *temp_index_end;
+  /* 1 where CREATE INDEX on a temporary table stays in the transaction and
+   * takes any column: PostgreSQL and SQLite.  MariaDB refuses a TEXT
+   * column without a prefix length, and lists CREATE INDEX among the
+   * statements that commit a transaction implicitly. */
+  int index_temp;
 
   /* ---- whole-table copies (dwload migrate) ---- */
   /* How a job names a table the catalog lists (SQLTables' schema, which

@@ -211,6 +211,7 @@ const dialect dialect_pg = {
   .lock_timeout_sql = pg_lock_timeout_sql,
   .current_schema_sql = "SELECT current_schema(), 0",
   .analyze_sql = "ANALYZE",
+  .index_temp = 1,
   .estimate_sql = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)",
   .scan_row_bytes = 90,  /* 25,364 KiB at 100k current versions, 34,164 at 200k */
   .estimate_quoted = 1,

@@ -100,6 +100,7 @@ const dialect dialect_sqlite = {
   .max_ident = 128,
   .max_columns = 2000,
   /* UPDATE ... FROM since SQLite 3.33; no DELETE ... USING. */
+  .index_temp = 1,
   .update_begin = dialect_update_from_begin,
   .update_end = dialect_update_from_end,
   .set_prefix = "",
