@@ -57,6 +57,7 @@ typedef struct run_ctx {
   int nsplit;           /* levels of sub on the path of the partition computed */
   spill *divert;        /* the split being filled as a partition is read back */
   long long reading;    /* rows of the partition being read back */
+  int mixed;            /* ... and the rows held are of more than one key */
   /* run_stream.c: an initial load (no stored rows) written in chunks while
    * the source is read */
   int stream;           /* 0: not decided yet; 1: streaming; -1: not this run */

@@ -140,15 +140,6 @@ static int split(run_ctx *r, dwl_error *err)
   return scd_reset(&r->e, err);
 }
 
-/* Whether every row held is of one key, which no split divides. */
-static int one_key(const run_ctx *r)
-{
-  for (size_t i = 1; i < r->e.delta.n; i++)
-    if (!fp_eq(r->e.delta.rows[i].key, r->e.delta.rows[0].key))
-      return 0;
-  return 1;
-}
-
 static int take_back(void *ud, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
 {
   run_ctx *r = ud;
@@ -158,7 +149,10 @@ static int take_back(void *ud, const dwl_value *vals, uint64_t origin, const dwl
   }
   if (scd_add_source(&r->e, vals, origin, lmd, 1, err) < 0)
     return -1;
-  return over_budget(r) && r->nsplit < RUN_SPILL_DEPTH && !one_key(r) ? split(r, err) : 0;
+  /* (one key's rows, which no split divides, are held whole) */
+  const rs_row *d = r->e.delta.rows;
+  r->mixed |= r->e.delta.n > 1 && !fp_eq(d[r->e.delta.n - 1].key, d[0].key);
+  return over_budget(r) && r->nsplit < RUN_SPILL_DEPTH && r->mixed ? split(r, err) : 0;
 }
 
 int run_spill_other(const run_ctx *r, const dwl_value *row)
@@ -232,6 +226,7 @@ static int run_part(run_ctx *r, spill *s, size_t p, long long rows, dwl_error *e
     r->nsplit = l + 1;
   }
   r->divert = NULL;
+  r->mixed = 0;
   r->reading = s->rows[p];
   if (spill_read(s, p, take_back, r, err) != 0)
     return -1;

@@ -32,7 +32,6 @@
 
 #include "fingerprint.h"
 #include "log.h"
-#include "norm.h"
 
 void live_pred(const pushdown *p, dwl_buf *b, const char *a)
 {
@@ -96,13 +95,6 @@ typedef struct mv_ctx {
   long long moved, dropped;
 } mv_ctx;
 
-static void set_text(dwl_value *v, const char *s)
-{
-  v->data = s;
-  v->len = s ? strlen(s) : 0;
-  v->is_null = s == NULL;
-}
-
 /* The hash surrogate key of a version of key `kv` (its nkey values, as the
  * warehouse returned them) starting at `vf` (its text): SHA-256 of the key
  * and the text, with a marker for a tombstone, as staged_row and the
@@ -117,12 +109,10 @@ static int hash_key(const pushdown *p, const dwl_value *kv, const char *vf, int 
   dwl_buf *nb = calloc(c->nkey ? c->nkey : 1, sizeof *nb);
   int rc = kr && nb ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t k = 0; rc == 0 && k < c->nkey; k++) {
-    const char *why = "cannot be read";
+    const char *why = NULL;
     buf_init(&nb[k], 0);
-    kr[c->key[k]] = kv[k];
-    if (!kv[k].is_null && norm_stored_col(&p->t->src[c->key[k]], kv[k].data, kv[k].len, &nb[k],
-                                          &kr[c->key[k]].data, &kr[c->key[k]].len, &why) != 0)
-      rc = err_set(err, DWL_EXIT_FAILED, "pushdown into %s: a key value of column %s %s", p->spec->target_table,
+    if (target_norm_stored(p->t, c->key[k], &kv[k], &nb[k], &kr[c->key[k]], &why) != 0)
+      rc = err_set(err, DWL_EXIT_FAILED, "pushdown into %s: a key value of column %s: %s", p->spec->target_table,
                    p->t->src[c->key[k]].name, why);
   }
   if (rc == 0) {
@@ -145,26 +135,26 @@ static int stage_move(mv_ctx *m, size_t i, int drop, dwl_error *err)
   dwl_value row[7];
   snprintf(seq, sizeof seq, "%lld", m->rows[i].seq);
   snprintf(t, sizeof t, "%lld", (long long)m->at);
-  set_text(&row[0], seq);
-  set_text(&row[1], drop ? "1" : "0");
-  set_text(&row[2], t);
+  pd_text(&row[0], seq);
+  pd_text(&row[1], drop ? "1" : "0");
+  pd_text(&row[2], t);
   for (int k = 3; k < 7; k++)
-    set_text(&row[k], NULL);
+    pd_text(&row[k], NULL);
   if (!drop) {
     dwl_ts at = {.us = m->at};
     dwl_ts end = scd_close_at(p->spec, at);
     target_ts_text(p->t, &at, vf);
     target_ts_text(p->t, &end, vt);
-    set_text(&row[3], vf);
-    set_text(&row[4], vt);
+    pd_text(&row[3], vf);
+    pd_text(&row[4], vt);
     if (p->t->ix[TC_SK] >= 0 && p->spec->sk_strategy == SK_HASH) {
       dwl_value kv[PD_MAX_KEY];
       for (size_t k = 0; k < m->nk; k++)
         kv[k] = (dwl_value){.data = m->key[k].data, .len = m->key[k].len, .is_null = m->knull[k]};
       if (hash_key(p, kv, vf, 0, sk, err) != 0 || hash_key(p, kv, vf, 1, skt, err) != 0)
         return -1;
-      set_text(&row[5], sk);
-      set_text(&row[6], skt);
+      pd_text(&row[5], sk);
+      pd_text(&row[6], skt);
     }
   }
   return writer_stage_add(m->st, row, err);
@@ -343,7 +333,7 @@ static size_t cur_bound(const pushdown *p, dwl_buf *b, const char *a, dwl_value 
     return 0;
   }
   buf_printf(b, "%s.%s = ?", a, tq(p, TC_VALID_TO));
-  set_text(v, t->open_end);
+  pd_text(v, t->open_end);
   *ty = SQL_VARCHAR;
   return 1;
 }
@@ -368,7 +358,7 @@ static size_t absent_keys(pushdown *p, dwl_buf *b, const char *select, dwl_value
   live_pred(p, b, "d");
   if (p->ntrunc) {
     buf_printf(b, " AND d.%s < ?", tq(p, TC_VALID_FROM));
-    set_text(&v[np], last_truncate(p));
+    pd_text(&v[np], last_truncate(p));
     ty[np++] = SQL_VARCHAR;
   }
   in_partitions(p, b, "d");
@@ -461,15 +451,15 @@ static int on_absent(void *ud, const dwl_value *r, dwl_error *err)
     p->nullkeys |= r[k].is_null;  /* (the joins with dwl_pd_ab must be NULL-safe) */
   }
   x[0] = r[nk];
-  set_text(&x[1], p->t->open_end[0] ? p->t->open_end : NULL);
-  set_text(&x[2], att);
-  set_text(&x[3], vtt);
-  set_text(&x[4], NULL);
-  set_text(&x[5], num);
+  pd_text(&x[1], p->t->open_end[0] ? p->t->open_end : NULL);
+  pd_text(&x[2], att);
+  pd_text(&x[3], vtt);
+  pd_text(&x[4], NULL);
+  pd_text(&x[5], num);
   if (is_tomb(p) && p->t->ix[TC_SK] >= 0 && p->spec->sk_strategy == SK_HASH) {
     if (hash_key(p, r, att, 1, skt, err) != 0)
       return -1;
-    set_text(&x[4], skt);
+    pd_text(&x[4], skt);
   }
   return writer_stage_add(a->st, a->row, err);
 }
@@ -625,7 +615,7 @@ int truncate_count(pushdown *p, long long *current, long long *reached, dwl_erro
   buf_printf(&b, ") THEN 1 ELSE 0 END) FROM %s d WHERE ", p->t->table_q);
   dwl_value v[3];
   SQLSMALLINT ty[3];
-  set_text(&v[0], last_truncate(p));
+  pd_text(&v[0], last_truncate(p));
   v[1] = v[0];
   ty[0] = ty[1] = SQL_VARCHAR;
   size_t np = 2 + cur_bound(p, &b, "d", &v[2], &ty[2]);
@@ -659,11 +649,11 @@ static int stage_truncs(pushdown *p, dwl_error *err)
     target_ts_text(p->t, &p->truncs[i], vf);
     target_ts_text(p->t, &end, vt);
     dwl_value row[5];
-    set_text(&row[0], t);
-    set_text(&row[1], vf);
-    set_text(&row[2], vt);
-    set_text(&row[3], o);
-    set_text(&row[4], p->truncs[i].date_only ? "1" : "0");
+    pd_text(&row[0], t);
+    pd_text(&row[1], vf);
+    pd_text(&row[2], vt);
+    pd_text(&row[3], o);
+    pd_text(&row[4], p->truncs[i].date_only ? "1" : "0");
     rc = writer_stage_add(st, row, err);
   }
   if (rc == 0)

@@ -17,13 +17,11 @@
  * staged_row does, and stages the results (dwl_pd_fp). */
 #include "pushdown_impl.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fingerprint.h"
-#include "norm.h"
 
 /* dwl_pd_f: each row with a NULL to fill (not a delete), its values filled. */
 static int build_fill(pushdown *p, dwl_buf *b, const size_t *inu, size_t n, dwl_error *err)
@@ -81,24 +79,8 @@ static int on_filled(void *ud, const dwl_value *r, dwl_error *err)
   const target *t = p->t;
   const scd_cols *c = &p->e->cols;
   for (size_t i = 0; i < p->ncols; i++) {
-    const dwl_value *v = &r[i + 1];
-    f->row[i] = *v;
-    if (v->is_null)
-      continue;
-    const char *why = "is not a timestamp";
-    int bad;
-    if ((ssize_t)i == t->lmd) {
-      dwl_ts ts;
-      bad = target_ts_parse(t, v->data, v->len, &ts) != 0 || buf_grow(&f->norm[i], 32) != 0;
-      if (!bad) {
-        f->norm[i].len = target_ts_text(t, &ts, f->norm[i].data);
-        f->row[i].data = f->norm[i].data;
-        f->row[i].len = f->norm[i].len;
-      }
-    } else {
-      bad = norm_stored_col(&t->src[i], v->data, v->len, &f->norm[i], &f->row[i].data, &f->row[i].len, &why) != 0;
-    }
-    if (bad)
+    const char *why = NULL;
+    if (target_norm_stored(t, i, &r[i + 1], &f->norm[i], &f->row[i], &why) != 0)
       return err_set(err, DWL_EXIT_FAILED, "pushdown into %s: a filled value of column %s: %s",
                      p->spec->target_table, t->src[i].name, why);
   }
@@ -106,8 +88,8 @@ static int on_filled(void *ud, const dwl_value *r, dwl_error *err)
   fp128 h[3] = {fp_tuple(f->row, c->t2, c->nt2), fp_tuple(f->row, c->t1, c->nt1), fp_values(f->row, p->ncols)};
   dwl_value out[4] = {r[0]};
   for (int k = 0; k < 3; k++) {
-    snprintf(fp[k], sizeof fp[k], "%016" PRIx64 "%016" PRIx64, h[k].hi, h[k].lo);
-    out[k + 1] = (dwl_value){.data = fp[k], .len = 32, .is_null = 0};
+    fp_hex(h[k], fp[k]);
+    pd_text(&out[k + 1], fp[k]);
   }
   return writer_stage_add(f->st, out, err);
 }

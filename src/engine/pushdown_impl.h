@@ -98,6 +98,10 @@ int each_row(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALLINT
 
 /* ---- pushdown_sql.c: SQL fragments ------------------------------------------ */
 
+/* v as the text s (NULL: SQL NULL), s not copied. */
+void pd_text(dwl_value *v, const char *s);
+/* A fingerprint as the 32 hex digits staged. */
+void fp_hex(fp128 f, char out[33]);
 int is_tomb(const pushdown *p);
 const char *tq(const pushdown *p, int role);
 void keys(const pushdown *p, dwl_buf *b, const char *a);

@@ -4,8 +4,22 @@
  * stage in the dialect's syntax.  Text only: nothing here runs. */
 #include "pushdown_impl.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void pd_text(dwl_value *v, const char *s)
+{
+  v->data = s;
+  v->len = s ? strlen(s) : 0;
+  v->is_null = s == NULL;
+}
+
+void fp_hex(fp128 f, char out[33])
+{
+  snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, f.hi, f.lo);
+}
 
 int is_tomb(const pushdown *p)
 {

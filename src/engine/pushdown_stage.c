@@ -148,17 +148,6 @@ void pushdown_free(pushdown *p)
   free(p);
 }
 
-static void set_text(dwl_value *v, const char *s)
-{
-  v->data = s;
-  v->len = s ? strlen(s) : 0;
-  v->is_null = s == NULL;
-}
-
-static void fp_hex(fp128 f, char out[33])
-{
-  snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, f.hi, f.lo);
-}
 
 /* dwl_one is 1 for a row the source delivered, 2 for a rejected row's
  * key: only the first names a partition the extract holds (load.partition;
@@ -173,9 +162,9 @@ static int seen_key(pushdown *p, const dwl_value *row, int rejected, dwl_error *
     if (i < c->nkey)
       p->nullkeys |= row[c->key[i]].is_null;
     else if (rejected)
-      set_text(&p->keyrow[i], NULL);
+      pd_text(&p->keyrow[i], NULL);
   }
-  set_text(&p->keyrow[p->nseen], rejected ? "2" : "1");
+  pd_text(&p->keyrow[p->nseen], rejected ? "2" : "1");
   return writer_stage_add(p->seen, p->keyrow, err);
 }
 
@@ -192,30 +181,30 @@ static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_
   snprintf(p->num[0], sizeof p->num[0], "%lld", seq);
   snprintf(p->num[1], sizeof p->num[1], "%" PRIu64, origin);
   snprintf(p->num[2], sizeof p->num[2], "%" PRId64, lmd ? lmd->us : 0);
-  set_text(&x[X_SEQ], p->num[0]);
-  set_text(&x[X_ORIGIN], p->num[1]);
-  set_text(&x[X_T], p->num[2]);
-  set_text(&x[X_DEL], scd_is_delete(p->e, row) ? "1" : "0");
-  set_text(&x[X_DONLY], lmd && lmd->date_only ? "1" : "0");
+  pd_text(&x[X_SEQ], p->num[0]);
+  pd_text(&x[X_ORIGIN], p->num[1]);
+  pd_text(&x[X_T], p->num[2]);
+  pd_text(&x[X_DEL], scd_is_delete(p->e, row) ? "1" : "0");
+  pd_text(&x[X_DONLY], lmd && lmd->date_only ? "1" : "0");
   for (size_t k = 0; k < p->nhid; k++)
     x[NX + k] = row[p->ncols + k];
   fp_hex(fp_tuple(row, c->t2, c->nt2), p->fp[0]);
   fp_hex(fp_tuple(row, c->t1, c->nt1), p->fp[1]);
   fp_hex(fp_values(row, p->ncols), p->fp[2]);
-  set_text(&x[X_FP2], p->fp[0]);
-  set_text(&x[X_FP1], p->fp[1]);
-  set_text(&x[X_FPA], p->fp[2]);
-  set_text(&x[X_VF], NULL);
-  set_text(&x[X_VT], NULL);
-  set_text(&x[X_OE], p->t->open_end[0] ? p->t->open_end : NULL);
-  set_text(&x[X_SK], NULL);
-  set_text(&x[X_SKT], NULL);
+  pd_text(&x[X_FP2], p->fp[0]);
+  pd_text(&x[X_FP1], p->fp[1]);
+  pd_text(&x[X_FPA], p->fp[2]);
+  pd_text(&x[X_VF], NULL);
+  pd_text(&x[X_VT], NULL);
+  pd_text(&x[X_OE], p->t->open_end[0] ? p->t->open_end : NULL);
+  pd_text(&x[X_SK], NULL);
+  pd_text(&x[X_SKT], NULL);
   if (lmd && p->spec->mode == MODE_SCD2) {
     target_ts_text(p->t, lmd, p->vf);
     dwl_ts vt = scd_close_at(p->spec, *lmd);
     target_ts_text(p->t, &vt, p->vt);
-    set_text(&x[X_VF], p->vf);
-    set_text(&x[X_VT], p->vt);
+    pd_text(&x[X_VF], p->vf);
+    pd_text(&x[X_VT], p->vt);
     if (p->t->ix[TC_SK] >= 0 && p->spec->sk_strategy == SK_HASH) {
       /* The memory engine's hash (write/sink.c): key values and valid_from,
        * with a marker for tombstones. */
@@ -224,8 +213,8 @@ static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_
       fp_sha256_hex(row, c->key, c->nkey, extra, (size_t)len, p->sk);
       len = snprintf(extra, sizeof extra, "%s|tombstone", p->vf);
       fp_sha256_hex(row, c->key, c->nkey, extra, (size_t)len, p->skt);
-      set_text(&x[X_SK], p->sk);
-      set_text(&x[X_SKT], p->skt);
+      pd_text(&x[X_SK], p->sk);
+      pd_text(&x[X_SKT], p->skt);
     }
   }
 }

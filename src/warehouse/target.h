@@ -258,6 +258,12 @@ typedef int (*target_row_fn)(void *ud, const dwl_value *row, const dwl_ts *valid
                              dwl_error *err);
 int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
                 dwl_error *err);
+/* A stored value of source column `src` in the canonical text the source
+ * side writes (what target_scan hands on): the lmd as the table's
+ * timestamp text, others by norm_stored_col; *out may point into scratch.
+ * -1 with *why when it cannot be read so. */
+int target_norm_stored(const target *t, size_t src, const dwl_value *in, dwl_buf *scratch, dwl_value *out,
+                       const char **why);
 /* target_scan of every column, in the order of the surrogate key (where
  * the table has one): the same order on every warehouse. */
 int target_scan_by_sk(target *t, target_row_fn fn, void *ud, dwl_error *err);

@@ -125,24 +125,11 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
   while ((f = ostmt_fetch(st, &r, err)) == 1) {
     for (size_t i = 0; i < nsel; i++) {
       const dwl_column *c = &t->src[map[i]];
-      const char *why = "is not a timestamp";
+      const char *why = NULL;
       row[map[i]] = r[i];
       if (r[i].is_null)
         continue;
-      int bad;
-      if ((ssize_t)map[i] == t->lmd) {
-        /* The same canonical form the source side writes (dates stay dates). */
-        dwl_ts ts;
-        bad = target_ts_parse(t, r[i].data, r[i].len, &ts) != 0 || buf_grow(&norm[i], 32) != 0;
-        if (!bad) {
-          norm[i].len = target_ts_text(t, &ts, norm[i].data);
-          row[map[i]].data = norm[i].data;
-          row[map[i]].len = norm[i].len;
-        }
-      } else {
-        bad = norm_stored_col(c, r[i].data, r[i].len, &norm[i], &row[map[i]].data, &row[map[i]].len, &why) != 0;
-      }
-      if (bad) {
+      if (target_norm_stored(t, map[i], &r[i], &norm[i], &row[map[i]], &why) != 0) {
         char q[300];
         err_set(err, DWL_EXIT_FAILED, "table %s: column %s holds '%s': %s", t->spec->target_table, c->name,
                 err_quote(q, sizeof q, r[i].data, r[i].len, 60), why);
@@ -199,6 +186,25 @@ out:
   free(map);
   free(row);
   return rc;
+}
+
+int target_norm_stored(const target *t, size_t src, const dwl_value *in, dwl_buf *scratch, dwl_value *out,
+                       const char **why)
+{
+  *out = *in;
+  if (in->is_null)
+    return 0;
+  if ((ssize_t)src != t->lmd)
+    return norm_stored_col(&t->src[src], in->data, in->len, scratch, &out->data, &out->len, why);
+  /* The same canonical form the source side writes (dates stay dates). */
+  dwl_ts ts;
+  *why = "is not a timestamp";
+  if (target_ts_parse(t, in->data, in->len, &ts) != 0 || buf_grow(scratch, 32) != 0)
+    return -1;
+  scratch->len = target_ts_text(t, &ts, scratch->data);
+  out->data = scratch->data;
+  out->len = scratch->len;
+  return 0;
 }
 
 int target_scan(target *t, const size_t *cols, size_t ncols, int all_cols, target_row_fn fn, void *ud,
