@@ -252,6 +252,14 @@ static int take_pushdown(run_ctx *r, const dwl_value *row, uint64_t origin, cons
   return pushdown_add(r->pd, row, origin, lmd, err);
 }
 
+/* A row of a key with late rows, from pushdown's stage: into the memory
+ * engine's delta. */
+static int take_late_row(void *ud, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
+{
+  run_ctx *r = ud;
+  return scd_add_source(&r->e, row, origin, lmd, 1, err) < 0 ? -1 : 0;
+}
+
 /* load.engine: pushdown: the delta goes to the warehouse, which computes
  * the changes (pushdown.c). */
 static int run_pushdown(run_ctx *r, dwl_error *err)
@@ -281,11 +289,39 @@ static int run_pushdown(run_ctx *r, dwl_error *err)
       return -1;
     absent_ok = g == 0;
   }
+  /* load.late: repair: the keys with late rows go to the memory engine,
+   * which holds their rows and histories.  Those are read before anything
+   * is written (on SQLite a key with a NULL part is looked up on a second
+   * connection, which the run's uncommitted writes would lock out); the
+   * repair writes after pushdown's statements, so its sequence surrogate
+   * keys follow theirs, as the memory engine numbers repaired keys after
+   * all others. */
+  long long nlate = 0;
+  scd_counts mem = {0};
+  scd_sink sink = writer_sink(r->w);
+  if (pushdown_take_late(r->pd, take_late_row, r, &nlate, err) != 0)
+    return -1;
+  if (nlate > 0) {
+    log_msg(LOG_INFO, "pushdown: %lld rows of keys with late rows go to the memory engine, which repairs their "
+            "history", nlate);
+    if (run_read_current(r, 1, err) != 0 || scd_apply(&r->e, &sink, &mem, err) != 0 ||
+        (scd_deferred(&r->e) > 0 && run_read_history(r, err) != 0) || writer_flush(r->w, err) != 0)
+      return -1;
+  }
   progress_phase_total("apply", PUSHDOWN_APPLY_STEPS);
   int rc = pushdown_apply(r->pd, absent_ok, &counts, err);
+  if (rc == 0 && scd_deferred(&r->e) > 0) {
+    rc = writer_reload_sk(r->w, err);
+    if (rc == 0)
+      rc = scd_repair(&r->e, &sink, &mem, err);
+    /* (a failed run counts only its rejected late rows, as run_engine's) */
+    if (rc != 0)
+      counts = (scd_counts){.late_rejected = mem.late_rejected};
+  }
   add_counts(r, &counts);  /* (a failed run's: its rejected late rows, as run_engine's) */
   if (rc != 0)
     return -1;
+  add_counts(r, &mem);
   r->sum->skipped -= counts.revived;
   return 0;
 }

@@ -45,7 +45,9 @@
  * it, and closes the live keys the extract no longer has; truncate rows
  * (scd2) give the delta's keys delete rows and close the others
  * (pushdown_absent.c); load.ignore_null_updates (scd2) fills the staged
- * rows' NULLs before a (pushdown_fill.c). */
+ * rows' NULLs before a (pushdown_fill.c).  With load.late: repair (scd2)
+ * the keys with late rows leave the stage for the memory engine first
+ * (pushdown_take_late, pushdown_late.c). */
 #include "pushdown_impl.h"
 
 #include <stdio.h>
@@ -148,6 +150,23 @@ long long count_of(pushdown *p, dwl_buf *b, const char *table, dwl_error *err)
   return rc < 0 ? -1 : rc == 0 ? 0 : strtoll(v[0], NULL, 10);
 }
 
+/* A delta that is a small share of the table reaches its versions
+ * through the key index, row by row, where the dialect has keyed
+ * statements (target_keyed).  Decided once, on the rows staged. */
+int decide_keyed(pushdown *p, dwl_error *err)
+{
+  if (p->keyed_known)
+    return 0;
+  int keyed = target_keyed(p->t, p->n, err);
+  if (keyed < 0)
+    return -1;
+  p->keyed = keyed;
+  p->keyed_known = 1;
+  if (keyed)
+    log_msg(LOG_DEBUG, "pushdown: %lld staged rows against ~%lld in the table: keyed joins", p->n, p->t->counted);
+  return 0;
+}
+
 static int run_scd2(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {
   if (check_late(p, b, err) != 0 || check_gone(p, b, err) != 0)
@@ -199,15 +218,8 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
     progress_step(PUSHDOWN_APPLY_STEPS);
     return rc;
   }
-  /* A delta that is a small share of the table reaches its versions
-   * through the key index, row by row, where the dialect has keyed
-   * statements (target_keyed). */
-  int keyed = target_keyed(p->t, p->n, err);
-  if (keyed < 0)
+  if (decide_keyed(p, err) != 0)
     return -1;
-  p->keyed = keyed;
-  if (keyed)
-    log_msg(LOG_DEBUG, "pushdown: %lld staged rows against ~%lld in the table: keyed joins", p->n, p->t->counted);
   dwl_buf b;
   buf_init(&b, 0);
   double t0 = now_s();

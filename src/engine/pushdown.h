@@ -47,6 +47,16 @@ int pushdown_count_absent(pushdown *p, long long *current, long long *absent, dw
  * 0 and 0 without truncate rows. */
 int pushdown_count_truncate(pushdown *p, long long *current, long long *reached, dwl_error *err);
 
+/* scd2 with load.late: repair (where pushdown_take_late applies: not with
+ * deletes: absent, truncate_values or ignore_null_updates): before
+ * pushdown_apply, takes every staged row of the keys with a late row out
+ * of the delta and hands each, in source order, to fn (normalized, source
+ * layout, as pushdown_add took it), for the memory engine to repair their
+ * history; *n: how many.  pushdown_apply then leaves those keys alone. */
+typedef int (*pushdown_row_fn)(void *ud, const dwl_value *row, uint64_t origin, const dwl_ts *lmd,
+                               dwl_error *err);
+int pushdown_take_late(pushdown *p, pushdown_row_fn fn, void *ud, long long *n, dwl_error *err);
+
 /* Computes the changes in the warehouse and applies them (in plan mode:
  * computes them and prints the statements that would apply them); the
  * keys counted absent are deleted only when delete_absent.  On failure

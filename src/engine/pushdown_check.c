@@ -71,7 +71,8 @@ int check_conflicts(pushdown *p, dwl_buf *b, dwl_error *err)
 }
 
 /* Rows that cannot follow the key's history: before its current version
- * (load.late: repair, which pushdown does not do; ignore and reject set
+ * (load.late: repair where pushdown rewrote the staged rows first; else
+ * repair hands such keys to the memory engine, and ignore and reject set
  * such rows apart first, pushdown_late.c), or, pushdown only, at a
  * deletion, which the memory engine moves to the deletion time. */
 int check_late(pushdown *p, dwl_buf *b, dwl_error *err)

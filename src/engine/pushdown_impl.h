@@ -8,7 +8,8 @@
  *   pushdown_sql.c    SQL fragments
  *   pushdown_stage.c  the staging tables and the temporary tables a, b, d, m, e
  *   pushdown_check.c  conflicts and what pushdown refuses
- *   pushdown_late.c   late rows: set apart, counted, rejected
+ *   pushdown_late.c   late rows: set apart, counted, rejected, or their
+ *                     keys handed to the memory engine (repair)
  *   pushdown_apply.c  the changes applied, their counts */
 #ifndef DWL_PUSHDOWN_IMPL_H
 #define DWL_PUSHDOWN_IMPL_H
@@ -63,6 +64,8 @@ struct pushdown {
   long long n;           /* rows staged */
   long long nseq;        /* the next staged row's dwl_seq, in either stage: the source's order */
   long long nlate;       /* of them, late rows set apart in dwl_pd_l (pushdown_late.c) */
+  int late_taken;        /* dwl_pd_l built and its rows handed over (pushdown_take_late) */
+  int keyed_known;       /* keyed decided (pushdown.c: decide_keyed) */
   int nullkeys;          /* a staged key has a NULL part: joins must be NULL-safe */
   char num[3][24];
   char fp[3][33];
@@ -90,6 +93,8 @@ int analyze(pushdown *p, const char *table, dwl_error *err);
  * there is one, 0 when none, -1 on error. */
 int first_row(pushdown *p, dwl_buf *b, char out[][512], int *isnull, size_t n, dwl_error *err);
 long long count_of(pushdown *p, dwl_buf *b, const char *table, dwl_error *err);
+/* Sets p->keyed (once): whether joins with the delta probe the key index. */
+int decide_keyed(pushdown *p, dwl_error *err);
 /* Each row of a query (params bound) to fn, its values valid during the
  * call; fn returns 0 to go on, 1 to stop, -1 on error.  0 or -1. */
 typedef int (*pd_row_fn)(void *ud, const dwl_value *row, dwl_error *err);
@@ -159,6 +164,9 @@ int check_within_step(pushdown *p, dwl_buf *b, dwl_error *err);
 
 /* Whether late rows are set apart (not failing the run in check_late). */
 int pd_late_applies(const pushdown *p);
+/* scd2, load.late: repair: keys with late rows go to the memory engine
+ * (pushdown_take_late), where no earlier step rewrites staged rows. */
+int pd_repairs(const pushdown *p);
 int build_late(pushdown *p, dwl_buf *b, dwl_error *err);
 /* Counts them; load.late: reject hands each to the run's rejects. */
 int apply_late(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);

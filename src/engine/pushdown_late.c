@@ -2,7 +2,10 @@
  * of load.late in upsert, where the memory engine leaves them all out):
  * the staged rows dated before their key's stored history ends, set apart
  * into dwl_pd_l before anything else reads the delta, then counted or
- * handed to the run's rejects one by one, as late.c and scd.c do.
+ * handed to the run's rejects one by one, as late.c and scd.c do.  With
+ * load.late: repair in scd2, every row of such a key goes to dwl_pd_l and
+ * then to the memory engine, which repairs the key's history with late.c
+ * itself (pushdown_take_late; run.c drives it).
  *
  * The memory engine classifies each late row on its own, before it drops
  * a key's identical duplicates or compares two rows at one instant (its
@@ -11,6 +14,7 @@
  * itself and build_a reads only the rows it left. */
 #include "pushdown_impl.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +27,19 @@ int pd_late_applies(const pushdown *p)
     return 0;
   if (p->spec->mode == MODE_UPSERT)
     return p->t->lmd >= 0;
-  return p->spec->late != LATE_REPAIR;
+  return p->spec->late != LATE_REPAIR || pd_repairs(p);
+}
+
+/* scd2, load.late: repair: the keys with late rows leave the delta whole
+ * and the memory engine repairs their history (pushdown_take_late).  Not
+ * where pushdown rewrites staged rows first (absence, truncate rows,
+ * ignore_null_updates): those keys' rows would be rewritten twice; a late
+ * row there fails the run (check_late). */
+int pd_repairs(const pushdown *p)
+{
+  const dwl_spec *s = p->spec;
+  return p->t->exists && s->mode == MODE_SCD2 && s->late == LATE_REPAIR && s->deletes != DEL_ABSENT &&
+         s->truncate_values.n == 0 && !s->ignore_nulls;
 }
 
 /* " v.valid_from <= q.dwl_vf AND (<v current> OR v.valid_to > q.dwl_vt)":
@@ -84,21 +100,70 @@ static void gone_end(const pushdown *p, dwl_buf *b)
   buf_adds(b, ")) END");
 }
 
+/* load.late: repair: a key goes to the memory engine when one of its rows
+ * is late (`late`: before its stored history ends, the memory engine's
+ * own test, defer_late), and also where pushdown would refuse what the
+ * memory engine does (pushdown_check.c): a row at its tombstone's instant
+ * or within the close step after its current version's start or its own
+ * previous row (VW_MOVE, VW_REPLACE).  The memory engine walks those
+ * without waiting for their history. */
+static void repair_test(const pushdown *p, dwl_buf *b, const char *late)
+{
+  int64_t gap = ver_close_gap(p->spec);
+  buf_printf(b, "%s OR (q.dwl_ctomb = 1 AND q.dwl_vf <= q.dwl_cvf)", late);
+  if (gap > 0)
+    buf_printf(b, " OR q.dwl_vt < q.dwl_cvf OR q.dwl_t - q.dwl_plt < %" PRId64, gap);
+}
+
 int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   int scd2 = p->spec->mode == MODE_SCD2;
+  int repair = scd2 && pd_repairs(p);
   const char *l = scd2 ? NULL : p->q[p->t->lmd];
+  /* (scd2: the late rows; upsert: the row older than the stored one) */
+  const char *late = !scd2 ? NULL
+                     : may_be_gone(p) ? "q.dwl_vf < q.dwl_cvf OR q.dwl_vt < q.dwl_gvt"
+                                      : "q.dwl_vf < q.dwl_cvf";
+  if (p->late_taken)
+    return 0;  /* (pushdown_take_late built it) */
+  dwl_buf take;
+  buf_init(&take, 0);
+  if (repair)
+    repair_test(p, &take, late);
   buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_l AS SELECT q.*, ");
-  if (scd2)
+  if (scd2 && !repair)
     noop_case(p, b);
   else
     buf_adds(b, "0");
-  buf_adds(b, " AS dwl_noop FROM (SELECT ");
+  buf_adds(b, " AS dwl_noop FROM (");
+  /* repair: every row of a key repair_test takes */
+  if (repair) {
+    buf_adds(b, "SELECT q.*, MAX(CASE WHEN ");
+    buf_taint(b, &take);
+    buf_adds(b, take.data ? take.data : "");
+    buf_adds(b, " THEN 1 ELSE 0 END) OVER (PARTITION BY ");
+    keys(p, b, "q");
+    buf_adds(b, ") AS dwl_lk FROM (");
+  }
+  buf_free(&take);
+  buf_adds(b, "SELECT ");
   staged_cols(p, b, "s");
   buf_adds(b, ", MIN(s.dwl_seq)");
   over(p, b, "s", NULL, "s.dwl_seq");
   /* the key's first row in the delta: the memory engine's order of keys */
   buf_adds(b, " AS dwl_kmin, ");
+  if (repair) {
+    /* the key's previous row's lmd, and whether its current version is a
+     * tombstone (repair_test) */
+    buf_adds(b, "LAG(s.dwl_t)");
+    over(p, b, "s", NULL, "s.dwl_t, s.dwl_seq");
+    buf_adds(b, " AS dwl_plt, ");
+    if (is_tomb(p) && p->t->ix[TC_DELETED] >= 0)
+      buf_printf(b, "CASE WHEN c.%s = %s THEN 1 ELSE 0 END", tq(p, TC_DELETED), p->t->d->true_lit);
+    else
+      buf_adds(b, "0");
+    buf_adds(b, " AS dwl_ctomb, ");
+  }
   if (scd2) {
     buf_printf(b, "c.%s AS dwl_cvf, ", tq(p, TC_VALID_FROM));
     gone_end(p, b);
@@ -107,8 +172,10 @@ int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
   }
   buf_adds(b, " AS dwl_gvt FROM dwl_pd_src s");
   join_current(p, b, "c", "s");
-  if (scd2)
-    buf_adds(b, may_be_gone(p) ? ") q WHERE q.dwl_vf < q.dwl_cvf OR q.dwl_vt < q.dwl_gvt" : ") q WHERE q.dwl_vf < q.dwl_cvf");
+  if (repair)
+    buf_adds(b, ") q) q WHERE q.dwl_lk = 1");
+  else if (scd2)
+    buf_printf(b, ") q WHERE %s", late);
   else
     buf_printf(b, ") q WHERE q.%s < q.dwl_cvf", l);
   if (exec(p, b, NULL, NULL, 0, err) != 0)
@@ -162,24 +229,113 @@ static int source_value(const pushdown *p, const dwl_value *r, size_t i, dwl_buf
   return 0;
 }
 
+/* A fetched staged row (staged_cols) as the engine holds it: its values
+ * (row, e->ncols of them, scratch space in norm), lmd and source line. */
+static int engine_row(const pushdown *p, const dwl_value *r, dwl_value *row, dwl_buf *norm, dwl_ts *lmd,
+                      uint64_t *origin, dwl_error *err)
+{
+  const dwl_value *x = &r[p->ncols];
+  for (size_t i = 0; i < p->e->ncols; i++)
+    if (source_value(p, r, i, &norm[i], &row[i], err) != 0)
+      return -1;
+  *lmd = (dwl_ts){.us = (int64_t)number(&x[X_T]), .date_only = number(&x[X_DONLY]) == 1};
+  *origin = number(&x[X_ORIGIN]);
+  return 0;
+}
+
+/* A row and its scratch space for engine_row. */
+typedef struct late_take {
+  pushdown *p;
+  dwl_value *row;
+  dwl_buf *norm;
+  size_t n;
+  pushdown_row_fn fn;
+  void *ud;
+} late_take;
+
+static int late_take_open(late_take *lt, pushdown *p, dwl_error *err)
+{
+  /* A rejected row is written with every column the engine holds, those
+   * the table has not (columns.exclude) too. */
+  size_t nc = p->ncols;
+  *lt = (late_take){.p = p, .n = p->e->ncols > nc ? p->e->ncols : nc ? nc : 1};
+  lt->row = calloc(lt->n, sizeof *lt->row);
+  lt->norm = calloc(lt->n, sizeof *lt->norm);
+  for (size_t i = 0; lt->norm && i < lt->n; i++)
+    buf_init(&lt->norm[i], 0);
+  return lt->row && lt->norm ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+}
+
+static void late_take_close(late_take *lt)
+{
+  for (size_t i = 0; lt->norm && i < lt->n; i++)
+    buf_free(&lt->norm[i]);
+  free(lt->norm);
+  free(lt->row);
+}
+
+static int take_one(void *ud, const dwl_value *r, dwl_error *err)
+{
+  late_take *lt = ud;
+  dwl_ts lmd;
+  uint64_t origin;
+  if (engine_row(lt->p, r, lt->row, lt->norm, &lmd, &origin, err) != 0)
+    return -1;
+  return lt->fn(lt->ud, lt->row, origin, &lmd, err) != 0 ? -1 : 0;
+}
+
+int pushdown_take_late(pushdown *p, pushdown_row_fn fn, void *ud, long long *n, dwl_error *err)
+{
+  *n = 0;
+  if (!pd_repairs(p) || p->late_taken)
+    return 0;
+  if (writer_stage_flush(p->st, err) != 0)
+    return -1;
+  if (p->n == 0)
+    return 0;
+  dwl_buf b;
+  buf_init(&b, 0);
+  int rc = decide_keyed(p, err);
+  if (rc == 0)
+    rc = build_late(p, &b, err);
+  p->late_taken = rc == 0;
+  if (rc == 0 && p->nlate > 0) {
+    late_take lt;
+    rc = late_take_open(&lt, p, err);
+    lt.fn = fn;
+    lt.ud = ud;
+    buf_adds(&b, "SELECT ");
+    staged_cols(p, &b, "l");
+    buf_adds(&b, " FROM dwl_pd_l l ORDER BY l.dwl_seq");
+    if (rc == 0)
+      rc = each_row(p, &b, NULL, NULL, 0, take_one, &lt, err);
+    late_take_close(&lt);
+  }
+  buf_free(&b);
+  if (rc == 0)
+    *n = p->nlate;
+  return rc;
+}
+
 int apply_late(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {
   if (p->nlate == 0)
     return 0;
+  /* scd2 repair: the memory engine has the keys' rows */
+  if (p->spec->mode == MODE_SCD2 && pd_repairs(p))
+    return p->late_taken ? 0
+                         : err_set(err, DWL_EXIT_FAILED, "pushdown into %s: keys with late rows were not handed to the "
+                                                         "memory engine (pushdown_take_late)",
+                                   p->spec->target_table);
   const scd_engine *e = p->e;
-  size_t nc = p->ncols;
+  late_take lt;
+  int rc = late_take_open(&lt, p, err);
   buf_adds(b, "SELECT ");
   staged_cols(p, b, "l");
   buf_adds(b, ", l.dwl_noop, l.dwl_cvf, l.dwl_gvt FROM dwl_pd_l l ORDER BY l.dwl_kmin, l.dwl_t, l.dwl_seq");
-  /* A rejected row is written with every column the engine holds, those
-   * the table has not (columns.exclude) too. */
-  size_t nr = e->ncols > nc ? e->ncols : nc ? nc : 1;
-  dwl_value *row = calloc(nr, sizeof *row);
-  dwl_buf *norm = calloc(nr, sizeof *norm);
   odbc_stmt *s = NULL;
-  for (size_t i = 0; norm && i < nr; i++)
-    buf_init(&norm[i], 0);
-  int rc = !row || !norm || !b->data ? err_set(err, DWL_EXIT_FAILED, "out of memory") : ostmt_prepare(p->t->c, b->data, &s, err);
+  if (rc == 0)
+    rc = b->data ? ostmt_prepare(p->t->c, b->data, &s, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
   buf_reset(b);
   if (rc == 0)
     rc = ostmt_execute(s, NULL, NULL, 0, err);
@@ -187,8 +343,7 @@ int apply_late(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   const dwl_value *r;
   while (rc == 0 && (rc = ostmt_fetch(s, &r, err)) == 1) {
     rc = 0;
-    const dwl_value *x = &r[nc];
-    const dwl_value *y = &x[NX + p->nhid];  /* dwl_noop, dwl_cvf, dwl_gvt */
+    const dwl_value *y = &r[p->ncols + NX + p->nhid];  /* dwl_noop, dwl_cvf, dwl_gvt */
     if (y[0].len == 1 && y[0].data[0] == '1') {
       counts->unchanged++;
     } else if (p->spec->late == LATE_IGNORE) {
@@ -196,15 +351,13 @@ int apply_late(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
     } else if (p->spec->late == LATE_REPAIR) {
       counts->late_repaired++;  /* upsert: the stored row is the newer state */
     } else {
-      for (size_t i = 0; rc == 0 && i < e->ncols; i++)
-        rc = source_value(p, r, i, &norm[i], &row[i], err);
-      if (rc != 0)
+      dwl_ts lmd;
+      uint64_t origin;
+      if ((rc = engine_row(p, r, lt.row, lt.norm, &lmd, &origin, err)) != 0)
         break;
-      dwl_ts lmd = {.us = (int64_t)number(&x[X_T]), .date_only = number(&x[X_DONLY]) == 1};
-      uint64_t origin = number(&x[X_ORIGIN]);
       /* scd2 counts every late row before the run fails; upsert stops at
        * the first (late.c, scd.c) */
-      if (scd_reject_late(e, row, origin, &lmd, history_end_of(p, &y[1], &y[2]), counts, err) != 0) {
+      if (scd_reject_late(e, lt.row, origin, &lmd, history_end_of(p, &y[1], &y[2]), counts, err) != 0) {
         failed = 1;
         if (p->spec->mode == MODE_UPSERT)
           break;
@@ -212,10 +365,7 @@ int apply_late(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
     }
   }
   ostmt_free(s);
-  for (size_t i = 0; norm && i < nr; i++)
-    buf_free(&norm[i]);
-  free(norm);
-  free(row);
+  late_take_close(&lt);
   if (rc < 0)
     err_prefix(err, "pushdown into %s", p->spec->target_table);
   return rc < 0 || failed ? -1 : 0;

@@ -5,6 +5,14 @@
 
 #include <stddef.h>
 
+/* scd2 steps that rewrite the staged rows before late rows are set apart
+ * (pushdown_absent.c, pushdown_fill.c): with them, pushdown does not hand
+ * keys with late rows to the memory engine (pd_repairs). */
+static int rewrites_rows(const dwl_spec *s)
+{
+  return s->mode == MODE_SCD2 && (s->deletes == DEL_ABSENT || s->truncate_values.n > 0 || s->ignore_nulls);
+}
+
 /* What load.engine: pushdown cannot compute as the memory engine does
  * (src/engine/pushdown.c), refused when the spec is checked; NULL when none. */
 const char *engine_pushdown_refusal(const dwl_spec *s)
@@ -29,23 +37,31 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
    * neither take nor give values, are not set apart before it. */
   if (s->ignore_nulls && s->mode == MODE_UPSERT)
     return "does not carry values over a NULL in mode upsert, so load.ignore_null_updates needs engine: memory";
-  /* load.late: repair fails a pushdown run on a late row (check_late): it
-   * never repairs history; ignore and reject leave late rows out. */
-  if (s->lookback_us > 0)
-    return "does not repair history, so load.lookback (which rereads late rows) needs engine: memory";
-  if (s->watermark == WATERMARK_NONE)
-    return "does not repair history, so load.watermark: none (which compares rows older than the checkpoint "
-           "with their key's history) needs engine: memory";
+  /* Late rows in scd2 with load.late: repair go to the memory engine, key
+   * by key (pushdown_take_late), but where pushdown rewrites the staged
+   * rows first (absence, truncate rows, ignore_null_updates): there a late
+   * row fails the run (check_late), so jobs made of late rows are refused. */
+  if (rewrites_rows(s)) {
+    if (s->lookback_us > 0)
+      return "does not repair history together with deletes: absent, load.deletes.truncate_values or "
+             "load.ignore_null_updates, so load.lookback (which rereads late rows) needs engine: memory";
+    if (s->watermark == WATERMARK_NONE)
+      return "does not repair history together with deletes: absent, load.deletes.truncate_values or "
+             "load.ignore_null_updates, so load.watermark: none (which compares rows older than the checkpoint "
+             "with their key's history) needs engine: memory";
+  }
   return NULL;
 }
 
-/* A backfill replays rows older than the stored history: late rows. */
+/* A backfill replays rows older than the stored history: late rows, which
+ * it repairs.  (ignore_null_updates is refused for a backfill anyway.) */
 static const char backfill_why[] =
-  "does not repair history, and a backfill replays rows into it (late rows); run it with engine: memory";
+  "does not repair history together with deletes: absent or load.deletes.truncate_values, and a backfill "
+  "replays rows into it (late rows); run it with engine: memory";
 
 const char *engine_pushdown_backfill_refusal(const dwl_spec *s)
 {
-  return s->engine == ENGINE_PUSHDOWN ? backfill_why : NULL;
+  return s->engine == ENGINE_PUSHDOWN && rewrites_rows(s) ? backfill_why : NULL;
 }
 
 const char *engine_pushdown_run_refusal(const dwl_spec *s, int backfill)

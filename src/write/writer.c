@@ -55,7 +55,8 @@ batch_opts writer_batch_opts(const writer *w, int print)
 
 /* ---- setup ------------------------------------------------------------------ */
 
-static int load_max_sk(writer *w, dwl_error *err)
+/* `same`: on the run's own connection, which sees what the run wrote */
+static int load_max_sk(writer *w, int same, dwl_error *err)
 {
   target *t = w->t;
   w->next_sk = 1;
@@ -69,7 +70,7 @@ static int load_max_sk(writer *w, dwl_error *err)
    * would wait for: read on another one (the job's lock keeps other runs
    * out, and the run's transaction reads committed rows alike). */
   odbc_conn *own = NULL;
-  if (!t->d->transactional_ddl && t->c->in_txn && target_open_conn(t, &own, err) != 0)
+  if (!same && !t->d->transactional_ddl && t->c->in_txn && target_open_conn(t, &own, err) != 0)
     return -1;
   odbc_stmt *st;
   if (ostmt_prepare(own ? own : t->c, sql, &st, err) != 0) {
@@ -157,7 +158,7 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
   if (rc == 0)
-    rc = load_max_sk(w, err);
+    rc = load_max_sk(w, 0, err);
   if (rc != 0) {
     writer_free(w);
     return -1;
@@ -220,6 +221,15 @@ int writer_delete_all(writer *w, dwl_error *err)
   char sql[600];
   snprintf(sql, sizeof sql, "DELETE FROM %s", w->t->table_q);
   return run_sql(w, NULL, sql, NULL, NULL, 0, err);
+}
+
+int writer_reload_sk(writer *w, dwl_error *err)
+{
+  /* (after the run's own statements wrote: they hold the table's
+   * metadata lock already, and another connection would not see them) */
+  if (writer_flush(w, err) != 0)
+    return -1;
+  return w->plan ? 0 : load_max_sk(w, 1, err);
 }
 
 int writer_exec(writer *w, const char *sql, const dwl_value *params, const SQLSMALLINT *types, size_t n,

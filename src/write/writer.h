@@ -51,6 +51,10 @@ int writer_stage_flush(writer_stage *s, dwl_error *err);
 void writer_stage_free(writer_stage *s);
 /* Runs one statement that changes the target, or in plan mode prints it
  * (with --sql) instead. */
+/* After statements of the run's own (writer_exec) inserted versions: the
+ * next sequence surrogate key follows the table's greatest, read on the
+ * run's connection (pending rows are flushed first). */
+int writer_reload_sk(writer *w, dwl_error *err);
 int writer_exec(writer *w, const char *sql, const dwl_value *params, const SQLSMALLINT *types, size_t n,
                 dwl_error *err);
 /* The engine's sink, bound to this writer. */

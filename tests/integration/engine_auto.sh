@@ -165,18 +165,38 @@ like "$ERR" "engine: memory: load.engine at $WORK/dflt_m.yaml:12:3 (memory budge
 # ---- pushdown refuses the job: memory, and why ---------------------------
 # The memory engine over its 100-byte budget spills (run_spill.c): hash
 # surrogate keys, as a spilled run numbers sequence ones partition by
-# partition.
-pair late 100B '  lookback: 1d
+# partition.  load.watermark: none with load.ignore_null_updates: pushdown
+# fills NULLs in its stage and repairs no history then.
+pair late 100B '  watermark: none
+  ignore_null_updates: true
 dimension:
   surrogate_strategy: hash'
 feed1 late
-both late 4 "tiny budget, load.lookback (pushdown refuses it), run 1"
-is "$(chose memory)" 1 "load.lookback: auto chose memory over the budget"
-like "$ERR" "> budget 9.54e-05 MiB (load.memory_budget at $WORK/late_a.yaml:13:3), but load.engine: pushdown does not repair history, so load.lookback" \
-  "load.lookback: the line says the estimate is over the budget and why pushdown does not take the job"
+both late 4 "tiny budget, load.watermark: none (pushdown refuses it here), run 1"
+is "$(chose memory)" 1 "load.watermark: none: auto chose memory over the budget"
+like "$ERR" "> budget 9.54e-05 MiB (load.memory_budget at $WORK/late_a.yaml:13:3), but load.engine: pushdown does not repair history together with deletes: absent, load.deletes.truncate_values or load.ignore_null_updates, so load.watermark: none" \
+  "load.watermark: none: the line says the estimate is over the budget and why pushdown does not take the job"
 feed2 late
-both late 6 "tiny budget, load.lookback, run 2"
-is "$(field engine)" memory "load.lookback: the summary's engine is memory"
+both late 6 "tiny budget, load.watermark: none, run 2"
+is "$(field engine)" memory "load.watermark: none: the summary's engine is memory"
+
+# load.lookback alone: pushdown takes it (the keys with late rows go to the
+# memory engine, pushdown_take_late), with the same rows.
+pair lb 100B '  lookback: 40d'
+feed1 lb
+both lb 4 "tiny budget, load.lookback alone, run 1"
+feed2 lb
+both lb 6 "tiny budget, load.lookback alone, run 2"
+is "$(field engine)" pushdown "load.lookback alone: auto chose pushdown over the budget"
+# within the lookback: key 1's row of a city between its versions (spliced
+# in), key 5's again (a no-op)
+file lb.csv >/dev/null <<'CSV'
+id,city,phone,lmd
+1,Paris,p1,2024-01-15 10:00:00
+5,Quito,p5,2024-02-01 10:00:00
+CSV
+both lb 7 "tiny budget, load.lookback alone, a late row"
+is "$(field engine) $(field late_repaired)" "pushdown 1" "load.lookback alone: pushdown repaired the late row"
 
 # ---- several jobs: each one's run takes --memory-budget -----------------
 dw run --memory-budget 100B "$WORK/big_a.yaml" "$WORK/dflt_a.yaml"

@@ -316,22 +316,33 @@ id,v,lmd
 1,b,2024-01-06 00:00:00
 1,c,2024-01-04 00:00:00
 EOF
-# A row older than the checkpoint is skipped; one past it but older than
-# the key's current version fails (through another job's checkpoint).
+# A row past the checkpoint but older than the key's current version
+# (through another job's checkpoint) is late.  With deletes: absent, whose
+# staged rows pushdown rewrites first, it fails the run ...
 j2=$(mkjob bad2 "$WORK/bad.csv" d_bad <<'EOF'
 load:
   mode: scd2
   engine: pushdown
   key: id
   lmd: lmd
+  deletes: absent
 EOF
 )
 rows_before=$(tdump d_bad)
 dw run "$j2"
-is "$RC" 1 "late: exit 1"
+is "$RC" 1 "late, deletes: absent: exit 1"
 like "$ERR" "bad.csv:3: key (id='1') has lmd 2024-01-04 00:00:00, before the key's current version (valid from 2024-01-05 00:00:00)" \
-  "late: the row, its key and the current version"
-is "$(tdump d_bad)" "$rows_before" "late: the table is unchanged"
+  "late, deletes: absent: the row, its key and the current version"
+is "$(tdump d_bad)" "$rows_before" "late, deletes: absent: the table is unchanged"
+# ... otherwise the key goes to the memory engine, which repairs its
+# history (load.late: repair, the default)
+j3="$WORK/bad3.yaml"
+sed -e '/^  deletes: absent$/d' -e 's/^job: bad2$/job: bad3/' "$j2" >"$j3"
+dw run "$j3"
+is "$RC|$(field late_repaired)|$(field engine)" "0|1|pushdown" "late: repaired"
+is "$(sqln "SELECT v, valid_from, valid_to FROM d_bad ORDER BY valid_from")" "c|2024-01-04 00:00:00|2024-01-05 00:00:00
+a|2024-01-05 00:00:00|2024-01-06 00:00:00
+b|2024-01-06 00:00:00|<null>" "late: spliced into the history, the later change after it"
 
 # ---- refusals at spec-check time -----------------------------------------
 j=$(job refuse <<EOF
@@ -363,9 +374,13 @@ dw run "$j"
 is "$RC" 2 "refused: mode append, exit 2"
 like "$ERR" "refuse2.yaml:5:22: load.engine: pushdown applies only to modes scd2 and upsert" \
   "refused: append names the engine key"
+# (lookback and watermark: none with truncates: pushdown rewrites the
+# staged rows first, and repairs no history then)
 for r in "lookback: 2h|load.lookback (which rereads late rows) needs engine: memory" \
          "watermark: none|load.watermark: none (which compares rows older than the checkpoint" \
          "lookup: keys|does not read current versions into memory, so load.lookup does not apply"; do
+  x=", truncate_values: [T]"
+  [ "${r%%:*}" = lookup ] && x=
   cat >"$WORK/refuse3.yaml" <<EOF
 version: 1
 job: refuse3
@@ -376,7 +391,7 @@ load:
   key: id
   lmd: lmd
   type1: [v]
-  deletes: {column: op, values: [D]}
+  deletes: {column: op, values: [D]$x}
   ${r%%|*}
   engine: pushdown
 EOF

@@ -132,6 +132,25 @@ late ex 3 "scd2 expire: late: reject, one more than max_rejects" "  late: reject
   reject_file: @RJ@"
 late ex 4 "scd2 expire: late: reject without max_rejects" "  late: reject"
 is "$_rc_p" 1 "scd2 expire: late: reject without max_rejects fails the run"
+# repair: the keys with late rows go to the memory engine; the one with
+# two different rows at an instant fails the run as with memory, which
+# then the same feed without that row repairs
+late ex 5 "scd2 expire: late: repair, a conflict" "  late: repair"
+is "$_rc_p" 1 "scd2 expire: late: repair of two rows at one instant fails the run"
+grep -v '^1,Lyon,c,' "$WORK/ex.csv" >"$WORK/ex.csv.new"
+late ex 6 "scd2 expire: late: repair, a delete at a version's start" "  late: repair"
+is "$_rc_p" 1 "scd2 expire: late: repair of a delete at a version's start fails the run"
+grep -v '^3,Lima,q,D,2024-01-01' "$WORK/ex.csv.new" >"$WORK/ex.csv"
+# plan computes the repair of the keys with late rows too, and writes nothing
+sed '/^  late: reject$/d; /^  max_rejects:/d; /^  reject_file:/d' "$WORK/ex_plan.yaml" >"$WORK/ex_plan2.yaml"
+before=$(tdump ex_p)
+dw plan --sql "$WORK/ex_plan2.yaml"
+is "$RC" 0 "scd2 expire: plan with late rows to repair exits 0"
+like "$ERR" "rows of keys with late rows go to the memory engine" "scd2 expire: plan says where the late keys go"
+like "$OUT" "INSERT INTO" "scd2 expire: plan prints the repair's statements"
+is "$(tdump ex_p)" "$before" "scd2 expire: plan with repair writes nothing"
+late ex 7 "scd2 expire: late: repair" "  late: repair"
+is "$_rc_p" 0 "scd2 expire: late: repair commits"
 
 # ---- scd2, tombstones, a type 1 scope of all, a date dimension ----------
 file tb.seed.csv >/dev/null <<'EOF'
@@ -168,6 +187,9 @@ late tb 1 "scd2 tombstones: late: ignore" "  late: ignore"
 late tb 2 "scd2 tombstones: late: reject into a file" "  late: reject
   max_rejects: 5
   reject_file: @RJ@"
+grep -v '^1,Lund,' "$WORK/tb.csv" >"$WORK/tb.csv.new" && mv "$WORK/tb.csv.new" "$WORK/tb.csv"
+late tb 3 "scd2 tombstones: late: repair" "  late: repair"
+is "$_rc_p" 0 "scd2 tombstones: late: repair commits"
 
 SRC_EXTRA=
 

@@ -168,14 +168,31 @@ dw run --backfill-from 2024-01-05 "$L"
 is "$RC $(field late_repaired) $(field late_rejected)" "0 1 0" "late reject: the backfill repairs the late row"
 is "$(sql "SELECT name FROM lr_t ORDER BY valid_from" | paste -sd, -)" "a,c,b" "late reject: spliced in"
 
-# Pushdown never repairs history: refused, clearly.
-P=$(rjob pd pd_t scd2 "  key: id
-  engine: pushdown")
-cp "$WORK/sc.csv" "$WORK/pd.csv"
+# Pushdown: the keys with late rows go to the memory engine, which
+# repairs their history: the same backfill, the same history.
+# (pm: the same runs with the memory engine)
+for e in m d; do
+  printf 'id,name,lmd\n1,a,2024-01-01 00:00:00\n2,x,2024-01-01 00:00:00\n1,b,2024-01-10 00:00:00\n' >"$WORK/p$e.csv"
+  P=$(rjob "p$e" "p${e}_t" scd2 "  key: id
+  engine: $([ $e = m ] && echo memory || echo pushdown)")
+  run_ok "$P" "pushdown ($e): first run"
+  cp "$WORK/sc.csv" "$WORK/p$e.csv"
+  dw run --backfill-from 2024-01-01 "$P"
+  eval "rc_$e=\$RC counts_$e=\"\$(counts) \$(field late_repaired)\""
+done
+is "$rc_d|$(field engine)" "0|pushdown" "pushdown: --backfill-from: exit 0"
+is "$counts_d" "$counts_m" "pushdown: --backfill-from: the memory engine's counts"
+is "$(sqln "SELECT id, name, valid_from, valid_to FROM pd_t ORDER BY id, valid_from")" "$AFTER" \
+  "pushdown: --backfill-from: the memory engine's history"
+# ... but not with deletes: absent, whose staged rows pushdown rewrites first
+P=$(rjob pda pda_t scd2 "  key: id
+  engine: pushdown
+  deletes: absent")
+cp "$WORK/sc.csv" "$WORK/pda.csv"
 dw run --backfill-from 2024-01-03 "$P"
-is "$RC" 2 "pushdown: --backfill-from: exit 2"
-like "$ERR" "load.engine: pushdown does not repair history" "pushdown: ... says why"
-is "$(table_exists pd_t)" 0 "pushdown: nothing written"
+is "$RC" 2 "pushdown, deletes: absent: --backfill-from: exit 2"
+like "$ERR" "load.engine: pushdown does not repair history together with deletes: absent" "pushdown: ... says why"
+is "$(table_exists pda_t)" 0 "pushdown: nothing written"
 
 # ---- usage --------------------------------------------------------------------------
 dw run --backfill-to 2024-01-01 "$S"

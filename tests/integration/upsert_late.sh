@@ -157,10 +157,15 @@ is "$RC|$(field late_repaired)|$(field updated)" "0|1|1" "state --set: the older
 is "$(tdump t_set 1)" "1|a|2024-01-05 00:00:00
 2|newer|2024-01-03 00:00:00" "state --set: the whole table"
 
-# ---- pushdown refuses load.lookback in upsert, naming the key ---------------
+# ---- pushdown: load.lookback in upsert, as with memory -----------------------
+first
 j=$(ljob l_pd t_pd "  engine: pushdown")
+run_ok "$j" "pushdown, lookback: first run"
+second
 dw run "$j"
-is "$RC" 2 "pushdown, lookback: refused"
-like "$ERR" "load.engine: pushdown does not repair history, so load.lookback" "pushdown, lookback: the message names the keys"
+is "$RC|$(counts)|$(field late_repaired)|$(field engine)" \
+  "0|read=4 skipped=0 inserted=1 expired=0 updated=1 deleted=0 unchanged=1|1|pushdown" \
+  "pushdown, lookback: the memory engine's counts"
+is "$(tdump t_pd 1)" "$AFTER" "pushdown, lookback: the whole table"
 
 done_testing

@@ -5,8 +5,8 @@
 # run's maximum is kept (dbt's timestamp strategy compares per key too),
 # and a row before its key's current version is a late row (load.late).
 # The jobs of tests/data/watermark: the same three extracts through both,
-# tables asserted whole.  watermark: none needs engine: memory (pushdown
-# never repairs history): refused there, exit 2.
+# tables asserted whole.  Pushdown gives the same table (its keys with late
+# rows go to the memory engine), but with deletes: absent (refused, exit 2).
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 S="$DATA/watermark"
@@ -69,12 +69,26 @@ is "$RC" 1 "late: reject, the late Pisa row: exit 1"
 like "$ERR" "skew_3.csv:4: key (id='2') has lmd 2024-01-02 00:00:00, before the key's stored history ends (2024-01-05 00:00:00): a late row, and load.late is reject" "late: reject names the late row"
 is "$(tdump skew_reject dim_id)" "$before" "late: reject: nothing written"
 
-# ---- pushdown refuses watermark: none ----------------------------------------
-sed 's/^load:$/load:\n  engine: pushdown/' "$S/skew_none.yaml" >"$WORK/skew_pd.yaml"
+# ---- pushdown: the same extracts, the same table -----------------------------
+# (the key with the late Pisa row goes to the memory engine, which repairs
+# its history: pushdown_take_late)
+sed -e 's/^load:$/load:\n  engine: pushdown/' -e 's/job: skew_none/job: skew_pd/' \
+    -e 's/table: skew_none/table: skew_pd/' "$S/skew_none.yaml" >"$WORK/skew_pd.yaml"
+for x in 1 2 3; do
+  FEED=$S/skew_$x.csv dw run "$WORK/skew_pd.yaml"
+  is "$RC $(field engine)" "0 pushdown" "pushdown, extract $x: exit 0"
+done
+is "$(counts) $(late)" "read=5 skipped=0 inserted=1 expired=0 updated=0 deleted=0 unchanged=4 1" \
+  "pushdown, extract 3: the memory engine's counts, the late row repaired"
+is "$(tdump skew_pd dim_id)" "$expected" "pushdown: the memory engine's whole table"
+
+# ... but not with deletes: absent, whose staged rows pushdown rewrites
+# first: refused at load.engine, nothing written
+sed 's/^  watermark: none$/  watermark: none\n  deletes: absent/' "$WORK/skew_pd.yaml" >"$WORK/skew_pda.yaml"
 before=$(wh_dump)
-FEED=$S/skew_1.csv dw run "$WORK/skew_pd.yaml"
-is "$RC" 2 "watermark: none with engine: pushdown: exit 2"
-like "$ERR" "skew_pd.yaml:16:3: load.engine: pushdown does not repair history, so load.watermark: none" \
+FEED=$S/skew_1.csv dw run "$WORK/skew_pda.yaml"
+is "$RC" 2 "watermark: none and deletes: absent with engine: pushdown: exit 2"
+like "$ERR" "skew_pda.yaml:16:3: load.engine: pushdown does not repair history together with deletes: absent, load.deletes.truncate_values or load.ignore_null_updates, so load.watermark: none" \
   "pushdown: refused at load.engine, naming load.watermark"
 is "$(wh_dump)" "$before" "pushdown: nothing written"
 
