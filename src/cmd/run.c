@@ -302,8 +302,8 @@ static int run_pushdown(run_ctx *r, dwl_error *err)
   if (pushdown_take_late(r->pd, take_late_row, r, &nlate, err) != 0)
     return -1;
   if (nlate > 0) {
-    log_msg(LOG_INFO, "pushdown: %lld rows of keys with late rows go to the memory engine, which repairs their "
-            "history", nlate);
+    log_msg(LOG_INFO, "pushdown: %lld rows of keys with late rows (or rows pushdown does not place: at one "
+            "instant, within a close step, at a tombstone's start) go to the memory engine", nlate);
     if (run_read_current(r, 1, err) != 0 || scd_apply(&r->e, &sink, &mem, err) != 0 ||
         (scd_deferred(&r->e) > 0 && run_read_history(r, err) != 0) || writer_flush(r->w, err) != 0)
       return -1;

@@ -683,7 +683,7 @@ int truncate_rows(pushdown *p, dwl_buf *b, dwl_error *err)
   buf_printf(b, "%lld + ROW_NUMBER() OVER (ORDER BY f.dwl_seq, tr.dwl_t) AS dwl_seq, tr.dwl_origin AS dwl_origin, "
                 "tr.dwl_t AS dwl_t, 1 AS dwl_del, f.dwl_fp2 AS dwl_fp2, f.dwl_fp1 AS dwl_fp1, 'truncate' AS dwl_fpa, "
                 "tr.dwl_vf AS dwl_vf, tr.dwl_vt AS dwl_vt, f.dwl_oe AS dwl_oe, f.dwl_sk AS dwl_sk, f.dwl_skt AS "
-                "dwl_skt, tr.dwl_donly AS dwl_donly",
+                "dwl_skt, tr.dwl_donly AS dwl_donly, NULL AS dwl_ties",
              p->nseq);
   for (size_t k = 0; k < p->nhid; k++)
     buf_printf(b, ", f.%s", p->hname[k]);

@@ -28,6 +28,8 @@
 enum {
   X_SEQ, X_ORIGIN, X_T, X_DEL, X_FP2, X_FP1, X_FPA, X_VF, X_VT, X_OE, X_SK, X_SKT,
   X_DONLY,  /* the lmd's text had no time part: a rejected late row's message prints it so */
+  X_TIES,   /* a composite load.lmd's tie-breakers, "n:mask:t0:t1:t2" (NULL without): the memory
+               engine orders a key's rows at one instant by them (pushdown_take_late) */
   NX
 };
 extern const char *const xname[NX];
@@ -70,6 +72,7 @@ struct pushdown {
   char num[3][24];
   char fp[3][33];
   char vf[32], vt[32], sk[65], skt[65];
+  char ties[96];
 };
 
 /* Its key messages fetch the key's values into fixed arrays. */

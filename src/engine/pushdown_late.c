@@ -113,6 +113,12 @@ static void repair_test(const pushdown *p, dwl_buf *b, const char *late)
   buf_printf(b, "%s OR (q.dwl_ctomb = 1 AND q.dwl_vf <= q.dwl_cvf)", late);
   if (gap > 0)
     buf_printf(b, " OR q.dwl_vt < q.dwl_cvf OR q.dwl_t - q.dwl_plt < %" PRId64, gap);
+  /* A composite lmd: two rows at one instant follow their tie-breakers,
+   * which pushdown's SQL does not order by, and a row at the instant the
+   * current version started replaces it (a later tie-breaker: it is past
+   * the checkpoint); the memory engine does both. */
+  if (p->spec->lmd_ties.n > 0)
+    buf_adds(b, " OR q.dwl_t = q.dwl_plt OR q.dwl_vf = q.dwl_cvf");
 }
 
 int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
@@ -229,6 +235,34 @@ static int source_value(const pushdown *p, const dwl_value *r, size_t i, dwl_buf
   return 0;
 }
 
+/* A composite lmd's tie-breakers as staged (staged_row: "n:mask:t0:..."),
+ * into lmd; 0, or -1 when the text is not that. */
+static int ties_of(const dwl_value *v, dwl_ts *lmd)
+{
+  if (v->is_null)
+    return 0;
+  char s[96];
+  snprintf(s, sizeof s, "%.*s", (int)v->len, v->data);
+  char *p = s, *end;
+  long n = strtol(p, &end, 10);
+  if (end == p || *end != ':' || n < 1 || n > DWL_TS_TIES)
+    return -1;
+  unsigned long mask = strtoul(end + 1, &end, 10);
+  for (long i = 0; i < n; i++) {
+    if (*end != ':')
+      return -1;
+    p = end + 1;
+    lmd->tie[i] = strtoll(p, &end, 10);
+    if (end == p)
+      return -1;
+  }
+  if (*end)
+    return -1;
+  lmd->nties = (int)n;
+  lmd->tie_time = (unsigned)mask;
+  return 0;
+}
+
 /* A fetched staged row (staged_cols) as the engine holds it: its values
  * (row, e->ncols of them, scratch space in norm), lmd and source line. */
 static int engine_row(const pushdown *p, const dwl_value *r, dwl_value *row, dwl_buf *norm, dwl_ts *lmd,
@@ -240,7 +274,10 @@ static int engine_row(const pushdown *p, const dwl_value *r, dwl_value *row, dwl
       return -1;
   *lmd = (dwl_ts){.us = (int64_t)number(&x[X_T]), .date_only = number(&x[X_DONLY]) == 1};
   *origin = number(&x[X_ORIGIN]);
-  return 0;
+  return ties_of(&x[X_TIES], lmd) == 0
+           ? 0
+           : err_set(err, DWL_EXIT_FAILED, "pushdown into %s: a staged row's tie-breakers read back as '%.*s'",
+                     p->spec->target_table, (int)x[X_TIES].len, x[X_TIES].data);
 }
 
 /* A row and its scratch space for engine_row. */

@@ -15,7 +15,7 @@
 
 const char *const xname[NX] = {"dwl_seq", "dwl_origin", "dwl_t",  "dwl_del", "dwl_fp2", "dwl_fp1",
                                "dwl_fpa", "dwl_vf",     "dwl_vt", "dwl_oe",  "dwl_sk",  "dwl_skt",
-                               "dwl_donly"};
+                               "dwl_donly", "dwl_ties"};
 
 int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl_error *err)
 {
@@ -63,11 +63,13 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
    * narrow rows in memory (build_d). */
   dwl_column fphex = {.type = DWL_TYPE_TEXT, .precision = (int)sizeof p->fp[0] - 1, .nullable = 1};
   dwl_column skhex = {.type = DWL_TYPE_TEXT, .precision = (int)sizeof p->sk - 1, .nullable = 1};
+  dwl_column ties = {.type = DWL_TYPE_TEXT, .precision = (int)sizeof p->ties - 1, .nullable = 1};
   for (int x = 0; rc == 0 && x < NX; x++) {
     names[p->ncols + (size_t)x] = (char *)xname[x];
     decl[p->ncols + (size_t)x] = x <= X_DEL || x == X_DONLY ? integer
                                  : (x >= X_VF && x <= X_OE) ? when
                                  : x >= X_FP2 && x <= X_FPA ? fphex
+                                 : x == X_TIES              ? ties
                                                             : skhex;  /* X_SK, X_SKT */
   }
   for (size_t k = 0; rc == 0 && k < p->nhid; k++) {
@@ -186,6 +188,13 @@ static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_
   pd_text(&x[X_T], p->num[2]);
   pd_text(&x[X_DEL], scd_is_delete(p->e, row) ? "1" : "0");
   pd_text(&x[X_DONLY], lmd && lmd->date_only ? "1" : "0");
+  pd_text(&x[X_TIES], NULL);
+  if (lmd && lmd->nties > 0) {
+    int len = snprintf(p->ties, sizeof p->ties, "%d:%u", lmd->nties, lmd->tie_time);
+    for (int i = 0; i < lmd->nties && i < DWL_TS_TIES; i++)
+      len += snprintf(p->ties + len, sizeof p->ties - (size_t)len, ":%" PRId64, lmd->tie[i]);
+    pd_text(&x[X_TIES], p->ties);
+  }
   for (size_t k = 0; k < p->nhid; k++)
     x[NX + k] = row[p->ncols + k];
   fp_hex(fp_tuple(row, c->t2, c->nt2), p->fp[0]);

@@ -29,10 +29,14 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
     return "supports keys of at most 16 columns";
   if (s->lookup != LOOKUP_AUTO)
     return "does not read current versions into memory, so load.lookup does not apply; remove it";
-  /* Its SQL orders a key's rows by the lmd alone, and its stage holds no
-   * tie-breakers (dwload-job(5), SEQUENCES). */
-  if (s->lmd_ties.n > 0)
-    return "does not support a composite load.lmd (tie-breaking columns after the first); use engine: memory";
+  /* Its SQL orders a key's rows by the lmd alone: the keys with two rows
+   * at one instant go to the memory engine with their tie-breakers, as
+   * the keys with late rows (pushdown_take_late): scd2, load.late: repair,
+   * nothing that rewrites the staged rows (dwload-job(5), SEQUENCES). */
+  if (s->lmd_ties.n > 0 && (s->mode != MODE_SCD2 || s->late != LATE_REPAIR || rewrites_rows(s)))
+    return "supports a composite load.lmd (tie-breaking columns after the first) only in mode scd2 with "
+           "load.late: repair, without deletes: absent, load.deletes.truncate_values or "
+           "load.ignore_null_updates; use engine: memory";
   /* scd2 fills them in SQL (pushdown_fill.c); upsert's late rows, which
    * neither take nor give values, are not set apart before it. */
   if (s->ignore_nulls && s->mode == MODE_UPSERT)
