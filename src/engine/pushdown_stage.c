@@ -77,8 +77,14 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
     names[p->ncols + NX + k] = p->hname[k];
     decl[p->ncols + NX + k] = e->srccols[p->ncols + k];
   }
+  /* The anti-joins of absence and truncates probe dwl_pd_src by key once
+   * per current version (index_keys); where the index must be declared
+   * with the table (MariaDB), it is. */
+  size_t nix = !t->d->index_temp && (p->spec->mode == MODE_SCD2 &&
+                                     (p->spec->deletes == DEL_ABSENT || p->spec->truncate_values.n))
+                 ? e->cols.nkey : 0;
   if (rc == 0)
-    rc = writer_stage_open(w, "dwl_pd_src", names, decl, coll, n, &p->st, err);
+    rc = writer_stage_open_ix(w, "dwl_pd_src", names, decl, coll, n, e->cols.key, nix, &p->st, err);
   /* Absence is judged against every source key, past the checkpoint or
    * not; dwl_one tells a matched key from an unmatched one in a join. */
   if (rc == 0 && p->spec->deletes == DEL_ABSENT) {
@@ -108,7 +114,12 @@ int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl
     if (rc == 0) {
       kn[p->nseen] = "dwl_one";
       kd[p->nseen] = integer;
-      rc = writer_stage_open(w, "dwl_pd_seen", kn, kd, kc, p->nseen + 1, &p->seen, err);
+      /* (the key comes first: index_keys) */
+      size_t kix[PD_MAX_KEY];
+      for (size_t i = 0; i < c->nkey && i < PD_MAX_KEY; i++)
+        kix[i] = i;
+      rc = writer_stage_open_ix(w, "dwl_pd_seen", kn, kd, kc, p->nseen + 1, kix,
+                                t->d->index_temp ? 0 : c->nkey, &p->seen, err);
     }
     free(kn);
     free(kd);

@@ -240,6 +240,10 @@ struct dialect {
    * column without a prefix length, and lists CREATE INDEX among the
    * statements that commit a transaction implicitly. */
   int index_temp;
+  /* ", INDEX (...)" on columns ix[0..n) of a temporary table being
+   * created (CREATE TEMPORARY TABLE t (cols<here>)), or NULL: where
+   * index_temp is not set, a stage's index is declared with it. */
+  void (*stage_index)(dwl_buf *b, char *const *cols, const dwl_column *decl, const size_t *ix, size_t n);
 
   /* ---- whole-table copies (dwload migrate) ---- */
   /* How a job names a table the catalog lists (SQLTables' schema, which

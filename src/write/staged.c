@@ -323,6 +323,8 @@ static int stage_create(writer *w, stage *s, dwl_error *err)
                                                    : d->type_sql(&s->decl[i], ty, sizeof ty);
     buf_printf(&b, "%s%s %s", i ? ", " : "", s->cols[i], type);
   }
+  if (s->nindex && w->t->d->stage_index)
+    w->t->d->stage_index(&b, s->cols, s->decl, s->index, s->nindex);
   buf_addc(&b, ')');
   int rc = b.data ? run_sql(w, NULL, b.data, NULL, NULL, 0, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
   buf_free(&b);
@@ -486,6 +488,13 @@ struct writer_stage {
 int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_column *decl,
                       const char *const *collate, size_t ncols, writer_stage **out, dwl_error *err)
 {
+  return writer_stage_open_ix(w, name, cols, decl, collate, ncols, NULL, 0, out, err);
+}
+
+int writer_stage_open_ix(writer *w, const char *name, char *const *cols, const dwl_column *decl,
+                         const char *const *collate, size_t ncols, const size_t *ix, size_t nix,
+                         writer_stage **out, dwl_error *err)
+{
   *out = NULL;
   writer_stage *ws = calloc(1, sizeof *ws);
   SQLSMALLINT *types = calloc(ncols ? ncols : 1, sizeof *types);
@@ -499,7 +508,10 @@ int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_
   s->cols = calloc(ncols ? ncols : 1, sizeof *s->cols);
   s->decl = calloc(ncols ? ncols : 1, sizeof *s->decl);
   s->collate = calloc(ncols ? ncols : 1, sizeof *s->collate);
-  int rc = s->cols && s->decl && s->collate ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  s->index = nix ? malloc(nix * sizeof *s->index) : NULL;
+  int rc = s->cols && s->decl && s->collate && (!nix || s->index) ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; rc == 0 && i < nix; i++)
+    s->index[s->nindex++] = ix[i];
   for (size_t i = 0; rc == 0 && i < ncols; i++) {
     s->ncols++;
     s->decl[i] = decl[i];
@@ -555,5 +567,6 @@ void stage_free(stage *s)
   free(s->collate);
   free(s->apply_sql);
   free(s->apply_keyed_sql);
+  free(s->index);
 }
 

@@ -49,12 +49,19 @@ int writer_stage_open(writer *w, const char *name, char *const *cols, const dwl_
 int writer_stage_add(writer_stage *s, const dwl_value *row, dwl_error *err);
 int writer_stage_flush(writer_stage *s, dwl_error *err);
 void writer_stage_free(writer_stage *s);
-/* Runs one statement that changes the target, or in plan mode prints it
- * (with --sql) instead. */
+/* The same, with an index on columns ix[0..nix) declared in its CREATE
+ * TEMPORARY TABLE, where the dialect declares one there (stage_index:
+ * MariaDB, where CREATE INDEX would commit the run's transaction);
+ * elsewhere the caller indexes it once filled, if at all. */
+int writer_stage_open_ix(writer *w, const char *name, char *const *cols, const dwl_column *decl,
+                         const char *const *collate, size_t ncols, const size_t *ix, size_t nix,
+                         writer_stage **out, dwl_error *err);
 /* After statements of the run's own (writer_exec) inserted versions: the
  * next sequence surrogate key follows the table's greatest, read on the
  * run's connection (pending rows are flushed first). */
 int writer_reload_sk(writer *w, dwl_error *err);
+/* Runs one statement that changes the target, or in plan mode prints it
+ * (with --sql) instead. */
 int writer_exec(writer *w, const char *sql, const dwl_value *params, const SQLSMALLINT *types, size_t n,
                 dwl_error *err);
 /* The engine's sink, bound to this writer. */

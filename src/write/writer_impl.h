@@ -35,6 +35,8 @@ typedef struct stage {
   char *apply_sql;
   char *apply_keyed_sql;   /* the same with the dialect's keyed statement, or NULL (apply_sql) */
   long long applied;       /* rows of b already applied */
+  size_t *index;           /* columns indexed in its CREATE TEMPORARY TABLE (dialect stage_index) */
+  size_t nindex;
 } stage;
 
 struct writer {
