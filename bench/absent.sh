@@ -1,22 +1,30 @@
-#!/bin/sh
+#!/bin/bash
 # scd2 with deletes: absent on both engines (issue 18: pushdown parity), on
-# SQLite.  A dimension of KEYS keys, loaded once; then a full extract of
-# it in which a hundredth of the keys changed (a later lmd: past the
-# checkpoint) and a hundredth are gone (deleted by absence), the rest as
-# loaded (not past the checkpoint: they only say their key exists).  Each
-# run starts from a copy of the loaded dimension; the two engines
-# alternate; medians of RUNS runs, and pushdown/memory.  Both runs must
-# give the same counts.
-#   usage: bench/absent.sh [KEYS] [RUNS]
-set -eu
+# each warehouse.  A dimension of KEYS keys, loaded once; then a full
+# extract of it in which a hundredth of the keys changed (a later lmd: past
+# the checkpoint) and a hundredth are gone (deleted by absence), the rest
+# as loaded (not past the checkpoint: they only say their key exists).
+# Each run starts from a copy of the loaded dimension and its checkpoint;
+# the builds alternate; medians of RUNS runs, and each against memory.
+# Every run must give the same counts.  With DWLOAD_OLD, that build's
+# pushdown runs too (a reference for a change to pushdown).
+#   usage: [DWLOAD_OLD=/old/src/dwload] bench/absent.sh [KEYS] [RUNS] [WAREHOUSES]
+#   e.g.   bench/absent.sh 100000 3 sqlite,postgresql,mariadb
+set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dw=${DWLOAD:-$top/src/dwload}
+old=${DWLOAD_OLD:-}
 keys=${1:-100000}
 runs=${2:-3}
-w=$(mktemp -d "${TMPDIR:-/tmp}/dwl_bench_absent.XXXXXX")
-trap 'rm -rf "$w"' EXIT
+only=${3:-sqlite}
+work=$(mktemp -d "${TMPDIR:-/tmp}/dwl_bench_absent.XXXXXX")
+db=dwl_absent
+tmo=3600
+# shellcheck source=bench/lib.sh
+. "$top/bench/lib.sh"
+bench_begin "$only"
 
-python3 - "$keys" "$w" <<'EOF'
+python3 - "$keys" "$work" <<'EOF'
 import sys
 keys, w = int(sys.argv[1]), sys.argv[2]
 with open(w + "/full.csv", "w") as f, open(w + "/extract.csv", "w") as g:
@@ -32,40 +40,88 @@ with open(w + "/full.csv", "w") as f, open(w + "/extract.csv", "w") as g:
             g.write("%d,n%d,c%d,2024-01-01 00:00:00\n" % (k, k, k % 97))
 EOF
 
+# job WH NAME CSV ENGINE
 job() {
-  cat >"$w/$1.yaml" <<YAML
+  cat >"$work/$1.$2.yaml" <<YAML
 job: absent
-source: {plugin: csv, path: "$w/$2.csv"}
-target: {connection: "Driver=SQLite3;Database=$w/$3.db", table: dim}
+source: {plugin: csv, path: "$work/$3.csv"}
+target: {connection: "$(wh_conn "$1" run)", table: dim}
 load: {mode: scd2, engine: $4, key: [id], lmd: lmd, type2: [city], type1: [name], deletes: absent,
        max_deletes: all}
 YAML
 }
-job seed full base memory
-job memory extract run memory
-job pushdown extract run pushdown
-"$dw" run "$w/seed.yaml" >/dev/null 2>"$w/err" || { cat "$w/err" >&2; exit 1; }
 
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-i=0
-: >"$w/memory.txt"
-: >"$w/pushdown.txt"
-while [ "$i" -lt "$runs" ]; do
-  for e in memory pushdown; do
-    cp "$w/base.db" "$w/run.db"
-    /usr/bin/time -f '%e %M' -o "$w/time" "$dw" run "$w/$e.yaml" >"$w/out" 2>"$w/err" || { cat "$w/err" >&2; exit 1; }
-    counts=$(tail -n 1 "$w/out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join("%s=%s" % (k, d[k]) for k in ("read","skipped","inserted","expired","updated","deleted","unchanged","absent","engine")))')
-    echo "$(cat "$w/time") $counts" >>"$w/$e.txt"
+# The loaded dimension and its checkpoint, kept aside (save) and put back
+# before each run (restore).
+save() {
+  case $1 in
+    sqlite) cp "$(lite_file run)" "$(lite_file base)" ;;
+    postgresql) wh_sql "$1" <<'SQL' ;;
+CREATE TABLE base_dim (LIKE dim INCLUDING ALL); INSERT INTO base_dim SELECT * FROM dim;
+CREATE TABLE base_state AS SELECT * FROM dwload_state;
+ANALYZE base_dim;
+SQL
+    mariadb) wh_sql "$1" <<'SQL' ;;
+CREATE TABLE base_dim LIKE dim; INSERT INTO base_dim SELECT * FROM dim;
+CREATE TABLE base_state AS SELECT * FROM dwload_state;
+SQL
+  esac
+}
+restore() {
+  case $1 in
+    sqlite) cp "$(lite_file base)" "$(lite_file run)" ;;
+    postgresql) wh_sql "$1" <<'SQL' ;;
+DROP TABLE dim; CREATE TABLE dim (LIKE base_dim INCLUDING ALL); INSERT INTO dim SELECT * FROM base_dim;
+DELETE FROM dwload_state; INSERT INTO dwload_state SELECT * FROM base_state;
+ANALYZE dim;
+SQL
+    mariadb) wh_sql "$1" <<'SQL' ;;
+DROP TABLE dim; CREATE TABLE dim LIKE base_dim; INSERT INTO dim SELECT * FROM base_dim;
+DELETE FROM dwload_state; INSERT INTO dwload_state SELECT * FROM base_state;
+ANALYZE TABLE dim;
+SQL
+  esac
+}
+
+# once WH NAME BIN: one run; "seconds KiB counts"
+once() {
+  restore "$1" >/dev/null
+  bounded /usr/bin/time -f '%e %M' -o "$work/time" "$3" run "$work/$1.$2.yaml" >"$work/out" 2>"$work/err" ||
+    die "$1: $2 failed: $(tail -n 3 "$work/err")"
+  counts=$(tail -n 1 "$work/out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join("%s=%s" % (k, d[k]) for k in ("read","skipped","inserted","expired","updated","deleted","unchanged","absent")))')
+  echo "$(cat "$work/time") $counts"
+}
+
+names="memory pushdown"
+[ -n "$old" ] && names="$names reference"
+for wh in ${only//,/ }; do
+  setup_wh "$wh"
+  rm -f "$(lite_file run)"
+  job "$wh" seed full memory
+  job "$wh" memory extract memory
+  job "$wh" pushdown extract pushdown
+  job "$wh" reference extract pushdown
+  bounded "$dw" run "$work/$wh.seed.yaml" >/dev/null 2>"$work/err" || die "$wh: seed: $(tail -n 3 "$work/err")"
+  save "$wh" >/dev/null
+  for n in $names; do : >"$work/$wh.$n.txt"; done
+  i=0
+  while [ "$i" -lt "$runs" ]; do
+    for n in $names; do
+      bin=$dw
+      [ "$n" = reference ] && bin=$old
+      once "$wh" "$n" "$bin" >>"$work/$wh.$n.txt"
+    done
+    i=$((i + 1))
   done
-  i=$((i + 1))
+  m=$(cut -d' ' -f1 "$work/$wh.memory.txt" | median)
+  printf '%s, %s keys:\n' "$(wh_title "$wh")" "$keys"
+  for n in $names; do
+    s=$(cut -d' ' -f1 "$work/$wh.$n.txt" | median)
+    printf '  %-9s %8s s median (runs: %s), peak RSS %s KiB, /memory %s\n    %s\n' "$n" "$s" \
+      "$(cut -d' ' -f1 "$work/$wh.$n.txt" | tr '\n' ' ' | sed 's/ $//')" \
+      "$(cut -d' ' -f2 "$work/$wh.$n.txt" | median)" "$(div "$s" "$m")" \
+      "$(head -n 1 "$work/$wh.$n.txt" | cut -d' ' -f3-)"
+    [ "$(cut -d' ' -f3- "$work/$wh.$n.txt" | sort -u)" = "$(head -n 1 "$work/$wh.memory.txt" | cut -d' ' -f3-)" ] ||
+      die "$wh: $n's counts differ from memory's"
+  done
 done
-m=$(cut -d' ' -f1 "$w/memory.txt" | median)
-p=$(cut -d' ' -f1 "$w/pushdown.txt" | median)
-for e in memory pushdown; do
-  printf '%s: %s keys: %s s median, peak RSS %s KiB (median), runs: %s\n  %s\n' "$e" "$keys" \
-    "$(cut -d' ' -f1 "$w/$e.txt" | median)" "$(cut -d' ' -f2 "$w/$e.txt" | median)" \
-    "$(cut -d' ' -f1 "$w/$e.txt" | tr '\n' ' ')" "$(head -n 1 "$w/$e.txt" | cut -d' ' -f3- | sed 's/ engine=.*//')"
-done
-[ "$(head -n 1 "$w/memory.txt" | cut -d' ' -f3- | sed 's/ engine=.*//')" = \
-  "$(head -n 1 "$w/pushdown.txt" | cut -d' ' -f3- | sed 's/ engine=.*//')" ] || { echo "the counts differ" >&2; exit 1; }
-echo "pushdown/memory: $(awk -v a="$p" -v b="$m" 'BEGIN { printf "%.2f", a / b }')"

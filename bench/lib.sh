@@ -218,18 +218,24 @@ wh_rowcount() { echo "SELECT count(*) FROM $2;" | wh_sql "$1" "$2"; }
 # write_job WH JOB TABLE [VARIANT]: the job file $work/jobs/WH.JOB[.VARIANT].yaml
 # (passwords stay in the environment); VARIANT scan sets lookup: scan,
 # pushdown sets engine: pushdown
-write_job() {
-  local conn file="$work/jobs/$1.$2${4:+.$4}.yaml"
+# wh_conn WH TABLE: a job's target connection to WH's database $db (on
+# SQLite, TABLE's file); passwords stay in the environment
+wh_conn() {
   # shellcheck disable=SC2016 # ${...} is for dwload to expand
   case $1 in
     postgresql)
-      conn='Driver=PostgreSQL Unicode;Server=${DWL_PG_HOST};Port=${DWL_PG_PORT};Database='$db';Uid=${DWL_PG_USER};Pwd=${DWL_PG_PASSWORD}'
+      echo 'Driver=PostgreSQL Unicode;Server=${DWL_PG_HOST};Port=${DWL_PG_PORT};Database='"$db"';Uid=${DWL_PG_USER};Pwd=${DWL_PG_PASSWORD}'
       ;;
     mariadb)
-      conn='Driver=MariaDB Unicode;Server=${DWL_MARIADB_HOST};Port=${DWL_MARIADB_PORT};Database='$db';User=${DWL_MARIADB_USER};Password=${DWL_MARIADB_PASSWORD}'
+      echo 'Driver=MariaDB Unicode;Server=${DWL_MARIADB_HOST};Port=${DWL_MARIADB_PORT};Database='"$db"';User=${DWL_MARIADB_USER};Password=${DWL_MARIADB_PASSWORD}'
       ;;
-    sqlite) conn="Driver=SQLite3;Database=$(lite_file "$3")" ;;
+    sqlite) echo "Driver=SQLite3;Database=$(lite_file "$2")" ;;
   esac
+}
+
+write_job() {
+  local conn file="$work/jobs/$1.$2${4:+.$4}.yaml"
+  conn=$(wh_conn "$1" "$3")
   cat >"$file" <<YAML
 version: 1
 job: $2
@@ -519,4 +525,17 @@ all_of() {
   else
     echo n/a
   fi
+}
+
+# bench_begin WAREHOUSES: for a script that compares builds itself (not
+# bench/run): the SQLite folder under $work, the servers WAREHOUSES (a
+# comma-separated list) need, started (tests/servers.sh), and on exit
+# stopped and $work removed
+bench_begin() {
+  # shellcheck source=tests/servers.sh
+  . "$top/tests/servers.sh"
+  trap 'servers_stop >/dev/null 2>&1 || :; rm -rf "$work"' EXIT
+  mkdir -p "$work/sqlite"
+  case ",$1," in *,postgresql,* | *,mariadb,*) servers_start >&2 ;; esac
+  export PGPASSWORD=${DWL_PG_PASSWORD:-} MYSQL_PWD=${DWL_MARIADB_PASSWORD:-}
 }

@@ -20,27 +20,15 @@ db=dwl_stream
 tmo=3600
 # shellcheck source=bench/lib.sh
 . "$top/bench/lib.sh"
-# shellcheck source=tests/servers.sh
-. "$top/tests/servers.sh"
-cleanup() { servers_stop >/dev/null 2>&1 || :; rm -rf "$work"; }
-trap cleanup EXIT
-mkdir -p "$work/sqlite"
+bench_begin "$only"
 bounded python3 "$top/bench/gen.py" full --rows "$rows" "$work/full.csv"
-case ",$only," in *,postgresql,* | *,mariadb,*) servers_start >&2 ;; esac
-export PGPASSWORD=${DWL_PG_PASSWORD:-} MYSQL_PWD=${DWL_MARIADB_PASSWORD:-}
 
 # job WH: the job file for WH
 job() {
-  local conn
-  case $1 in
-    postgresql) conn="Driver=PostgreSQL Unicode;Server=$DWL_PG_HOST;Port=$DWL_PG_PORT;Database=$db;Uid=$DWL_PG_USER;Pwd=$DWL_PG_PASSWORD" ;;
-    mariadb) conn="Driver=MariaDB Unicode;Server=$DWL_MARIADB_HOST;Port=$DWL_MARIADB_PORT;Database=$db;User=$DWL_MARIADB_USER;Password=$DWL_MARIADB_PASSWORD" ;;
-    sqlite) conn="Driver=SQLite3;Database=$(lite_file dim)" ;;
-  esac
   cat >"$work/$1.yaml" <<YAML
 job: stream
 source: {plugin: csv, path: "$work/full.csv"}
-target: {connection: "$conn", table: dim}
+target: {connection: "$(wh_conn "$1" dim)", table: dim}
 load: {mode: scd2, engine: memory, lmd: lmd, key: [id], type1: [name]}
 YAML
 }
