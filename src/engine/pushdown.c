@@ -227,9 +227,14 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
   int rc = p->spec->mode == MODE_SCD2 && p->old ? absent_moves(p, &b, counts, err) : 0;
   if (rc == 0)
     rc = truncate_rows(p, &b, err);
+  /* (upsert's late rows neither take nor give values: set apart before
+   * the fill; scd2's take part in it, as in the memory engine) */
+  int late_first = p->spec->mode == MODE_UPSERT;
+  if (rc == 0 && late_first && pd_late_applies(p))
+    rc = build_late(p, &b, err);
   if (rc == 0)
     rc = fill_nulls_pd(p, &b, err);
-  if (rc == 0 && pd_late_applies(p))
+  if (rc == 0 && !late_first && pd_late_applies(p))
     rc = build_late(p, &b, err);
   if (rc == 0)
     rc = build_a(p, &b, err);

@@ -1,5 +1,6 @@
-/* load.ignore_null_updates in pushdown (scd2): the fill of scd_fill.c on
- * the staged rows, before anything else reads them.  A NULL in one of the
+/* load.ignore_null_updates in pushdown: the fill of scd_fill.c on the
+ * staged rows, before anything else reads them (in upsert, after its late
+ * rows are set apart: they neither take nor give values).  A NULL in one of the
  * columns scd_fill_columns names takes the value of the key's previous
  * row in lmd order (itself filled), else, when no delete row came before
  * it in the batch, the key's live current version's; a delete row is not
@@ -23,6 +24,16 @@
 
 #include "fingerprint.h"
 
+/* " AND <c is live>": a tombstone (scd2) or, in upsert, a row marked
+ * deleted gives no values. */
+static void fill_live(const pushdown *p, dwl_buf *b, const char *c)
+{
+  if (p->spec->mode == MODE_UPSERT && p->t->ix[TC_DELETED] >= 0)
+    buf_printf(b, " AND NOT (%s.%s = %s)", c, tq(p, TC_DELETED), p->t->d->true_lit);
+  else
+    live_pred(p, b, c);
+}
+
 /* dwl_pd_f: each row with a NULL to fill (not a delete), its values filled. */
 static int build_fill(pushdown *p, dwl_buf *b, const size_t *inu, size_t n, dwl_error *err)
 {
@@ -32,7 +43,7 @@ static int build_fill(pushdown *p, dwl_buf *b, const size_t *inu, size_t n, dwl_
     const char *q = p->q[inu[k]];
     buf_printf(b, ", CASE WHEN w.%s IS NOT NULL THEN w.%s ELSE COALESCE(w.dwl_fv%zu, CASE WHEN w.dwl_seg = 0 AND "
                   "c.dwl_m IS NOT NULL", q, q, k);
-    live_pred(p, b, "c");
+    fill_live(p, b, "c");
     buf_printf(b, " THEN c.%s END) END AS %s", q, q);
   }
   buf_adds(b, " FROM (SELECT v.*");
@@ -54,7 +65,12 @@ static int build_fill(pushdown *p, dwl_buf *b, const size_t *inu, size_t n, dwl_
     buf_printf(b, ", s.%s, CASE WHEN s.dwl_del = 0 THEN s.%s END AS dwl_cv%zu", p->q[inu[k]], p->q[inu[k]], k);
   buf_adds(b, ", SUM(s.dwl_del)");
   over(p, b, "s", NULL, "s.dwl_t, s.dwl_seq ROWS UNBOUNDED PRECEDING");
-  buf_adds(b, " AS dwl_seg FROM dwl_pd_src s) u) v) w");
+  buf_adds(b, " AS dwl_seg FROM dwl_pd_src s");
+  /* upsert: rows older than the stored row (late, never applied) neither
+   * take nor give values (build_late set them apart first) */
+  if (p->spec->mode == MODE_UPSERT && pd_late_applies(p))
+    buf_adds(b, " WHERE NOT EXISTS (SELECT 1 FROM dwl_pd_l l WHERE l.dwl_seq = s.dwl_seq)");
+  buf_adds(b, ") u) v) w");
   join_current(p, b, "c", "w");
   buf_adds(b, " WHERE w.dwl_del = 0 AND (");
   for (size_t k = 0; k < n; k++)

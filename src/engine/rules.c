@@ -37,10 +37,6 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
     return "supports a composite load.lmd (tie-breaking columns after the first) only in mode scd2 with "
            "load.late: repair, without deletes: absent, load.deletes.truncate_values or "
            "load.ignore_null_updates; use engine: memory";
-  /* scd2 fills them in SQL (pushdown_fill.c); upsert's late rows, which
-   * neither take nor give values, are not set apart before it. */
-  if (s->ignore_nulls && s->mode == MODE_UPSERT)
-    return "does not carry values over a NULL in mode upsert, so load.ignore_null_updates needs engine: memory";
   /* Late rows in scd2 with load.late: repair go to the memory engine, key
    * by key (pushdown_take_late), but where pushdown rewrites the staged
    * rows first (absence, truncate rows, ignore_null_updates): there a late

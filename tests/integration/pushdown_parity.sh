@@ -315,6 +315,52 @@ EOF
     "$_w: key 1's NULL city from the current version (a type 1 change in place), then its NULL phone from that row"
 done
 
+# ---- upsert, load.ignore_null_updates, late rows -----------------------------
+# A NULL takes the key's previous row's value, else its stored row's; a
+# row older than the stored one (late) neither takes nor gives.  Key 1: a
+# late row with values (left out, giving nothing), then NULLs filled from
+# the stored row.  Key 2: a late row, then a later row all NULL.  Key 3:
+# a delete, then NULLs (nothing to carry).  Key 4: new.  The NULL key.
+file unu.seed.csv >/dev/null <<'EOF'
+id,city,phone,op,lmd
+1,Oslo,a,,2024-01-05 00:00:00
+2,Rome,b,,2024-01-05 00:00:00
+3,Lima,c,,2024-01-05 00:00:00
+,Nul,n,,2024-01-05 00:00:00
+EOF
+seed unu <<'EOF'
+load:
+  mode: upsert
+  engine: @ENGINE@
+  key: id
+  lmd: lmd
+  deletes: {column: op, values: [D]}
+  ignore_null_updates: true
+EOF
+file unu.csv >/dev/null <<'EOF'
+id,city,phone,op,lmd
+1,Paris,z,,2024-01-01 00:00:00
+1,,,,2024-01-06 00:00:00
+1,Bergen,,,2024-01-07 00:00:00
+2,Milan,y,,2024-01-02 00:00:00
+2,,,,2024-01-06 00:00:00
+3,,,D,2024-01-06 00:00:00
+3,,q,,2024-01-07 00:00:00
+4,,e,,2024-01-06 00:00:00
+4,Pune,,,2024-01-07 00:00:00
+,,w,,2024-01-06 00:00:00
+EOF
+for lm in repair ignore reject; do
+  _x="  late: $lm"
+  [ $lm = reject ] && _x="$_x
+  max_rejects: 5
+  reject_file: @RJ@"
+  late unu "$lm" "upsert, ignore_null_updates, late: $lm" "$_x"
+  is "$_rc_p" 0 "upsert, ignore_null_updates, late: $lm: pushdown takes the job"
+done
+is "$(sqln "SELECT city, phone FROM unu_p WHERE id = '1'")" "Bergen|a" \
+  "upsert, ignore_null_updates: key 1's NULLs from the stored row, not from its late row"
+
 # ---- scd2 with the delete flag column excluded from the table -------------
 file xc.seed.csv >/dev/null <<'EOF'
 id,city,op,lmd
