@@ -69,7 +69,7 @@ static int build_fill(pushdown *p, dwl_buf *b, const size_t *inu, size_t n, dwl_
   /* upsert: rows older than the stored row (late, never applied) neither
    * take nor give values (build_late set them apart first) */
   if (p->spec->mode == MODE_UPSERT && pd_late_applies(p))
-    buf_adds(b, " WHERE NOT EXISTS (SELECT 1 FROM dwl_pd_l l WHERE l.dwl_seq = s.dwl_seq)");
+    buf_adds(b, " WHERE s.dwl_seq NOT IN (SELECT l.dwl_seq FROM dwl_pd_l l)");
   buf_adds(b, ") u) v) w");
   join_current(p, b, "c", "w");
   buf_adds(b, " WHERE w.dwl_del = 0 AND (");

@@ -136,7 +136,8 @@ int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
   buf_init(&take, 0);
   if (repair)
     repair_test(p, &take, late);
-  buf_adds(b, "CREATE TEMPORARY TABLE dwl_pd_l AS SELECT q.*, ");
+  temp_table(p, b, "dwl_pd_l", "dwl_seq");  /* (build_a and the fill look rows up by dwl_seq) */
+  buf_adds(b, "q.*, ");
   if (scd2 && !repair)
     noop_case(p, b);
   else
