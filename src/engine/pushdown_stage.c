@@ -464,14 +464,21 @@ int build_d(pushdown *p, dwl_buf *b, dwl_error *err)
    * history, late.c) after every other.  (With repair those keys are not
    * in b: they went to the memory engine.) */
   int lk = pd_late_applies(p) && !pd_repairs(p);
-  if (lk) {
-    buf_printf(b, "COALESCE((SELECT MIN(l.dwl_kmin) + %lld FROM dwl_pd_l l WHERE ", p->nseq);
-    keyeq(p, b, "l", "b");
-    buf_adds(b, "), ");
-  }
+  if (lk)
+    buf_printf(b, "COALESCE(lk.dwl_lkmin + %lld, ", p->nseq);
   buf_adds(b, "MIN(b.dwl_seq) OVER (PARTITION BY ");
   keys(p, b, "b");
-  buf_adds(b, lk ? ")) AS dwl_kseq FROM dwl_pd_b b) w) x) y" : ") AS dwl_kseq FROM dwl_pd_b b) w) x) y");
+  buf_adds(b, lk ? ")) AS dwl_kseq FROM dwl_pd_b b" : ") AS dwl_kseq FROM dwl_pd_b b");
+  if (lk) {
+    /* (a join with the keys' first late rows, not a lookup per row) */
+    buf_adds(b, " LEFT JOIN (SELECT ");
+    keys(p, b, "l");
+    buf_adds(b, ", MIN(l.dwl_kmin) AS dwl_lkmin FROM dwl_pd_l l GROUP BY ");
+    keys(p, b, "l");
+    buf_adds(b, ") lk ON ");
+    keyeq(p, b, "lk", "b");
+  }
+  buf_adds(b, ") w) x) y");
   return exec(p, b, NULL, NULL, 0, err);
 }
 
