@@ -328,6 +328,10 @@ int absent_moves(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 static size_t cur_bound(const pushdown *p, dwl_buf *b, const char *a, dwl_value *v, SQLSMALLINT *ty)
 {
   const target *t = p->t;
+  if (p->spec->mode != MODE_SCD2) {
+    buf_adds(b, "1 = 1");  /* upsert: every row is current */
+    return 0;
+  }
   if (t->ix[TC_CURRENT] >= 0 || !t->open_end[0]) {
     curpred(p, b, a, a);  /* (neither form reads a staged open end) */
     return 0;
@@ -346,6 +350,31 @@ static const char *last_truncate(pushdown *p)
   return p->vf;
 }
 
+/* The stored column a truncate must come after to reach a key, as
+ * scd_truncate's `from`: scd2, the current version's valid_from; upsert,
+ * the stored lmd, NULL where the table does not hold it (every truncate
+ * then reaches every row, as a stored row without an lmd). */
+static const char *reach_col(const pushdown *p)
+{
+  if (p->spec->mode == MODE_SCD2)
+    return tq(p, TC_VALID_FROM);
+  return p->t->lmd >= 0 ? p->q[p->t->lmd] : NULL;
+}
+
+size_t reached_by_last(pushdown *p, dwl_buf *b, const char *a, dwl_value *v, SQLSMALLINT *ty)
+{
+  const char *col = reach_col(p);
+  if (!col)
+    return 0;
+  if (p->spec->mode == MODE_SCD2)
+    buf_printf(b, " AND %s.%s < ?", a, col);
+  else
+    buf_printf(b, " AND (%s.%s < ? OR %s.%s IS NULL)", a, col, a, col);
+  pd_text(v, last_truncate(p));
+  *ty = SQL_VARCHAR;
+  return 1;
+}
+
 /* "SELECT <select> FROM <table> d WHERE <current, live> ...": the live
  * keys the extract no longer has (<partitions delivered> AND NOT EXISTS
  * (<seen>)), or with truncates those a truncate reaches that the delta has
@@ -356,11 +385,8 @@ static size_t absent_keys(pushdown *p, dwl_buf *b, const char *select, dwl_value
   buf_printf(b, "SELECT %s FROM %s d WHERE ", select, p->t->table_q);
   size_t np = cur_bound(p, b, "d", v, ty);
   live_pred(p, b, "d");
-  if (p->ntrunc) {
-    buf_printf(b, " AND d.%s < ?", tq(p, TC_VALID_FROM));
-    pd_text(&v[np], last_truncate(p));
-    ty[np++] = SQL_VARCHAR;
-  }
+  if (p->ntrunc)
+    np += reached_by_last(p, b, "d", &v[np], &ty[np]);
   in_partitions(p, b, "d");
   buf_printf(b, " AND NOT EXISTS (SELECT 1 FROM %s s WHERE ", p->ntrunc ? "dwl_pd_src" : "dwl_pd_seen");
   keyeq(p, b, "d", "s");
@@ -608,17 +634,17 @@ int truncate_count(pushdown *p, long long *current, long long *reached, dwl_erro
     return -1;
   dwl_buf b;
   buf_init(&b, 0);
-  const char *vf = tq(p, TC_VALID_FROM);
-  buf_printf(&b, "SELECT COUNT(*), SUM(CASE WHEN d.%s < ? THEN 1 ELSE 0 END), SUM(CASE WHEN d.%s < ? AND NOT "
-                 "EXISTS (SELECT 1 FROM dwl_pd_src s WHERE ", vf, vf);
-  keyeq(p, &b, "d", "s");
-  buf_printf(&b, ") THEN 1 ELSE 0 END) FROM %s d WHERE ", p->t->table_q);
   dwl_value v[3];
   SQLSMALLINT ty[3];
-  pd_text(&v[0], last_truncate(p));
-  v[1] = v[0];
-  ty[0] = ty[1] = SQL_VARCHAR;
-  size_t np = 2 + cur_bound(p, &b, "d", &v[2], &ty[2]);
+  size_t np = 0;
+  buf_adds(&b, "SELECT COUNT(*), SUM(CASE WHEN 1 = 1");
+  np += reached_by_last(p, &b, "d", &v[np], &ty[np]);
+  buf_adds(&b, " THEN 1 ELSE 0 END), SUM(CASE WHEN NOT EXISTS (SELECT 1 FROM dwl_pd_src s WHERE ");
+  keyeq(p, &b, "d", "s");
+  buf_adds(&b, ")");
+  np += reached_by_last(p, &b, "d", &v[np], &ty[np]);
+  buf_printf(&b, " THEN 1 ELSE 0 END) FROM %s d WHERE ", p->t->table_q);
+  np += cur_bound(p, &b, "d", &v[np], &ty[np]);
   live_pred(p, &b, "d");
   count_ctx c = {{0, 0, 0}};
   int rc = each_row(p, &b, v, ty, np, on_count3, &c, err);
@@ -695,9 +721,13 @@ int truncate_rows(pushdown *p, dwl_buf *b, dwl_error *err)
   keys(p, b, "s");
   buf_adds(b, ") AS dwl_mint FROM dwl_pd_src s) f CROSS JOIN dwl_pd_tr tr");
   join_current(p, b, "c", "f");
-  buf_printf(b, " WHERE f.dwl_rn = 1 AND ((c.dwl_m IS NULL AND tr.dwl_t > f.dwl_mint) OR (c.dwl_m IS NOT NULL "
-                "AND tr.dwl_vf > c.%s))",
-             tq(p, TC_VALID_FROM));
+  const char *col = reach_col(p);
+  buf_adds(b, " WHERE f.dwl_rn = 1 AND ((c.dwl_m IS NULL AND tr.dwl_t > f.dwl_mint) OR (c.dwl_m IS NOT NULL");
+  if (col && p->spec->mode == MODE_SCD2)
+    buf_printf(b, " AND tr.dwl_vf > c.%s", col);
+  else if (col)
+    buf_printf(b, " AND (tr.dwl_vf > c.%s OR c.%s IS NULL)", col, col);
+  buf_adds(b, "))");
   if (exec(p, b, NULL, NULL, 0, err) != 0)
     return -1;
   long long n = count_of(p, b, "dwl_pd_td", err);

@@ -410,7 +410,8 @@ int pushdown_count_truncate(pushdown *p, long long *current, long long *reached,
 
 /* upsert, deletes: absent: the rows of keys the source no longer has
  * (after the delta's changes, every key the source has is seen), of the
- * partitions it delivered (load.partition). */
+ * partitions it delivered (load.partition); or with truncate rows, those
+ * a truncate reaches. */
 int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {
   const target *t = p->t;
@@ -424,9 +425,19 @@ int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   if (!on.data)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   counts->deleted += p->nabsent;
-  t->d->delete_unmatched(b, t->table_q, "dwl_pd_seen", on.data, "dwl_one");
-  in_partitions(p, b, "d");
-  int rc = apply(p, b, NULL, NULL, 0, err);
+  /* truncates (truncate_count counted those): the rows stored before the
+   * last truncate that the delta has no row of */
+  dwl_value v;
+  SQLSMALLINT ty;
+  size_t np = 0;
+  if (p->ntrunc) {
+    t->d->delete_unmatched(b, t->table_q, "dwl_pd_src", on.data, "dwl_seq");
+    np = reached_by_last(p, b, "d", &v, &ty);
+  } else {
+    t->d->delete_unmatched(b, t->table_q, "dwl_pd_seen", on.data, "dwl_one");
+    in_partitions(p, b, "d");
+  }
+  int rc = apply(p, b, np ? &v : NULL, np ? &ty : NULL, np, err);
   buf_free(&on);
   return rc < 0 ? -1 : 0;
 }

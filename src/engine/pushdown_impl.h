@@ -213,6 +213,9 @@ int absent_count(pushdown *p, long long *current, long long *absent, dwl_error *
  * them those the delta has no row of, which absent_delete deletes. */
 int truncate_rows(pushdown *p, dwl_buf *b, dwl_error *err);
 int truncate_count(pushdown *p, long long *current, long long *reached, dwl_error *err);
+/* " AND <a's row started before the last truncate>" (sorted by
+ * truncate_count), its value bound into *v; the number bound (0 or 1). */
+size_t reached_by_last(pushdown *p, dwl_buf *b, const char *a, dwl_value *v, SQLSMALLINT *ty);
 
 /* ---- pushdown_fill.c: load.ignore_null_updates (scd2) ----------------------- */
 

@@ -19,11 +19,6 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
 {
   if (s->mode != MODE_SCD2 && s->mode != MODE_UPSERT)
     return "applies only to modes scd2 and upsert";
-  /* A truncate row deletes keys the delta does not hold, at its lmd
-   * (pushdown_absent.c, scd2 only). */
-  if (s->truncate_values.n > 0 && s->mode == MODE_UPSERT)
-    return "does not support load.deletes.truncate_values in mode upsert (a truncate deletes every key at its "
-           "row's lmd); use engine: memory";
   /* Its messages name a key by values fetched into a fixed array. */
   if (s->key.n > SPEC_PUSHDOWN_MAX_KEY)
     return "supports keys of at most 16 columns";

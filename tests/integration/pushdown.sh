@@ -345,23 +345,6 @@ a|2024-01-05 00:00:00|2024-01-06 00:00:00
 b|2024-01-06 00:00:00|<null>" "late: spliced into the history, the later change after it"
 
 # ---- refusals at spec-check time -----------------------------------------
-j=$(job refuse <<EOF
-version: 1
-job: refuse
-source: {plugin: csv, path: $WORK/bad.csv}
-target: {connection: "$WH_CONN", table: d_refuse}
-load:
-  mode: upsert
-  key: id
-  lmd: lmd
-  deletes: {column: op, values: [D], truncate_values: [T]}
-  engine: pushdown
-EOF
-)
-dw run "$j"
-is "$RC" 2 "refused: truncate_values in upsert, exit 2"
-like "$ERR" "refuse.yaml:10:3: load.engine: pushdown does not support load.deletes.truncate_values in mode upsert" \
-  "refused: the engine key's position and the reason"
 j=$(job refuse2 <<EOF
 version: 1
 job: refuse2

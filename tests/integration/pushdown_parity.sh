@@ -361,6 +361,59 @@ done
 is "$(sqln "SELECT city, phone FROM unu_p WHERE id = '1'")" "Bergen|a" \
   "upsert, ignore_null_updates: key 1's NULLs from the stored row, not from its late row"
 
+# ---- upsert, truncate rows ----------------------------------------------------
+# A truncate deletes every row stored before it that the delta has no row
+# of; a key of the delta gets a delete row at each truncate after its
+# stored row (or its first row), so its rows after the last truncate
+# bring it back.  Key 1: stored before both truncates, a row between them
+# (deleted again by the second).  Key 2: stored after the first, not in
+# the delta: the second reaches it.  Key 3: stored after the last
+# truncate: untouched.  Key 4: new before the first and after the last.
+# Key 5: new between them (gone).  Key 6: a late row (older than its
+# stored row), no truncate after its stored row.  With the lmd in the
+# table, and kept out of it (columns.exclude: every truncate reaches
+# every stored row).
+for tl in kept excl; do
+  file "tr$tl.seed.csv" >/dev/null <<'EOF'
+id,city,op,lmd
+1,Oslo,,2024-01-01 00:00:00
+2,Rome,,2024-01-05 00:00:00
+3,Lima,,2024-01-20 00:00:00
+6,Kiev,,2024-01-25 00:00:00
+,Nul,,2024-01-01 00:00:00
+EOF
+  _x=
+  [ $tl = excl ] && _x='columns:
+  exclude: [lmd]'
+  seed "tr$tl" <<EOF
+$_x
+load:
+  mode: upsert
+  engine: @ENGINE@
+  key: id
+  lmd: lmd
+  deletes: {column: op, values: [D], truncate_values: [T]}
+  max_deletes: all
+EOF
+  file "tr$tl.csv" >/dev/null <<'EOF'
+id,city,op,lmd
+4,Baku,,2024-01-02 00:00:00
+,,T,2024-01-03 00:00:00
+1,Bergen,,2024-01-04 00:00:00
+5,Pune,,2024-01-06 00:00:00
+,,T,2024-01-10 00:00:00
+4,Quito,,2024-01-12 00:00:00
+6,Minsk,,2024-01-21 00:00:00
+EOF
+  _w="upsert, truncates, the lmd $tl"
+  late "tr$tl" 1 "$_w" ""
+  is "$_rc_p" 0 "$_w: pushdown takes the job"
+  late "tr$tl" 2 "$_w, the same feed again" ""
+done
+is "$(sqln "SELECT id, city FROM trkept_p ORDER BY id")" "3|Lima
+4|Quito
+6|Kiev" "upsert, truncates, the lmd kept: the whole table"
+
 # ---- scd2 with the delete flag column excluded from the table -------------
 file xc.seed.csv >/dev/null <<'EOF'
 id,city,op,lmd

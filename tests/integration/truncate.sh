@@ -4,9 +4,9 @@
 # upsert: rows removed); rows before it apply first, rows after it bring
 # keys back.  max_deletes judges every live key a truncate reaches; a
 # rerun of the same feed changes nothing.  make check runs it with
-# DWL_ENGINE=pushdown too, which takes the scd2 jobs (pushdown_absent.c)
-# and refuses upsert's, naming the key (delete_style: tombstone is refused
-# with either engine: tests/bad/truncate_tombstone).
+# DWL_ENGINE=pushdown too, which takes both modes (pushdown_absent.c;
+# pushdown_parity.sh compares the engines on more truncates; delete_style:
+# tombstone is refused with either engine: tests/bad/truncate_tombstone).
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 # tjob NAME MODE [LOAD-LINES]: j, a job reading $WORK/NAME.csv into t_NAME
@@ -50,6 +50,7 @@ suite() {
   is "$(tdump "t_$n")" "$before" "$n: the refused run wrote nothing"
   dw run --max-deletes all "$j"
   is "$RC|$(field guard)" "0|null" "$n: --max-deletes all: the truncate applies"
+  [ -z "${DWL_ENGINE:-}" ] || is "$(field engine)" "$DWL_ENGINE" "$n: the engine DWL_ENGINE names took the job"
   is "$(tdump "t_$n")" "$3" "$n: the whole table"
   dw run "$j"
   is "$RC|$(field inserted)|$(field deleted)|$(field updated)" "0|0|0|0" "$n: the same feed again changes nothing"
@@ -83,32 +84,5 @@ dw run "$j"
 is "$RC" 1 "tc: a row at the truncate's lmd: the run fails"
 like "$ERR" "(id='1')" "tc: the message names the key"
 is "$(tdump t_tc)" "$before" "tc: nothing written"
-
-# pushdown refuses it in upsert, naming the key
-feed tp <<'EOF'
-1,I,10,2024-01-01 00:00:00
-EOF
-j=$(job tp <<EOF
-version: 1
-job: tp
-source:
-  plugin: csv
-  path: $WORK/tp.csv
-target:
-  connection: "$WH_CONN"
-  table: t_tp
-load:
-  mode: upsert
-  engine: pushdown
-  key: [id]
-  lmd: lmd
-  deletes: {column: op, values: [D], truncate_values: [T]}
-EOF
-)
-dw run "$j"
-is "$RC" 2 "pushdown with truncate_values in upsert: exit 2"
-like "$ERR" "tp.yaml:11:3: load.engine: pushdown does not support load.deletes.truncate_values" \
-  "pushdown: the message names the key and its place"
-is "$(wh_tables | grep -c '^t_tp$')" 0 "pushdown: no table was made"
 
 done_testing

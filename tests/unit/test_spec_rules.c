@@ -178,9 +178,10 @@ START_TEST(test_engine)
                    "truncate_values: [T]}\n  engine: pushdown\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
   spec_free(s);
-  expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: l\n  deletes: {column: op, values: [D], "
-                    "truncate_values: [T]}\n  engine: pushdown\n",
-               13, 3, "load.engine: pushdown does not support load.deletes.truncate_values in mode upsert");
+  s = load_ok(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: l\n  deletes: {column: op, values: [D], "
+                   "truncate_values: [T]}\n  engine: pushdown\n");
+  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
+  spec_free(s);
   expect_error(BASE "load:\n  engine: pushdown\n  mode: append\n", 9, 3,
                "load.engine: pushdown applies only to modes scd2 and upsert");
   expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n  lookup: keys\n", 11, 3,
