@@ -56,15 +56,16 @@ static const char *maria_stage_type_sql(const dwl_column *col, const char *colla
 
 /* A stage's index, declared with the table: CREATE INDEX would commit the
  * run's transaction.  A text column is indexed by a prefix (a LONGTEXT
- * needs one; the key length is at most 3072 bytes, 4 per character), as
- * long as the columns share about 700 characters: equal keys share it, so
+ * needs one; a key is at most 3072 bytes, a character up to 4): the text
+ * columns share 600 characters (2,400 bytes; up to 15 numbers or times of
+ * at most 30 bytes each fit beside).  Equal keys share their prefix, so
  * the index still finds them. */
 static void maria_stage_index(dwl_buf *b, char *const *cols, const dwl_column *decl, const size_t *ix, size_t n)
 {
   size_t ntext = 0;
   for (size_t i = 0; i < n; i++)
     ntext += decl[ix[i]].type == DWL_TYPE_TEXT;
-  size_t prefix = ntext ? 700 / ntext : 0;
+  size_t prefix = ntext ? 600 / ntext : 0;
   if (prefix < 8)
     prefix = 8;
   buf_adds(b, ", INDEX (");
