@@ -149,11 +149,74 @@ static void repair_test(const pushdown *p, dwl_buf *b, const char *late)
     buf_adds(b, " OR q.dwl_t = q.dwl_plt OR q.dwl_vf = q.dwl_cvf");
 }
 
+/* The first row's count into *(long long *)ud. */
+static int count_one(void *ud, const dwl_value *r, dwl_error *err)
+{
+  (void)err;
+  *(long long *)ud = r[0].is_null ? 0 : strtoll(r[0].data, NULL, 10);
+  return 1;
+}
+
+/* "SELECT <s's columns>, ... FROM dwl_pd_src s LEFT JOIN <current> ...":
+ * each staged row with its current version's start (dwl_cvf), its key's
+ * end of a deletion (dwl_gvt) and, for repair, its previous row's lmd and
+ * whether the current version is a tombstone.  narrow: the key and what
+ * repair_test reads only (no dwl_kmin).  The values it binds go to *gv. */
+static size_t late_rows(const pushdown *p, dwl_buf *b, int repair, int narrow, dwl_value *gv, SQLSMALLINT *gty)
+{
+  int scd2 = p->spec->mode == MODE_SCD2;
+  buf_adds(b, "SELECT ");
+  if (narrow) {
+    keys(p, b, "s");
+    buf_adds(b, ", s.dwl_t, s.dwl_vf, s.dwl_vt, ");
+  } else {
+    staged_cols(p, b, "s");
+    buf_adds(b, ", MIN(s.dwl_seq)");
+    over(p, b, "s", NULL, "s.dwl_seq");
+    /* the key's first row in the delta: the memory engine's order of keys */
+    buf_adds(b, " AS dwl_kmin, ");
+  }
+  if (repair) {
+    buf_adds(b, "LAG(s.dwl_t)");
+    over(p, b, "s", NULL, "s.dwl_t, s.dwl_seq");
+    buf_adds(b, " AS dwl_plt, ");
+    if (is_tomb(p) && p->t->ix[TC_DELETED] >= 0)
+      buf_printf(b, "CASE WHEN c.%s = %s THEN 1 ELSE 0 END", tq(p, TC_DELETED), p->t->d->true_lit);
+    else
+      buf_adds(b, "0");
+    buf_adds(b, " AS dwl_ctomb, ");
+  }
+  if (scd2) {
+    buf_printf(b, "c.%s AS dwl_cvf, ", tq(p, TC_VALID_FROM));
+    gone_end(p, b);
+  } else {
+    buf_printf(b, "c.%s AS dwl_cvf, NULL", p->q[p->t->lmd]);
+  }
+  buf_adds(b, " AS dwl_gvt FROM dwl_pd_src s");
+  join_current(p, b, "c", "s");
+  return scd2 ? gone_join(p, b, gv, gty) : 0;
+}
+
+/* repair: whether any key is to go to the memory engine, from narrow
+ * rows (most runs have none: then dwl_pd_l is not built at all, which
+ * with the whole rows cost a run of 10k rows into 100k keys a quarter of
+ * its time).  1 yes, 0 no, -1 error. */
+static int any_to_repair(pushdown *p, dwl_buf *b, const char *test, dwl_error *err)
+{
+  dwl_value gv;
+  SQLSMALLINT gty;
+  buf_adds(b, "SELECT COUNT(*) FROM (");
+  size_t np = late_rows(p, b, 1, 1, &gv, &gty);
+  buf_printf(b, ") q WHERE %s", test);
+  long long n = 0;
+  int rc = each_row(p, b, np ? &gv : NULL, np ? &gty : NULL, np, count_one, &n, err);
+  return rc < 0 ? -1 : n > 0;
+}
+
 int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   int scd2 = p->spec->mode == MODE_SCD2;
   int repair = scd2 && pd_repairs(p);
-  const char *l = scd2 ? NULL : p->q[p->t->lmd];
   /* (scd2: the late rows; upsert: the row older than the stored one) */
   const char *late = !scd2 ? NULL
                      : may_be_gone(p) ? "q.dwl_vf < q.dwl_cvf OR q.dwl_vt < q.dwl_gvt"
@@ -162,8 +225,15 @@ int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
     return 0;  /* (pushdown_take_late built it) */
   dwl_buf take;
   buf_init(&take, 0);
-  if (repair)
+  if (repair) {
     repair_test(p, &take, late);
+    int any = take.data ? any_to_repair(p, b, take.data, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+    if (any <= 0) {
+      buf_free(&take);
+      p->nlate = 0;
+      return any;
+    }
+  }
   temp_table(p, b, "dwl_pd_l", "dwl_seq");  /* (build_a and the fill look rows up by dwl_seq) */
   buf_adds(b, "q.*, ");
   if (scd2 && !repair)
@@ -181,35 +251,9 @@ int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
     buf_adds(b, ") AS dwl_lk FROM (");
   }
   buf_free(&take);
-  buf_adds(b, "SELECT ");
-  staged_cols(p, b, "s");
-  buf_adds(b, ", MIN(s.dwl_seq)");
-  over(p, b, "s", NULL, "s.dwl_seq");
-  /* the key's first row in the delta: the memory engine's order of keys */
-  buf_adds(b, " AS dwl_kmin, ");
-  if (repair) {
-    /* the key's previous row's lmd, and whether its current version is a
-     * tombstone (repair_test) */
-    buf_adds(b, "LAG(s.dwl_t)");
-    over(p, b, "s", NULL, "s.dwl_t, s.dwl_seq");
-    buf_adds(b, " AS dwl_plt, ");
-    if (is_tomb(p) && p->t->ix[TC_DELETED] >= 0)
-      buf_printf(b, "CASE WHEN c.%s = %s THEN 1 ELSE 0 END", tq(p, TC_DELETED), p->t->d->true_lit);
-    else
-      buf_adds(b, "0");
-    buf_adds(b, " AS dwl_ctomb, ");
-  }
-  if (scd2) {
-    buf_printf(b, "c.%s AS dwl_cvf, ", tq(p, TC_VALID_FROM));
-    gone_end(p, b);
-  } else {
-    buf_printf(b, "c.%s AS dwl_cvf, NULL", l);
-  }
-  buf_adds(b, " AS dwl_gvt FROM dwl_pd_src s");
-  join_current(p, b, "c", "s");
   dwl_value gv;
   SQLSMALLINT gty;
-  size_t np = scd2 ? gone_join(p, b, &gv, &gty) : 0;
+  size_t np = late_rows(p, b, repair, 0, &gv, &gty);
   if (repair) {
     buf_adds(b, ") q) q WHERE q.dwl_lk = 1");
   } else if (scd2) {
@@ -217,7 +261,7 @@ int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
     noop_join(p, b);
     buf_printf(b, " WHERE %s", late);
   } else {
-    buf_printf(b, ") q WHERE q.%s < q.dwl_cvf", l);
+    buf_printf(b, ") q WHERE q.%s < q.dwl_cvf", p->q[p->t->lmd]);
   }
   if (exec(p, b, np ? &gv : NULL, np ? &gty : NULL, np, err) != 0)
     return -1;

@@ -299,7 +299,7 @@ int build_a(pushdown *p, dwl_buf *b, dwl_error *err)
   /* (late rows set apart: pushdown_late.c; NOT IN, which SQLite and
    * PostgreSQL hash, where a correlated NOT EXISTS probed dwl_pd_l once
    * per row: a reread of 6,000 rows took 0.8 s) */
-  if (pd_late_applies(p))
+  if (pd_late_applies(p) && p->nlate > 0)  /* (repair builds no dwl_pd_l when it takes none) */
     buf_adds(b, " WHERE s.dwl_seq NOT IN (SELECT l.dwl_seq FROM dwl_pd_l l)");
   return exec(p, b, NULL, NULL, 0, err);
 }
