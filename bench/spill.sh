@@ -1,25 +1,40 @@
 #!/bin/sh
-# Peak RSS of a large initial scd2 load with the delta held in memory
-# against the same load spilled to partition files past a memory budget
-# (issue 18, src/cmd/run_spill.c).  SQLite; bench/gen.py's customer
-# extract; each configuration into a fresh database; medians of RUNS runs.
-# "unlimited" is --memory-budget 1TiB: nothing spills.
-#   usage: bench/spill.sh [ROWS] [BUDGET] [RUNS]
+# Peak RSS of a large scd2 load with the delta held in memory against the
+# same load spilled to partition files past a memory budget (issue 18,
+# src/cmd/run_spill.c).  SQLite; bench/gen.py's customer extract; medians
+# of RUNS runs.  "unlimited" is --memory-budget 1TiB: nothing spills.
+#   initial: an initial load of ROWS rows, each run into a fresh database;
+#   absent:  deletes: absent: a full extract of 90% of ROWS keys (10%
+#            changed, 5% new, all past the checkpoint; 10% of the keys
+#            absent) into a dimension of ROWS keys, each run into a copy
+#            of it.
+#   usage: bench/spill.sh [ROWS] [BUDGET] [RUNS] [initial|absent]
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 dw="$top/src/dwload"
 rows=${1:-1000000}
 budget=${2:-64MiB}
 runs=${3:-1}
+kind=${4:-initial}
 w=$(mktemp -d "${TMPDIR:-/tmp}/dwl_bench.XXXXXX")
 trap 'rm -rf "$w"' EXIT
 python3 "$top/bench/gen.py" full --rows "$rows" "$w/full.csv"
-cat >"$w/job.yaml" <<YAML
+job() {
+  cat <<YAML
 job: spill
-source: {plugin: csv, path: "$w/full.csv"}
+source: {plugin: csv, path: "$w/$1.csv"}
 target: {connection: "Driver=SQLite3;Database=\${DB}", table: dim}
-load: {mode: scd2, engine: memory, lmd: lmd, key: [id], type1: [name]}
+load: {mode: scd2, engine: memory, lmd: lmd, key: [id], type1: [name]$2}
 YAML
+}
+job full "" >"$w/job.yaml"
+if [ "$kind" = absent ]; then
+  # the dimension, loaded once (held: nothing spills), copied for each run
+  DB="$w/base.db" "$dw" run --memory-budget 1TiB "$w/job.yaml" >/dev/null 2>"$w/err"
+  python3 "$top/bench/gen.py" delta --rows $((rows * 9 / 10)) --dim "$rows" --changed 0.1 --new 0.05 \
+    "$w/extract.csv"
+  job extract ", deletes: absent" >"$w/job.yaml"
+fi
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
@@ -28,9 +43,11 @@ measure() {
   i=0
   while [ "$i" -lt "$runs" ]; do
     rm -f "$w/d.db"
+    [ "$kind" = absent ] && cp "$w/base.db" "$w/d.db"
     DB="$w/d.db" TMPDIR="$w" /usr/bin/time -f '%M %e' -o "$w/time" "$dw" run --memory-budget "$1" "$w/job.yaml" \
       >"$w/out" 2>"$w/err"
-    parts=$(tail -n 1 "$w/out" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("spilled_partitions", "no"))')
+    parts=$(tail -n 1 "$w/out" | python3 -c 'import json,sys; d = json.load(sys.stdin)
+print("%s/%s/%s" % (d.get("spilled_partitions", "no"), d.get("deleted"), d.get("status")))')
     echo "$(cat "$w/time") $parts"
     i=$((i + 1))
   done
@@ -41,6 +58,6 @@ for b in 1TiB "$budget"; do
   rss=$(cut -d' ' -f1 "$w/m.txt" | median)
   sec=$(cut -d' ' -f2 "$w/m.txt" | median)
   parts=$(cut -d' ' -f3 "$w/m.txt" | head -n 1)
-  printf '%s rows, --memory-budget %s: peak RSS %s KiB (%.1f MiB), %s s, %s spilled partitions (median of %s)\n' \
-    "$rows" "$b" "$rss" "$(echo "$rss" | awk '{print $1 / 1024}')" "$sec" "$parts" "$runs"
+  printf '%s, %s rows, --memory-budget %s: peak RSS %s KiB (%.1f MiB), %s s, spilled partitions/deleted/status %s (median of %s)\n' \
+    "$kind" "$rows" "$b" "$rss" "$(echo "$rss" | awk '{print $1 / 1024}')" "$sec" "$parts" "$runs"
 done

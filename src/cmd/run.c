@@ -204,10 +204,14 @@ static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const 
       r->sum->skipped++;
     return past ? run_stream_take(r, row, origin, lmd, err) : 0;
   }
-  if (r->spilling) {  /* (spilling refuses deletes: absent: no row revives) */
-    if (!past)
+  if (r->spilling) {
+    /* deletes: absent: every row marks its key present in the current
+     * versions' key map, which spilling keeps, and a row of a key without
+     * a live version revives it however old (as scd_add_source takes it) */
+    int revive = r->spec->deletes == DEL_ABSENT && scd_mark_present(&r->e, row) && !past;
+    if (!past && !revive)
       r->sum->skipped++;
-    return past ? run_spill_take(r, row, origin, lmd, err) : 0;
+    return past || revive ? run_spill_take(r, row, origin, lmd, err) : 0;
   }
   int rc = scd_add_source(&r->e, row, origin, lmd, past, err);
   if (rc < 0)
@@ -353,9 +357,9 @@ static int run_engine(run_ctx *r, dwl_error *err)
   const dwl_spec *spec = r->spec;
   if (r->snapshot && snapshot_check_table(r->t, r->o, &r->load, err) != 0)
     return -1;
-  /* (whether an initial load would stream: streaming refuses what spilling
-   * does; plan says what the run would choose) */
-  if (engine_choose(spec, r->o, r->t, r->src, run_spill_job_refusal(r) == NULL, &r->engine, err) != 0)
+  /* (whether an initial load would stream; plan says what the run would
+   * choose) */
+  if (engine_choose(spec, r->o, r->t, r->src, run_stream_job_refusal(r) == NULL, &r->engine, err) != 0)
     return -1;
   summary_engine(r->sum, r->engine.engine == ENGINE_PUSHDOWN ? "pushdown" : "memory", r->engine.why);
   if (r->engine.engine == ENGINE_PUSHDOWN)
@@ -393,36 +397,50 @@ static int run_engine(run_ctx *r, dwl_error *err)
   long long truncated = r->e.ntrunc ? scd_truncate(&r->e, err) : 0;
   if (truncated < 0)
     return -1;
-  /* The keys to delete are known once the source is read (the walk
-   * touches only keys the source delivered).  Their versions are read
-   * again now, before the walk writes: SQLite's scan reads on a second
-   * connection, which the run's uncommitted writes lock out once they
-   * spill from the page cache (100k keys with 1% changed and 1% absent
-   * waited for the lock and failed, exit 3, on every rerun). */
-  size_t absent = spec->deletes == DEL_ABSENT ? scd_mark_absent(&r->e) : r->e.ndelete;
-  long long current = (long long)r->e.nlive;
+  long long current = 0, absent = run_absent_mark(r, &current, err);
+  if (absent < 0)
+    return -1;
+  progress_phase_total("apply", (long long)r->e.delta.n);
+  if (scd_walk_delta(r, &sink, &counts, err) != 0)
+    return -1;
+  if (run_absent_apply(r, absent, current, truncated, &sink, &counts, err) != 0)
+    return -1;
+  add_counts(r, &counts);
+  return 0;
+}
+
+/* The keys to delete are known once the source is read (the walk
+ * touches only keys the source delivered).  Their versions are read
+ * again now, before the walk writes: SQLite's scan reads on a second
+ * connection, which the run's uncommitted writes lock out once they
+ * spill from the page cache (100k keys with 1% changed and 1% absent
+ * waited for the lock and failed, exit 3, on every rerun). */
+long long run_absent_mark(run_ctx *r, long long *current, dwl_error *err)
+{
+  size_t absent = r->spec->deletes == DEL_ABSENT ? scd_mark_absent(&r->e) : r->e.ndelete;
+  *current = (long long)r->e.nlive;
   if (absent > 0 && scd_collect_doomed(&r->e, r->t, &r->doomed, err) != 0)
     return -1;
   /* load.partition: the rows read again say which absent keys are of the
    * partitions the source delivered, before the guard counts them. */
   if (absent > 0 && r->e.cols.npart > 0) {
     absent = r->doomed.n;
-    current = scd_partition_live(&r->e);
+    *current = scd_partition_live(&r->e);
   }
-  progress_phase_total("apply", (long long)r->e.delta.n);
-  if (scd_walk_delta(r, &sink, &counts, err) != 0)
-    return -1;
+  return (long long)absent;
+}
+
+int run_absent_apply(run_ctx *r, long long absent, long long current, long long truncated, const scd_sink *sink,
+                     scd_counts *counts, dwl_error *err)
+{
   /* A truncate is judged by max_deletes on every live key it reaches. */
-  int g = guard_absence(spec, r->o, current, r->e.ntrunc ? truncated : (long long)absent, r->sum->read,
+  int g = guard_absence(r->spec, r->o, current, r->e.ntrunc ? truncated : absent, r->sum->read,
                         r->e.ntrunc ? 0 : r->unreadable, r->first_unreadable, r->sum, err);
   if (g < 0)
     return -1;
-  if (g == 0 && absent > 0) {
-    for (size_t i = 0; i < r->doomed.n; i++)
-      if (scd_delete_absent(&r->e, r->doomed.rows[i].vals, &r->doomed.rows[i].lmd, &sink, &counts, err) < 0)
-        return -1;
-  }
-  add_counts(r, &counts);
+  for (size_t i = 0; g == 0 && absent > 0 && i < r->doomed.n; i++)
+    if (scd_delete_absent(&r->e, r->doomed.rows[i].vals, &r->doomed.rows[i].lmd, sink, counts, err) < 0)
+      return -1;
   return 0;
 }
 

@@ -33,6 +33,9 @@ typedef struct run_ctx {
   int have_max;
   dwl_ts max;           /* greatest lmd read */
   rowset doomed;        /* current rows of keys deleted by absence */
+  keymap present;       /* deletes: absent in a spilled run: every current
+                           version, the keys delivered marked, kept aside
+                           while the partitions are computed (run_spill.c) */
   rejects rj;
   pushdown *pd;         /* the pushdown engine's (choose.h: engine_choose) */
   engine_choice engine; /* which engine the run uses, and why */
@@ -78,6 +81,16 @@ int run_read_current(run_ctx *r, int keyed, dwl_error *err);
 /* run_lookup.c: every stored version of the keys with late rows. */
 int run_read_history(run_ctx *r, dwl_error *err);
 
+/* run.c: deletes: absent (or truncate_values): the live keys to delete
+ * marked and their current rows read again (r->doomed), before anything
+ * is written; *current: the live keys judged.  Returns how many, -1 on
+ * error. */
+long long run_absent_mark(run_ctx *r, long long *current, dwl_error *err);
+/* run.c: after the changes: the deletion guards (guard_absence), then the
+ * marked keys' deletions through sink. */
+int run_absent_apply(run_ctx *r, long long absent, long long current, long long truncated, const scd_sink *sink,
+                     scd_counts *counts, dwl_error *err);
+
 /* run_spill.c: after a row joined the delta: past the budget, start
  * spilling (or say once why not). */
 int run_spill_check(run_ctx *r, dwl_error *err);
@@ -86,11 +99,15 @@ int run_spill_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_
 /* run_spill.c: the spilled delta computed partition by partition, each
  * through run_apply_delta. */
 int run_spilled(run_ctx *r, dwl_error *err);
-/* run_spill.c: why this run cannot spill (nor stream), or NULL. */
+/* run_spill.c: why this run cannot spill, or NULL. */
 const char *run_spill_refusal(const run_ctx *r);
 /* run_spill.c: the same for the job, whether planned or run: plan, which
  * writes nothing, spills nothing, but chooses the engine the run would. */
 const char *run_spill_job_refusal(const run_ctx *r);
+/* run_spill.c: why this run cannot stream an initial load (what stops it
+ * spilling, and deletes: absent), or NULL; _job_: planned or run. */
+const char *run_stream_refusal(const run_ctx *r);
+const char *run_stream_job_refusal(const run_ctx *r);
 /* run_spill.c: how many partitions a delta past the budget takes. */
 size_t run_spill_parts(const run_ctx *r);
 /* run_spill.c: whether a stored row's key is not of the partition being

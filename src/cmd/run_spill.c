@@ -16,12 +16,18 @@
  * Why partitions by hash and not sorted runs merged: the engine walks a
  * key's rows together, and a partition is a delta like any other, so the
  * whole engine (late rows, type 1, deletes column, ignore_null_updates,
- * upsert) runs unchanged on each; only state spanning every key cannot be
- * split: deletes: absent (every delivered key against every current
- * version), truncate_values (every live key), a full scan read before the
- * source (lookup: scan), plan.  Those runs keep holding the delta in
- * memory, with a warning. */
+ * upsert) runs unchanged on each.  deletes: absent spans every key: the
+ * current versions' key map, read before the source as one pass reads it,
+ * is kept while spilling; every row marks its key present there (and a
+ * row of a key without a live version, however old, is spilled: it
+ * revives the key), so once the source is read it names the absent keys,
+ * whose rows are read again before the partitions write and deleted after
+ * them, as one pass deletes after its walk.  Only truncate_values (every
+ * live key against each truncate), a full scan read before the source
+ * (lookup: scan), load.partition's counts and plan keep holding the delta
+ * in memory, with a warning. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "interrupt.h"
 #include "log.h"
@@ -40,8 +46,6 @@
 const char *run_spill_job_refusal(const run_ctx *r)
 {
   const dwl_spec *s = r->spec;
-  if (s->deletes == DEL_ABSENT)
-    return "deletes: absent judges every delivered key against every current version";
   if (s->truncate_values.n)
     return "load.deletes.truncate_values reaches every live key";
   if (s->lookup == LOOKUP_SCAN)
@@ -55,6 +59,27 @@ const char *run_spill_refusal(const run_ctx *r)
 {
   const char *why = run_spill_job_refusal(r);
   return why ? why : r->o->plan ? "plan writes nothing, not even spill files" : NULL;
+}
+
+/* A streamed chunk is written against an empty table and takes only rows
+ * past the checkpoint, where deletes: absent takes every row of a key
+ * without a live version (it revives), so such a load spills instead. */
+static const char *stream_absent(const run_ctx *r)
+{
+  return r->spec->deletes == DEL_ABSENT ? "deletes: absent takes every delivered row of a key without a live version"
+                                        : NULL;
+}
+
+const char *run_stream_job_refusal(const run_ctx *r)
+{
+  const char *why = stream_absent(r);
+  return why ? why : run_spill_job_refusal(r);
+}
+
+const char *run_stream_refusal(const run_ctx *r)
+{
+  const char *why = stream_absent(r);
+  return why ? why : run_spill_refusal(r);
 }
 
 /* P: enough partitions that each holds about half the budget, from how
@@ -73,6 +98,21 @@ size_t run_spill_parts(const run_ctx *r)
 static const dwl_ts *lmd_of(const run_ctx *r, const rs_row *d)
 {
   return r->e.cols.lmd >= 0 || r->snapshot ? &d->lmd : NULL;
+}
+
+/* deletes: absent: the key map of every current version (read before the
+ * source, marked by the rows delivered so far) outlives the delta held:
+ * the rest of the source marks it too, and it judges absence after. */
+static int reset_keeping_keys(run_ctx *r, dwl_error *err)
+{
+  keymap km = r->e.km;
+  size_t live = r->e.nlive;
+  memset(&r->e.km, 0, sizeof r->e.km);
+  int rc = scd_reset(&r->e, err);
+  keymap_free(&r->e.km);
+  r->e.km = km;
+  r->e.nlive = live;
+  return rc;
 }
 
 int run_spill_check(run_ctx *r, dwl_error *err)
@@ -101,7 +141,7 @@ int run_spill_check(run_ctx *r, dwl_error *err)
       return -1;
     r->spilled++;
   }
-  return scd_reset(&r->e, err);
+  return r->spec->deletes == DEL_ABSENT ? reset_keeping_keys(r, err) : scd_reset(&r->e, err);
 }
 
 int run_spill_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
@@ -170,6 +210,7 @@ int run_spill_other(const run_ctx *r, const dwl_value *row)
 
 void run_spill_free(run_ctx *r)
 {
+  keymap_free(&r->present);
   spill_close(&r->sp);
   for (int l = 0; l < RUN_SPILL_DEPTH; l++)
     spill_close(&r->sub[l]);
@@ -256,11 +297,35 @@ int run_spilled(run_ctx *r, dwl_error *err)
   long long rows = r->t->exists ? target_count(r->t, err) : 0;
   if (rows < 0)
     return -1;
+  /* deletes: absent: every key is delivered or not by now; the keys to
+   * delete and their rows are read before any partition writes (as one
+   * pass reads them before its walk), and the key map that marks them is
+   * kept aside while the partitions use the engine's own */
+  long long current = 0, absent = r->spec->deletes == DEL_ABSENT ? run_absent_mark(r, &current, err) : 0;
+  if (absent < 0)
+    return -1;
+  if (r->spec->deletes == DEL_ABSENT) {
+    r->present = r->e.km;
+    memset(&r->e.km, 0, sizeof r->e.km);
+  }
   for (size_t p = 0; p < r->sp.nparts; p++)
     if (run_part(r, &r->sp, p, rows, err) != 0)
       return -1;
   r->part = -1;
   r->nsplit = 0;
   spill_close(&r->sp);
+  if (r->spec->deletes != DEL_ABSENT)
+    return 0;
+  /* then the guard and the deletions, as one pass after its walk */
+  if (scd_reset(&r->e, err) != 0)
+    return -1;
+  keymap_free(&r->e.km);
+  r->e.km = r->present;
+  memset(&r->present, 0, sizeof r->present);
+  scd_counts counts = {0};
+  scd_sink sink = writer_sink(r->w);
+  if (run_absent_apply(r, absent, current, 0, &sink, &counts, err) != 0)
+    return -1;
+  run_add_counts(r, &counts, 1);
   return 0;
 }

@@ -52,7 +52,7 @@ size_t run_stream_chunk(const run_ctx *r)
  * when it is above 0, so 0 is counted). */
 static int eligible(run_ctx *r, const char **why, dwl_error *err)
 {
-  if ((*why = run_spill_refusal(r)) != NULL)
+  if ((*why = run_stream_refusal(r)) != NULL)
     return 0;
   if (r->o->full_refresh || !r->t->exists)
     return 1;

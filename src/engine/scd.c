@@ -285,11 +285,12 @@ int scd_add_gone(scd_engine *e, const dwl_value *row, const dwl_ts *valid_to, dw
   return 0;
 }
 
-void scd_mark_present(scd_engine *e, const dwl_value *row)
+int scd_mark_present(scd_engine *e, const dwl_value *row)
 {
   km_entry *m = keymap_get(&e->km, fp_tuple(row, e->cols.key, e->cols.nkey));
   if (m)
     m->flags |= KM_SEEN;
+  return e->spec->deletes == DEL_ABSENT && !(m && (m->flags & KM_LIVE));
 }
 
 /* The spec's truncate value `row` holds in the delete column, or NULL. */

@@ -180,8 +180,11 @@ int scd_add_gone(scd_engine *e, const dwl_value *row, const dwl_ts *valid_to, dw
  * With deletes: absent a row of a key without a live current version joins
  * it all the same (presence revives): returns 1 for such a row. */
 /* deletes: absent: a rejected row's key was delivered, so it is present;
- * unlike scd_add_source, its values never revive a deleted key. */
-void scd_mark_present(scd_engine *e, const dwl_value *row);
+ * unlike scd_add_source, its values never revive a deleted key.  Returns
+ * 1 when, with deletes: absent, the key has no live current version: a
+ * row of it that scd_add_source took would revive it (a spilled run
+ * decides so which rows not past the checkpoint it spills). */
+int scd_mark_present(scd_engine *e, const dwl_value *row);
 
 int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
                    dwl_error *err);

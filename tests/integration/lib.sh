@@ -507,6 +507,23 @@ _wh_quote() {
 
 # tdump TABLE [ORDER_BY]: the table's rows (NULL as <null>), ordered by
 # ORDER_BY or else by every column: to show a table is unchanged
+# norm_run: tdump's rows on stdin with the run's instants (any value
+# starting with today's or yesterday's UTC date: a run near midnight) as
+# RUN and, in a row holding one, 64-hex hash keys as H, sorted: two runs'
+# deletions at their own clocks compare equal.
+norm_run() {
+  python3 -c '
+import re, sys
+days = sys.argv[1:]
+for line in sys.stdin.read().splitlines():
+    f = line.split("|")
+    run = [any(x.startswith(d) for d in days) for x in f]
+    g = ["RUN" if r else x for x, r in zip(f, run)]
+    if any(run):
+        g = ["H" if re.fullmatch(r"[0-9a-f]{64}", x) else x for x in g]
+    print("|".join(g))' "$(date -u +%Y-%m-%d)" "$(date -u -d yesterday +%Y-%m-%d)" | sort
+}
+
 tdump() {
   sqln "SELECT * FROM $(_wh_quote "$1") ORDER BY ${2:-$(every_column "$1")}"
 }
