@@ -205,6 +205,16 @@ static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const 
     return past ? run_stream_take(r, row, origin, lmd, err) : 0;
   }
   if (r->spilling) {
+    /* truncate_values: a truncate row is every key's: held, not spilled
+     * (scd_add_source keeps it); the keys of spilled rows are marked, as
+     * those whose walk applies it */
+    if (r->spec->truncate_values.n && scd_is_truncate(&r->e, row)) {
+      if (!past)
+        r->sum->skipped++;
+      return scd_add_source(&r->e, row, origin, lmd, past, err) < 0 ? -1 : 0;
+    }
+    if (past && r->spec->truncate_values.n)
+      scd_mark_walked(&r->e, row);
     /* deletes: absent: every row marks its key present in the current
      * versions' key map, which spilling keeps, and a row of a key without
      * a live version revives it however old (as scd_add_source takes it) */

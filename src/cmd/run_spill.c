@@ -22,10 +22,12 @@
  * row of a key without a live version, however old, is spilled: it
  * revives the key), so once the source is read it names the absent keys,
  * whose rows are read again before the partitions write and deleted after
- * them, as one pass deletes after its walk.  Only truncate_values (every
- * live key against each truncate), a full scan read before the source
- * (lookup: scan), load.partition's counts and plan keep holding the delta
- * in memory, with a warning. */
+ * them, as one pass deletes after its walk.  truncate_values likewise:
+ * the truncate rows are held, the keys of spilled rows marked (their
+ * walk, partition by partition, applies the truncates), and the live keys
+ * without rows that a truncate reaches are deleted after the partitions.
+ * Only a full scan read before the source (lookup: scan), load.partition's
+ * counts and plan keep holding the delta in memory, with a warning. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,8 +48,6 @@
 const char *run_spill_job_refusal(const run_ctx *r)
 {
   const dwl_spec *s = r->spec;
-  if (s->truncate_values.n)
-    return "load.deletes.truncate_values reaches every live key";
   if (s->lookup == LOOKUP_SCAN)
     return "load.lookup: scan reads every current version before the source";
   if (r->e.cols.npart > 0)
@@ -63,22 +63,31 @@ const char *run_spill_refusal(const run_ctx *r)
 
 /* A streamed chunk is written against an empty table and takes only rows
  * past the checkpoint, where deletes: absent takes every row of a key
- * without a live version (it revives), so such a load spills instead. */
-static const char *stream_absent(const run_ctx *r)
+ * without a live version (it revives), and a truncate reaches the keys of
+ * every chunk before it: such a load spills instead. */
+static const char *not_streamed(const run_ctx *r)
 {
-  return r->spec->deletes == DEL_ABSENT ? "deletes: absent takes every delivered row of a key without a live version"
-                                        : NULL;
+  if (r->spec->deletes == DEL_ABSENT)
+    return "deletes: absent takes every delivered row of a key without a live version";
+  return r->spec->truncate_values.n ? "load.deletes.truncate_values reaches every key" : NULL;
+}
+
+/* deletes: absent and truncate_values judge every current version: its
+ * key map is kept while the delta spills. */
+static int keeps_keys(const run_ctx *r)
+{
+  return r->spec->deletes == DEL_ABSENT || r->spec->truncate_values.n > 0;
 }
 
 const char *run_stream_job_refusal(const run_ctx *r)
 {
-  const char *why = stream_absent(r);
+  const char *why = not_streamed(r);
   return why ? why : run_spill_job_refusal(r);
 }
 
 const char *run_stream_refusal(const run_ctx *r)
 {
-  const char *why = stream_absent(r);
+  const char *why = not_streamed(r);
   return why ? why : run_spill_refusal(r);
 }
 
@@ -100,9 +109,11 @@ static const dwl_ts *lmd_of(const run_ctx *r, const rs_row *d)
   return r->e.cols.lmd >= 0 || r->snapshot ? &d->lmd : NULL;
 }
 
-/* deletes: absent: the key map of every current version (read before the
- * source, marked by the rows delivered so far) outlives the delta held:
- * the rest of the source marks it too, and it judges absence after. */
+/* deletes: absent, truncate_values: the key map of every current version
+ * (read before the source, marked by the rows delivered so far) outlives
+ * the delta held: the rest of the source marks it too, and it judges
+ * absence, or what the truncates reach, after.  (The truncates stay: the
+ * engine keeps them across resets.) */
 static int reset_keeping_keys(run_ctx *r, dwl_error *err)
 {
   keymap km = r->e.km;
@@ -140,8 +151,10 @@ int run_spill_check(run_ctx *r, dwl_error *err)
     if (spill_put(&r->sp, spill_part(&r->sp, d->key), d->vals, d->origin, lmd_of(r, d), err) != 0)
       return -1;
     r->spilled++;
+    if (r->spec->truncate_values.n)
+      scd_mark_walked(&r->e, d->vals);
   }
-  return r->spec->deletes == DEL_ABSENT ? reset_keeping_keys(r, err) : scd_reset(&r->e, err);
+  return keeps_keys(r) ? reset_keeping_keys(r, err) : scd_reset(&r->e, err);
 }
 
 int run_spill_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
@@ -245,6 +258,9 @@ static int compute(run_ctx *r, long long rows, dwl_error *err)
               !target_scan_after_writes(r->t);
   if (rows > 0 && run_read_current(r, keyed, err) != 0)
     return -1;
+  /* truncate_values: the delete rows of this partition's keys */
+  if (r->e.ntrunc && scd_truncate_delta(&r->e, err) != 0)
+    return -1;
   progress_phase_total("apply", (long long)r->e.delta.n);
   if (run_apply_delta(r, err) != 0)
     return -1;
@@ -297,14 +313,15 @@ int run_spilled(run_ctx *r, dwl_error *err)
   long long rows = r->t->exists ? target_count(r->t, err) : 0;
   if (rows < 0)
     return -1;
-  /* deletes: absent: every key is delivered or not by now; the keys to
-   * delete and their rows are read before any partition writes (as one
-   * pass reads them before its walk), and the key map that marks them is
-   * kept aside while the partitions use the engine's own */
-  long long current = 0, absent = r->spec->deletes == DEL_ABSENT ? run_absent_mark(r, &current, err) : 0;
-  if (absent < 0)
-    return -1;
-  if (r->spec->deletes == DEL_ABSENT) {
+  /* deletes: absent, truncate_values: every key is delivered or not by
+   * now; the keys to delete and their rows are read before any partition
+   * writes (as one pass reads them before its walk), and the key map that
+   * marks them is kept aside while the partitions use the engine's own */
+  long long current = 0, absent = 0, truncated = r->e.ntrunc ? scd_truncate_rest(&r->e) : 0;
+  if (keeps_keys(r)) {
+    absent = run_absent_mark(r, &current, err);
+    if (absent < 0)
+      return -1;
     r->present = r->e.km;
     memset(&r->e.km, 0, sizeof r->e.km);
   }
@@ -314,7 +331,7 @@ int run_spilled(run_ctx *r, dwl_error *err)
   r->part = -1;
   r->nsplit = 0;
   spill_close(&r->sp);
-  if (r->spec->deletes != DEL_ABSENT)
+  if (!keeps_keys(r))
     return 0;
   /* then the guard and the deletions, as one pass after its walk */
   if (scd_reset(&r->e, err) != 0)
@@ -324,7 +341,7 @@ int run_spilled(run_ctx *r, dwl_error *err)
   memset(&r->present, 0, sizeof r->present);
   scd_counts counts = {0};
   scd_sink sink = writer_sink(r->w);
-  if (run_absent_apply(r, absent, current, 0, &sink, &counts, err) != 0)
+  if (run_absent_apply(r, absent, current, truncated, &sink, &counts, err) != 0)
     return -1;
   run_add_counts(r, &counts, 1);
   return 0;

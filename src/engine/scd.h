@@ -197,6 +197,17 @@ int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const d
  * how many of the table's live keys a truncate reaches (the guard's
  * count), -1 on error. */
 long long scd_truncate(scd_engine *e, dwl_error *err);
+/* scd_truncate's two halves, for a spilled delta (cmd/run_spill.c): the
+ * delete rows of the delta's keys (each partition's); then, over every
+ * current version, the live keys a truncate reaches counted and those
+ * without rows (not marked by scd_mark_walked or the first half) marked
+ * for deletion.  0 / the count, -1 on error. */
+int scd_truncate_delta(scd_engine *e, dwl_error *err);
+long long scd_truncate_rest(scd_engine *e);
+/* truncate_values in a spilled run: `row`'s key has rows in the delta
+ * (spilled), so its walk, not the deletion of keys without rows, applies
+ * the truncates to it. */
+void scd_mark_walked(scd_engine *e, const dwl_value *row);
 
 /* Walks the delta and emits operations.  Keys with rows dated before
  * their latest stored version (or deletion) wait: see scd_repair. */

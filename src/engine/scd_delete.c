@@ -124,7 +124,7 @@ static int add_trunc_row(scd_engine *e, size_t like, const struct scd_trunc *t, 
   return 0;
 }
 
-long long scd_truncate(scd_engine *e, dwl_error *err)
+int scd_truncate_delta(scd_engine *e, dwl_error *err)
 {
   qsort(e->truncs, e->ntrunc, sizeof *e->truncs, cmp_trunc);
   size_t n = e->delta.n;
@@ -157,9 +157,17 @@ long long scd_truncate(scd_engine *e, dwl_error *err)
     }
     g = end;
   }
+  free(idx);
+  free(tmp);
+  return rc;
+}
+
+long long scd_truncate_rest(scd_engine *e)
+{
+  qsort(e->truncs, e->ntrunc, sizeof *e->truncs, cmp_trunc);
   long long reached = 0;
   km_entry *m;
-  for (size_t it = 0; rc == 0 && (m = keymap_next(&e->km, &it));) {
+  for (size_t it = 0; (m = keymap_next(&e->km, &it));) {
     if (!(m->flags & KM_LIVE) || !trunc_after(e, m->valid_from))
       continue;
     reached++;
@@ -168,9 +176,19 @@ long long scd_truncate(scd_engine *e, dwl_error *err)
       e->ndelete++;
     }
   }
-  free(idx);
-  free(tmp);
-  return rc == 0 ? reached : -1;
+  return reached;
+}
+
+long long scd_truncate(scd_engine *e, dwl_error *err)
+{
+  return scd_truncate_delta(e, err) != 0 ? -1 : scd_truncate_rest(e);
+}
+
+void scd_mark_walked(scd_engine *e, const dwl_value *row)
+{
+  km_entry *m = keymap_get(&e->km, fp_tuple(row, e->cols.key, e->cols.nkey));
+  if (m)
+    m->flags |= KM_WALKED;
 }
 
 int scd_delete_absent(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, const scd_sink *sink,

@@ -81,7 +81,7 @@ round() {
   [ -n "${SPILL:-}" ] || return 0
   is "$(cat "$WORK/$1.$2.s.out")|$(cat "$WORK/$1.$2.s.err")" \
     "$(cat "$WORK/$1.$2.m.out")|$(cat "$WORK/$1.$2.m.err")" "$3: spilled: the same exit code, counts and warnings"
-  _cols="id, city, phone, region, lmd, valid_from, valid_to, is_current, is_deleted"
+  _cols=$(wh_columns "d_$1_m" | grep -vx dim_id | paste -sd, -)
   is "$(sqln "SELECT $_cols FROM d_$1_s" | norm_run)" "$(sqln "SELECT $_cols FROM d_$1_m" | norm_run)" \
     "$3: spilled: the same rows"
 }
@@ -171,6 +171,8 @@ is "$(cur_deleted 1)|$(cur_deleted 2)" "1|0" "tmbd: round 5: region n's absent k
 # delta and close at the first.  Round 3: 2 comes back, 9 is new, nothing truncated.
 ajob trn memory trn
 ajob trn pushdown trn
+ajob trn memory trn s
+SPILL=1
 file trn.1.csv >/dev/null <<'EOF'
 id,city,phone,region,op,lmd
 1,Oslo,a,n,,2024-01-01 00:00:00
@@ -201,6 +203,8 @@ id,city,phone,region,op,lmd
 9,Oran,i,s,,2024-01-08 00:00:00
 EOF
 round trn 3 "trn: round 3, keys back, none truncated"
+like "$ERR" "delta exceeds the memory budget 0.000977 MiB: spilling to" "trn: the third run spilled"
+SPILL=
 
 # The guard: the default max_deletes stops an extract that lost most keys,
 # with the same message and nothing written, on both engines.

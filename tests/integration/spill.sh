@@ -47,10 +47,12 @@ pair() {
       [ -z "${3:-}" ] && printf '  lookback: 1d\n'
       # each partition reads its keys' current versions: scd2 by a scan
       # that keeps only them, upsert through the staged keys
-      [ "$2" = upsert ] && printf '  lookup: keys\n'
+      # (a truncate reaches every current key: lookup: keys cannot apply it)
+      [ "$2" = upsert ] && [ -z "${TRUNC:-}" ] && printf '  lookup: keys\n'
       [ -n "${3:-}" ] && printf '%s\n' "$3"
       printf '  max_rejects: 5\n  reject_file: %s\n' "$WORK/${1}_$_s.rejects.csv"
       printf '  deletes:\n    column: op\n    values: [D]\n'
+      [ -n "${TRUNC:-}" ] && printf '    truncate_values: [T]\n'
       # a sequence surrogate key numbers new versions in the order they are
       # written, which follows the partitions: the hash one is the same
       [ "$2" = scd2 ] && printf 'dimension:\n  surrogate_strategy: hash\n'
@@ -289,24 +291,40 @@ like "$ERR" "$_e" "absent guard: the same count in the message"
 is "$(tdump d_ascd2_tiny | md5sum)" "$_before" "absent guard: nothing written"
 is "$(spill_files)" "" "absent guard: no spill file is left"
 
+# ---- truncate rows spill: the truncates are held, every key is reached -------
+# A delta of keys 150..450 with two truncate rows (2024-01-02 00:30 and
+# 02:30): keys 1..149, live without rows, are deleted at the first; the
+# delta's keys get delete rows at each after their version's start.
+TRUNC=1
+for m in scd2 upsert; do
+  pair "t$m" "$m" '  max_deletes: all'
+  feed "t$m.csv" 1 300 2024-01-01
+  both "t$m" "truncate $m: an initial load spilled (truncate_values does not stream)"
+  feed "t$m.csv" 150 450 2024-01-02
+  printf ',,,T,2024-01-02 02:30:00\n,,,T,2024-01-02 00:30:00\n' >>"$WORK/t$m.csv"
+  both "t$m" "truncate $m: a delta with two truncates"
+  is "$(field absent)" 258 "truncate $m: every live key reached (300 less the 42 deleted)"
+  unlike "$ERR" "cannot spill" "truncate $m: no warning"
+done
+TRUNC=
+is "$(sql "SELECT COUNT(*) FROM d_tscd2_tiny WHERE id < 150 AND valid_to = '2024-01-02 00:30:00'")" 128 \
+  "truncate scd2: keys 1..149 (less the 21 deleted) end at the first truncate"
+
 # ---- the budget exceeded by a job that cannot spill: a warning -----------------
-mkjob trunc "$WORK/scd2.csv" d_trunc '  types: {id: integer, lmd: timestamp}' >/dev/null <<YAML
+mkjob scan "$WORK/scd2.csv" d_scan '  types: {id: integer, lmd: timestamp}' >/dev/null <<YAML
 load:
   mode: scd2
   engine: memory
   key: id
   lmd: lmd
+  lookup: scan
   max_rejects: 5
-  reject_file: $WORK/trunc.rejects.csv
-  deletes:
-    column: op
-    values: [D]
-    truncate_values: [T]
+  reject_file: $WORK/scan.rejects.csv
 YAML
-dw run --memory-budget 64KiB "$WORK/trunc.yaml"
-is "$RC|$(spilled)|$(field spilled_partitions)" "0|0|0" "truncate_values does not spill"
-like "$ERR" "but cannot spill: load.deletes.truncate_values reaches every live key" \
-  "truncate_values: the warning says why"
+dw run --memory-budget 64KiB "$WORK/scan.yaml"
+is "$RC|$(spilled)|$(field spilled_partitions)" "0|0|0" "lookup: scan does not spill"
+like "$ERR" "but cannot spill: load.lookup: scan reads every current version before the source" \
+  "lookup: scan: the warning says why"
 
 # ---- a failure after spilling: no file left, nothing written -------------------
 # (a table holding a row, so the delta spills rather than streams)
