@@ -4,14 +4,15 @@
 # src/cmd/run_spill.c).  SQLite; bench/gen.py's customer extract; medians
 # of RUNS runs.  "unlimited" is --memory-budget 1TiB: nothing spills.
 #   initial: an initial load of ROWS rows, each run into a fresh database;
-#   absent:  deletes: absent: a full extract of 90% of ROWS keys (10%
-#            changed, 5% new, all past the checkpoint; 10% of the keys
-#            absent) into a dimension of ROWS keys, each run into a copy
-#            of it.
-#   usage: bench/spill.sh [ROWS] [BUDGET] [RUNS] [initial|absent]
+#   absent:  deletes: absent: a full extract of 0.9 x ROWS rows (10%
+#            changed, 5% new keys, all past the checkpoint: 14.5% of the
+#            dimension's keys absent) into a dimension of ROWS keys, each
+#            run into a copy of it.
+#   usage: [DWLOAD=build] bench/spill.sh [ROWS] [BUDGET] [RUNS] [initial|absent]
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-dw="$top/src/dwload"
+dw=${DWLOAD:-$top/src/dwload}  # (DWLOAD: a copy, so that a rebuild cannot change it mid-run)
+export DWLOAD_PLUGIN_PATH="${DWLOAD_PLUGIN_PATH:-$top/plugins/.libs}"
 rows=${1:-1000000}
 budget=${2:-64MiB}
 runs=${3:-1}
