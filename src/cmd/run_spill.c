@@ -22,7 +22,8 @@
  * row of a key without a live version, however old, is spilled: it
  * revives the key), so once the source is read it names the absent keys,
  * whose rows are read again before the partitions write and deleted after
- * them, as one pass deletes after its walk.  truncate_values likewise:
+ * them, as one pass deletes after its walk; each partition takes its
+ * keys' current versions from that key map rather than reading them.  truncate_values likewise:
  * the truncate rows are held, the keys of spilled rows marked (their
  * walk, partition by partition, applies the truncates), and the live keys
  * without rows that a truncate reaches are deleted after the partitions.
@@ -208,16 +209,46 @@ static int take_back(void *ud, const dwl_value *vals, uint64_t origin, const dwl
   return over_budget(r) && r->nsplit < RUN_SPILL_DEPTH && r->mixed ? split(r, err) : 0;
 }
 
-int run_spill_other(const run_ctx *r, const dwl_value *row)
+/* Is `key` not of the partition being computed? */
+static int other_key(const run_ctx *r, fp128 key)
 {
-  if (r->part < 0)
-    return 0;
-  fp128 key = fp_tuple(row, r->e.cols.key, r->e.cols.nkey);
   if (spill_part(&r->sp, key) != (size_t)r->part)
     return 1;
   for (int l = 0; l < r->nsplit; l++)
     if (spill_part(&r->sub[l], key) != r->subpart[l])
       return 1;
+  return 0;
+}
+
+int run_spill_other(const run_ctx *r, const dwl_value *row)
+{
+  return r->part >= 0 && other_key(r, fp_tuple(row, r->e.cols.key, r->e.cols.nkey));
+}
+
+/* deletes: absent, truncate_values: the current versions read before the
+ * source (r->present) are those a lookup of the partition's keys would
+ * read again: the partition takes its keys' entries from there, as read
+ * (what this run marked on them cleared).  Not with ignore_null_updates,
+ * whose current values the key map does not hold. */
+static int take_present(run_ctx *r, dwl_error *err)
+{
+  const uint8_t kept = KM_LIVE | KM_TOMBSTONE | KM_GONE | KM_LMD;
+  km_entry *p;
+  size_t n = 0;
+  for (size_t it = 0; (p = keymap_next(&r->present, &it));) {
+    if (other_key(r, p->key))
+      continue;
+    int created;
+    km_entry *m = keymap_put(&r->e.km, p->key, &created);
+    if (!m)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory");
+    *m = *p;
+    m->group = 0;
+    m->flags &= kept;
+    r->e.nlive += (m->flags & KM_LIVE) != 0;
+    n++;
+  }
+  log_msg(LOG_INFO, "took %zu current versions of the partition's keys from those read before the source", n);
   return 0;
 }
 
@@ -256,8 +287,12 @@ static int compute(run_ctx *r, long long rows, dwl_error *err)
    * follow the run's writes (SQLite), every partition reads so. */
   int keyed = r->spec->lookup == LOOKUP_KEYS || (long long)r->e.delta.n * TARGET_KEYED_RATIO < rows ||
               !target_scan_after_writes(r->t);
-  if (rows > 0 && run_read_current(r, keyed, err) != 0)
+  if (r->present.count > 0 && !r->spec->ignore_nulls) {
+    if (take_present(r, err) != 0)
+      return -1;
+  } else if (rows > 0 && run_read_current(r, keyed, err) != 0) {
     return -1;
+  }
   /* truncate_values: the delete rows of this partition's keys */
   if (r->e.ntrunc && scd_truncate_delta(&r->e, err) != 0)
     return -1;

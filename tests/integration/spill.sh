@@ -267,6 +267,9 @@ for m in scd2 upsert tomb; do
   both "a$m" "absent $m: a full extract"
   is "$(field absent)" 98 "absent $m: 98 keys absent (1..49 but 20, 651..700), judged while spilling"
   unlike "$ERR" "cannot spill" "absent $m: no warning"
+  like "$ERR" "current versions of the partition's keys from those read before the source" \
+    "absent $m: the partitions take their current versions from the scan before the source"
+  unlike "$ERR" "current versions (the delta's keys)" "absent $m: ... and read none again"
   extract "a$m" revive
   both "a$m" "absent $m: keys 1..10 revive from rows before the checkpoint"
   is "$(field absent)|$(field inserted)" "0|10" "absent $m: none absent, 10 revived"
