@@ -27,8 +27,9 @@
  * the truncate rows are held, the keys of spilled rows marked (their
  * walk, partition by partition, applies the truncates), and the live keys
  * without rows that a truncate reaches are deleted after the partitions.
- * Only a full scan read before the source (lookup: scan), load.partition's
- * counts and plan keep holding the delta in memory, with a warning. */
+ * lookup: scan has read every current version before the source too:
+ * its key map is kept the same way.  Only load.partition's counts and plan
+ * keep holding the delta in memory, with a warning. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,9 +49,6 @@
 
 const char *run_spill_job_refusal(const run_ctx *r)
 {
-  const dwl_spec *s = r->spec;
-  if (s->lookup == LOOKUP_SCAN)
-    return "load.lookup: scan reads every current version before the source";
   if (r->e.cols.npart > 0)
     return "load.partition's counts span every key";
   return NULL;
@@ -73,11 +71,12 @@ static const char *not_streamed(const run_ctx *r)
   return r->spec->truncate_values.n ? "load.deletes.truncate_values reaches every key" : NULL;
 }
 
-/* deletes: absent and truncate_values judge every current version: its
- * key map is kept while the delta spills. */
+/* deletes: absent and truncate_values judge every current version, and
+ * lookup: scan has read them all before the source: their key map is kept
+ * while the delta spills (the partitions take theirs from it). */
 static int keeps_keys(const run_ctx *r)
 {
-  return r->spec->deletes == DEL_ABSENT || r->spec->truncate_values.n > 0;
+  return r->spec->deletes == DEL_ABSENT || r->spec->truncate_values.n > 0 || r->spec->lookup == LOOKUP_SCAN;
 }
 
 const char *run_stream_job_refusal(const run_ctx *r)
@@ -110,11 +109,11 @@ static const dwl_ts *lmd_of(const run_ctx *r, const rs_row *d)
   return r->e.cols.lmd >= 0 || r->snapshot ? &d->lmd : NULL;
 }
 
-/* deletes: absent, truncate_values: the key map of every current version
- * (read before the source, marked by the rows delivered so far) outlives
- * the delta held: the rest of the source marks it too, and it judges
- * absence, or what the truncates reach, after.  (The truncates stay: the
- * engine keeps them across resets.) */
+/* deletes: absent, truncate_values, lookup: scan: the key map of every
+ * current version (read before the source, marked by the rows delivered
+ * so far) outlives the delta held: the rest of the source marks it too,
+ * and it judges absence, or what the truncates reach, after.  (The
+ * truncates stay: the engine keeps them across resets.) */
 static int reset_keeping_keys(run_ctx *r, dwl_error *err)
 {
   keymap km = r->e.km;
@@ -225,8 +224,9 @@ int run_spill_other(const run_ctx *r, const dwl_value *row)
   return r->part >= 0 && other_key(r, fp_tuple(row, r->e.cols.key, r->e.cols.nkey));
 }
 
-/* deletes: absent, truncate_values: the current versions read before the
- * source (r->present) are those a lookup of the partition's keys would
+/* deletes: absent, truncate_values, lookup: scan: the current versions
+ * read before the source (r->present) are those a lookup of the
+ * partition's keys would
  * read again: the partition takes its keys' entries from there, as read
  * (what this run marked on them cleared).  Not with ignore_null_updates,
  * whose current values the key map does not hold. */
@@ -348,10 +348,11 @@ int run_spilled(run_ctx *r, dwl_error *err)
   long long rows = r->t->exists ? target_count(r->t, err) : 0;
   if (rows < 0)
     return -1;
-  /* deletes: absent, truncate_values: every key is delivered or not by
-   * now; the keys to delete and their rows are read before any partition
-   * writes (as one pass reads them before its walk), and the key map that
-   * marks them is kept aside while the partitions use the engine's own */
+  /* deletes: absent, truncate_values (lookup: scan: none to delete):
+   * every key is delivered or not by now; the keys to delete and their
+   * rows are read before any partition writes (as one pass reads them
+   * before its walk), and the key map that marks them is kept aside while
+   * the partitions use the engine's own */
   long long current = 0, absent = 0, truncated = r->e.ntrunc ? scd_truncate_rest(&r->e) : 0;
   if (keeps_keys(r)) {
     absent = run_absent_mark(r, &current, err);

@@ -313,21 +313,32 @@ TRUNC=
 is "$(sql "SELECT COUNT(*) FROM d_tscd2_tiny WHERE id < 150 AND valid_to = '2024-01-02 00:30:00'")" 128 \
   "truncate scd2: keys 1..149 (less the 21 deleted) end at the first truncate"
 
+# ---- lookup: scan spills: the partitions take the versions scanned ------------
+# (an initial load streams: the scan before it finds nothing)
+pair scan scd2 '  lookup: scan'
+feed scan.csv 1 300 2024-01-01
+both scan "lookup: scan: an initial load" streams
+feed scan.csv 150 450 2024-01-02
+both scan "lookup: scan: a delta into the dimension"
+like "$ERR" "current versions of the partition's keys from those read before the source" \
+  "lookup: scan: the partitions take their current versions from the scan"
+unlike "$ERR" "current versions (the delta's keys)" "lookup: scan: ... and read none again"
+
 # ---- the budget exceeded by a job that cannot spill: a warning -----------------
-mkjob scan "$WORK/scd2.csv" d_scan '  types: {id: integer, lmd: timestamp}' >/dev/null <<YAML
+mkjob lpart "$WORK/scd2.csv" d_lpart '  types: {id: integer, lmd: timestamp}' >/dev/null <<YAML
 load:
   mode: scd2
   engine: memory
   key: id
   lmd: lmd
-  lookup: scan
+  deletes: absent
+  partition: [city]
   max_rejects: 5
-  reject_file: $WORK/scan.rejects.csv
+  reject_file: $WORK/lpart.rejects.csv
 YAML
-dw run --memory-budget 64KiB "$WORK/scan.yaml"
-is "$RC|$(spilled)|$(field spilled_partitions)" "0|0|0" "lookup: scan does not spill"
-like "$ERR" "but cannot spill: load.lookup: scan reads every current version before the source" \
-  "lookup: scan: the warning says why"
+dw run --memory-budget 64KiB "$WORK/lpart.yaml"
+is "$RC|$(spilled)|$(field spilled_partitions)" "0|0|0" "load.partition does not spill"
+like "$ERR" "but cannot spill: load.partition's counts span every key" "load.partition: the warning says why"
 
 # ---- a failure after spilling: no file left, nothing written -------------------
 # (a table holding a row, so the delta spills rather than streams)
