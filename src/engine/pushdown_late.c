@@ -5,7 +5,9 @@
  * handed to the run's rejects one by one, as late.c and scd.c do.  With
  * load.late: repair in scd2, every row of such a key goes to dwl_pd_l and
  * then to the memory engine, which repairs the key's history with late.c
- * itself (pushdown_take_late; run.c drives it).
+ * itself (pushdown_take_late; run.c drives it).  With ignore and reject,
+ * only keys with rows pushdown does not place (within a close step, at a
+ * tombstone's instant) go so, through dwl_pd_h, and leave the stage.
  *
  * The memory engine classifies each late row on its own, before it drops
  * a key's identical duplicates or compares two rows at one instant (its
@@ -28,6 +30,18 @@ int pd_late_applies(const pushdown *p)
   if (p->spec->mode == MODE_UPSERT)
     return p->t->lmd >= 0;
   return p->spec->late != LATE_REPAIR || pd_repairs(p);
+}
+
+/* scd2, load.late: ignore or reject: a key with an event pushdown does
+ * not place (pushdown_check.c: at its tombstone's instant, within a close
+ * step of the version it closes) goes to the memory engine whole, as
+ * under repair, its late rows with it; pushdown sets the other keys' late
+ * rows apart itself.  Not where repair is not either (pd_repairs). */
+static int pd_hands_within(const pushdown *p)
+{
+  const dwl_spec *s = p->spec;
+  return p->t->exists && s->mode == MODE_SCD2 && s->late != LATE_REPAIR && s->deletes != DEL_ABSENT &&
+         s->truncate_values.n == 0 && !s->ignore_nulls && (ver_close_gap(s) > 0 || is_tomb(p));
 }
 
 /* scd2, load.late: repair: the keys with late rows leave the delta whole
@@ -138,6 +152,14 @@ static size_t gone_join(const pushdown *p, dwl_buf *b, dwl_value *v, SQLSMALLINT
 static void repair_test(const pushdown *p, dwl_buf *b, const char *late)
 {
   int64_t gap = ver_close_gap(p->spec);
+  if (!late) {
+    /* ignore, reject (pd_hands_within): those events only; a late row is
+     * pushdown's to set apart */
+    buf_adds(b, "(q.dwl_ctomb = 1 AND q.dwl_vf = q.dwl_cvf)");
+    if (gap > 0)
+      buf_printf(b, " OR (q.dwl_vf >= q.dwl_cvf AND q.dwl_vt < q.dwl_cvf) OR q.dwl_t - q.dwl_plt < %" PRId64, gap);
+    return;
+  }
   buf_printf(b, "%s OR (q.dwl_ctomb = 1 AND q.dwl_vf <= q.dwl_cvf)", late);
   if (gap > 0)
     buf_printf(b, " OR q.dwl_vt < q.dwl_cvf OR q.dwl_t - q.dwl_plt < %" PRId64, gap);
@@ -213,6 +235,33 @@ static int any_to_repair(pushdown *p, dwl_buf *b, const char *test, dwl_error *e
   return rc < 0 ? -1 : n > 0;
 }
 
+/* Temporary table `name` (indexed by dwl_seq: build_a and the fill look
+ * rows up by it) of every staged row of the keys repair_test(late) takes,
+ * after a narrow count says there are any.  1 built, 0 none, -1 error. */
+static int hand_table(pushdown *p, dwl_buf *b, const char *name, const char *late, dwl_error *err)
+{
+  dwl_buf take;
+  buf_init(&take, 0);
+  repair_test(p, &take, late);
+  int any = take.data ? any_to_repair(p, b, take.data, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (any > 0) {
+    temp_table(p, b, name, "dwl_seq");
+    buf_adds(b, "q.*, 0 AS dwl_noop FROM (SELECT q.*, MAX(CASE WHEN ");
+    buf_taint(b, &take);
+    buf_adds(b, take.data ? take.data : "");
+    buf_adds(b, " THEN 1 ELSE 0 END) OVER (PARTITION BY ");
+    keys(p, b, "q");
+    buf_adds(b, ") AS dwl_lk FROM (");
+    dwl_value gv;
+    SQLSMALLINT gty;
+    size_t np = late_rows(p, b, 1, 0, &gv, &gty);
+    buf_adds(b, ") q) q WHERE q.dwl_lk = 1");
+    any = exec(p, b, np ? &gv : NULL, np ? &gty : NULL, np, err) != 0 ? -1 : 1;
+  }
+  buf_free(&take);
+  return any;
+}
+
 int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   int scd2 = p->spec->mode == MODE_SCD2;
@@ -223,40 +272,26 @@ int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
                                       : "q.dwl_vf < q.dwl_cvf";
   if (p->late_taken)
     return 0;  /* (pushdown_take_late built it) */
-  dwl_buf take;
-  buf_init(&take, 0);
   if (repair) {
-    repair_test(p, &take, late);
-    int any = take.data ? any_to_repair(p, b, take.data, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+    int any = hand_table(p, b, "dwl_pd_l", late, err);
     if (any <= 0) {
-      buf_free(&take);
       p->nlate = 0;
       return any;
     }
+    p->nlate = count_of(p, b, "dwl_pd_l", err);
+    return p->nlate < 0 ? -1 : 0;
   }
   temp_table(p, b, "dwl_pd_l", "dwl_seq");  /* (build_a and the fill look rows up by dwl_seq) */
   buf_adds(b, "q.*, ");
-  if (scd2 && !repair)
+  if (scd2)
     noop_case(b);
   else
     buf_adds(b, "0");
   buf_adds(b, " AS dwl_noop FROM (");
-  /* repair: every row of a key repair_test takes */
-  if (repair) {
-    buf_adds(b, "SELECT q.*, MAX(CASE WHEN ");
-    buf_taint(b, &take);
-    buf_adds(b, take.data ? take.data : "");
-    buf_adds(b, " THEN 1 ELSE 0 END) OVER (PARTITION BY ");
-    keys(p, b, "q");
-    buf_adds(b, ") AS dwl_lk FROM (");
-  }
-  buf_free(&take);
   dwl_value gv;
   SQLSMALLINT gty;
-  size_t np = late_rows(p, b, repair, 0, &gv, &gty);
-  if (repair) {
-    buf_adds(b, ") q) q WHERE q.dwl_lk = 1");
-  } else if (scd2) {
+  size_t np = late_rows(p, b, 0, 0, &gv, &gty);
+  if (scd2) {
     buf_adds(b, ") q");
     noop_join(p, b);
     buf_printf(b, " WHERE %s", late);
@@ -400,10 +435,45 @@ static int take_one(void *ud, const dwl_value *r, dwl_error *err)
   return lt->fn(lt->ud, lt->row, origin, &lmd, err) != 0 ? -1 : 0;
 }
 
+/* Every row of temporary table `name` to fn, in source order. */
+static int hand_over(pushdown *p, dwl_buf *b, const char *name, pushdown_row_fn fn, void *ud, dwl_error *err)
+{
+  late_take lt;
+  int rc = late_take_open(&lt, p, err);
+  lt.fn = fn;
+  lt.ud = ud;
+  buf_printf(b, "SELECT ");
+  staged_cols(p, b, "l");
+  buf_printf(b, " FROM %s l ORDER BY l.dwl_seq", name);
+  if (rc == 0)
+    rc = each_row(p, b, NULL, NULL, 0, take_one, &lt, err);
+  late_take_close(&lt);
+  return rc;
+}
+
+/* ignore, reject (pd_hands_within): the keys handed over leave the stage,
+ * so that nothing of pushdown's (its own late rows included) reads them;
+ * *n: their rows. */
+static int take_within(pushdown *p, dwl_buf *b, pushdown_row_fn fn, void *ud, long long *n, dwl_error *err)
+{
+  int any = hand_table(p, b, "dwl_pd_h", NULL, err);
+  if (any <= 0)
+    return any;
+  *n = count_of(p, b, "dwl_pd_h", err);
+  if (*n < 0 || hand_over(p, b, "dwl_pd_h", fn, ud, err) != 0)
+    return -1;
+  p->t->d->delete_matching(b, "dwl_pd_src", "dwl_pd_h", "d.dwl_seq = s.dwl_seq");
+  if (exec(p, b, NULL, NULL, 0, err) != 0)
+    return -1;
+  p->n -= *n;
+  return 0;
+}
+
 int pushdown_take_late(pushdown *p, pushdown_row_fn fn, void *ud, long long *n, dwl_error *err)
 {
   *n = 0;
-  if (!pd_repairs(p) || p->late_taken)
+  int within = pd_hands_within(p);
+  if ((!pd_repairs(p) && !within) || p->late_taken)
     return 0;
   if (writer_stage_flush(p->st, err) != 0)
     return -1;
@@ -412,21 +482,16 @@ int pushdown_take_late(pushdown *p, pushdown_row_fn fn, void *ud, long long *n, 
   dwl_buf b;
   buf_init(&b, 0);
   int rc = decide_keyed(p, err);
+  if (rc == 0 && within) {
+    rc = take_within(p, &b, fn, ud, n, err);
+    buf_free(&b);
+    return rc;
+  }
   if (rc == 0)
     rc = build_late(p, &b, err);
   p->late_taken = rc == 0;
-  if (rc == 0 && p->nlate > 0) {
-    late_take lt;
-    rc = late_take_open(&lt, p, err);
-    lt.fn = fn;
-    lt.ud = ud;
-    buf_adds(&b, "SELECT ");
-    staged_cols(p, &b, "l");
-    buf_adds(&b, " FROM dwl_pd_l l ORDER BY l.dwl_seq");
-    if (rc == 0)
-      rc = each_row(p, &b, NULL, NULL, 0, take_one, &lt, err);
-    late_take_close(&lt);
-  }
+  if (rc == 0 && p->nlate > 0)
+    rc = hand_over(p, &b, "dwl_pd_l", fn, ud, err);
   buf_free(&b);
   if (rc == 0)
     *n = p->nlate;

@@ -3,10 +3,10 @@
 # (day_before with two changes on one day, second_before with sub-second
 # lmds), in one batch and across runs, expire style and tombstones.  The
 # memory engine replaces such a version (or closes it at its valid_from);
-# pushdown hands such keys to it (with load.late: repair, the default:
-# pushdown_take_late), and with late: ignore refuses the run and writes
-# nothing (the last section, with DWL_ENGINE=pushdown).  Whole tables are
-# checked:
+# pushdown hands such keys to it (pushdown_take_late: with load.late:
+# repair, the default, and with ignore and reject, compared with the
+# memory engine in the last section, with DWL_ENGINE=pushdown).  Whole
+# tables are checked:
 # valid_from <= valid_to everywhere, at most one version per key at every
 # instant that matters by `dwload asof`, and reruns change nothing.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
@@ -63,21 +63,6 @@ holds() {
   dw run "$1"
   is "$RC" 0 "$3: rerun: exit 0"
   is "$(tdump "$2")" "$_before" "$3: rerun changes nothing"
-}
-
-# refused JOB TABLE MSG: pushdown refuses the run (exit 1, naming the
-# close step) and writes nothing to TABLE (a first run: creates no table)
-refused() {
-  _had=$(table_exists "$2")
-  _before=$([ "$_had" = 0 ] || tdump "$2")
-  dw run "$1"
-  is "$RC" 1 "$3: pushdown refuses: exit 1"
-  like "$ERR" "less than one close step" "$3: pushdown says why"
-  if [ "$_had" = 0 ]; then
-    no_table "$2" "$3: pushdown creates no table"
-  else
-    is "$(tdump "$2")" "$_before" "$3: pushdown writes nothing"
-  fi
 }
 
 # versions TABLE ID: name|current|deleted of the key's versions in order
@@ -192,18 +177,49 @@ is "$(versions $t 2)" "Bob|0|0
 Bob|1|1" "at_next: a sub-second delete row still closes the version"
 holds "$j" $t "at_next" "$SECS"
 
-# ---- pushdown with late: ignore: refused, nothing written --------------------
-# (it hands no key to the memory engine then)
+# ---- pushdown with late: ignore or reject: such keys go to the memory engine
+# too, their late rows with them; other keys' late rows stay pushdown's.
+# The same feeds go into a pushdown table and a memory one; exit codes,
+# counts, reject files and whole tables are compared.  Round 1 (a new
+# table): key 1 changes twice on one day.  Round 2: key 1 changes on the
+# day its current version started, key 2 has a late row only, key 3 a late
+# row and a change within the day, key 4 is deleted (a tombstone).
+# Round 3: key 4 has a row at its tombstone's instant.
 if [ $PD = 1 ]; then
-  t=iv_ign
-  csv=$(feed ign "1,Ann,,$D1 09:00:00" "1,Anna,,$D1 17:00:00" "2,Bob,,$D1 09:00:00")
-  j=$(printf 'load:\n  mode: scd2\n  key: id\n  lmd: lmd\n  late: ignore\ndimension:\n  close: day_before\n' |
-    mkjob ign "$csv" $t)
-  refused "$j" $t "day_before in batch, late: ignore"
-  feed ign "1,Ann,,$D1 09:00:00" >/dev/null
-  run_ok "$j" "late: ignore: first run"
-  feed ign "1,Ann,,$D1 09:00:00" "1,Anna,,$D1 17:00:00" >/dev/null
-  refused "$j" $t "day_before across runs, late: ignore"
+  for late in ignore reject; do
+    for e in pushdown memory; do
+      printf 'load:\n  mode: scd2\n  engine: %s\n  key: id\n  lmd: lmd\n  lookback: 30d\n  late: %s\n  max_rejects: 5
+  reject_file: %s\n  deletes: {column: op, values: [D]}\n  delete_style: tombstone
+dimension:\n  surrogate_key: sk\n  surrogate_strategy: hash\n  close: day_before\n' \
+        $e $late "$WORK/ws_${late}_$e.rejects.csv" | mkjob "ws_${late}_$e" "$WORK/ws.csv" "iv_ws_${late}_$e" >/dev/null
+    done
+    # wround N MSG ROW...: both jobs on the rows; everything compared
+    wround() {
+      _n=$1 _m=$2
+      shift 2
+      feed ws "$@" >/dev/null
+      for e in pushdown memory; do
+        rm -f "$WORK/ws_${late}_$e.rejects.csv"
+        dw run "$WORK/ws_${late}_$e.yaml"
+        eval "_rc_$e=\$RC _c_$e=\"\$(counts) \$(field late_ignored) \$(field late_rejected) \$(field rejected)\""
+        eval "_eng_$e=\$(field engine)"
+        [ $e = memory ] || _hand=$(printf '%s\n' "$ERR" | grep -c "go to the memory engine")
+      done
+      is "$_eng_pushdown|$_hand" "pushdown|1" "$late round $_n, $_m: pushdown took the run and handed keys over"
+      is "$_rc_pushdown|$_c_pushdown" "$_rc_memory|$_c_memory" "$late round $_n, $_m: the same exit code and counts"
+      is "$(cut -d, -f2- "$WORK/ws_${late}_pushdown.rejects.csv" 2>/dev/null)" \
+        "$(cut -d, -f2- "$WORK/ws_${late}_memory.rejects.csv" 2>/dev/null)" "$late round $_n, $_m: the same rejects"
+      is "$(tdump "iv_ws_${late}_pushdown")" "$(tdump "iv_ws_${late}_memory")" "$late round $_n, $_m: the same rows"
+    }
+    wround 1 "two changes on one day" "1,Ann,,$D1 09:00:00" "1,Anna,,$D1 17:00:00" "2,Bob,,$D1 09:00:00" \
+      "3,Cy,,$D1 09:00:00" "4,Di,,$D1 09:00:00"
+    is "$_rc_pushdown" 0 "$late round 1: exit 0"
+    wround 2 "within a day, late rows" "1,Annie,,$D1 20:00:00" "2,Bobby,,2024-02-28 10:00:00" \
+      "3,Cyd,,2024-02-27 10:00:00" "3,Cyrus,,$D1 11:00:00" "4,Di,D,2024-03-02 09:00:00"
+    like "$_c_pushdown" "$([ $late = ignore ] && echo ' 2 0 0' || echo ' 0 2 2')" \
+      "$late round 2: the two late rows $([ $late = ignore ] && echo ignored || echo rejected)"
+    wround 3 "a row at a tombstone's instant" "4,Dina,,2024-03-02 09:00:00"
+  done
 fi
 
 done_testing
