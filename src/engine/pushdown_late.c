@@ -41,19 +41,20 @@ static int pd_hands_within(const pushdown *p)
 {
   const dwl_spec *s = p->spec;
   return p->t->exists && s->mode == MODE_SCD2 && s->late != LATE_REPAIR && s->deletes != DEL_ABSENT &&
-         s->truncate_values.n == 0 && !s->ignore_nulls && (ver_close_gap(s) > 0 || is_tomb(p));
+         s->truncate_values.n == 0 && (ver_close_gap(s) > 0 || is_tomb(p));
 }
 
 /* scd2, load.late: repair: the keys with late rows leave the delta whole
  * and the memory engine repairs their history (pushdown_take_late).  Not
- * where pushdown rewrites staged rows first (absence, truncate rows,
- * ignore_null_updates): those keys' rows would be rewritten twice; a late
- * row there fails the run (check_late). */
+ * where pushdown rewrites staged rows first (absence, truncate rows):
+ * those keys' rows would be rewritten twice; a late row there fails the
+ * run (check_late).  ignore_null_updates' fill comes after the hand-off
+ * and is per key: the memory engine fills the keys it takes itself. */
 int pd_repairs(const pushdown *p)
 {
   const dwl_spec *s = p->spec;
   return p->t->exists && s->mode == MODE_SCD2 && s->late == LATE_REPAIR && s->deletes != DEL_ABSENT &&
-         s->truncate_values.n == 0 && !s->ignore_nulls;
+         s->truncate_values.n == 0;
 }
 
 /* " v.valid_from <= q.dwl_vf AND (<v current> OR v.valid_to > q.dwl_vt)":

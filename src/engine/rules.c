@@ -6,11 +6,13 @@
 #include <stddef.h>
 
 /* scd2 steps that rewrite the staged rows before late rows are set apart
- * (pushdown_absent.c, pushdown_fill.c): with them, pushdown does not hand
- * keys with late rows to the memory engine (pd_repairs). */
+ * (pushdown_absent.c: absence and truncate rows): with them, pushdown does not
+ * hand keys with late rows to the memory engine (pd_repairs).  (The fill
+ * of ignore_null_updates runs after the keys are handed over, and per
+ * key: it does not.) */
 static int rewrites_rows(const dwl_spec *s)
 {
-  return s->mode == MODE_SCD2 && (s->deletes == DEL_ABSENT || s->truncate_values.n > 0 || s->ignore_nulls);
+  return s->mode == MODE_SCD2 && (s->deletes == DEL_ABSENT || s->truncate_values.n > 0);
 }
 
 /* What load.engine: pushdown cannot compute as the memory engine does
@@ -30,20 +32,20 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
    * nothing that rewrites the staged rows (dwload-job(5), SEQUENCES). */
   if (s->lmd_ties.n > 0 && (s->mode != MODE_SCD2 || s->late != LATE_REPAIR || rewrites_rows(s)))
     return "supports a composite load.lmd (tie-breaking columns after the first) only in mode scd2 with "
-           "load.late: repair, without deletes: absent, load.deletes.truncate_values or "
-           "load.ignore_null_updates; use engine: memory";
+           "load.late: repair, without deletes: absent or load.deletes.truncate_values; use engine: "
+           "memory";
   /* Late rows in scd2 with load.late: repair go to the memory engine, key
    * by key (pushdown_take_late), but where pushdown rewrites the staged
-   * rows first (absence, truncate rows, ignore_null_updates): there a late
-   * row fails the run (check_late), so jobs made of late rows are refused. */
+   * rows first (absence, truncate rows): there a late row fails the run
+   * (check_late), so jobs made of late rows are refused. */
   if (rewrites_rows(s)) {
     if (s->lookback_us > 0)
-      return "does not repair history together with deletes: absent, load.deletes.truncate_values or "
-             "load.ignore_null_updates, so load.lookback (which rereads late rows) needs engine: memory";
+      return "does not repair history together with deletes: absent or load.deletes.truncate_values, so "
+             "load.lookback (which rereads late rows) needs engine: memory";
     if (s->watermark == WATERMARK_NONE)
-      return "does not repair history together with deletes: absent, load.deletes.truncate_values or "
-             "load.ignore_null_updates, so load.watermark: none (which compares rows older than the checkpoint "
-             "with their key's history) needs engine: memory";
+      return "does not repair history together with deletes: absent or load.deletes.truncate_values, so "
+             "load.watermark: none (which compares rows older than the checkpoint with their key's history) "
+             "needs engine: memory";
   }
   return NULL;
 }

@@ -85,7 +85,7 @@ J=$(cj t_abs "$NOWH" "$SCD2
 dw check --json --spec-only "$J"
 is "$RC" 0 "a memory job pushdown refuses still checks"
 is "$(jfield engine)" '"memory"' "... with the memory engine"
-like "$(jfield pushdown)" "load.engine: pushdown does not repair history together with deletes: absent, load.deletes.truncate_values or load.ignore_null_updates, so load.lookback" \
+like "$(jfield pushdown)" "load.engine: pushdown does not repair history together with deletes: absent or load.deletes.truncate_values, so load.lookback" \
   "pushdown: the refusal, as the spec check words it"
 J=$(cj t_abs2 "$NOWH" "$SCD2
   lookback: 1d
@@ -93,7 +93,7 @@ J=$(cj t_abs2 "$NOWH" "$SCD2
   engine: pushdown")
 dw check --json --spec-only "$J"
 is "$RC" 2 "the same job asking for pushdown is a spec error (exit 2)"
-like "$(jfield steps)" "load.engine: pushdown does not repair history together with deletes: absent, load.deletes.truncate_values or load.ignore_null_updates, so load.lookback" \
+like "$(jfield steps)" "load.engine: pushdown does not repair history together with deletes: absent or load.deletes.truncate_values, so load.lookback" \
   "... its failed spec step says why"
 is "$(jfield ok)" false "... ok: false"
 is "$(jfield engine)" '"MISSING"' "... and no engine field: the spec did not load"

@@ -165,20 +165,34 @@ like "$ERR" "engine: memory: load.engine at $WORK/dflt_m.yaml:12:3 (memory budge
 # ---- pushdown refuses the job: memory, and why ---------------------------
 # The memory engine over its 100-byte budget spills (run_spill.c): hash
 # surrogate keys, as a spilled run numbers sequence ones partition by
-# partition.  load.watermark: none with load.ignore_null_updates: pushdown
-# fills NULLs in its stage and repairs no history then.
+# partition.  load.watermark: none with load.deletes.truncate_values:
+# pushdown rewrites its stage for the truncates and repairs no history
+# then.  (phone, the delete column, is not tracked: no truncate arrives.)
 pair late 100B '  watermark: none
-  ignore_null_updates: true
+  deletes: {column: phone, values: [D], truncate_values: [T]}
 dimension:
   surrogate_strategy: hash'
+for _t in a m; do sed -i '/^  type1: \[phone\]$/d' "$WORK/late_$_t.yaml"; done
 feed1 late
 both late 4 "tiny budget, load.watermark: none (pushdown refuses it here), run 1"
 is "$(chose memory)" 1 "load.watermark: none: auto chose memory over the budget"
-like "$ERR" "> budget 9.54e-05 MiB (load.memory_budget at $WORK/late_a.yaml:13:3), but load.engine: pushdown does not repair history together with deletes: absent, load.deletes.truncate_values or load.ignore_null_updates, so load.watermark: none" \
+like "$ERR" "> budget 9.54e-05 MiB (load.memory_budget at $WORK/late_a.yaml:13:3), but load.engine: pushdown does not repair history together with deletes: absent or load.deletes.truncate_values, so load.watermark: none" \
   "load.watermark: none: the line says the estimate is over the budget and why pushdown does not take the job"
 feed2 late
 both late 6 "tiny budget, load.watermark: none, run 2"
 is "$(field engine)" memory "load.watermark: none: the summary's engine is memory"
+
+# ... with load.ignore_null_updates instead, pushdown takes it: its fill
+# comes after the keys with late rows went to the memory engine
+pair inu 100B '  watermark: none
+  ignore_null_updates: true
+dimension:
+  surrogate_strategy: hash'
+feed1 inu
+both inu 4 "tiny budget, load.watermark: none, ignore_null_updates, run 1"
+feed2 inu
+both inu 6 "tiny budget, load.watermark: none, ignore_null_updates, run 2"
+is "$(field engine)" pushdown "load.watermark: none, ignore_null_updates: auto chose pushdown"
 
 # load.lookback alone: pushdown takes it (the keys with late rows go to the
 # memory engine, pushdown_take_late), with the same rows.

@@ -313,6 +313,21 @@ EOF
   is "$(sqln "SELECT city, phone FROM \"nu${inu}_p\" WHERE id = '1' ORDER BY valid_from")" \
     "$([ $inu = all ] && printf 'Oslo|x\nBergen|x' || printf 'Oslo|x\nBergen|<null>')" \
     "$_w: key 1's NULL city from the current version (a type 1 change in place), then its NULL phone from that row"
+  # Late rows with NULLs: keys 1 and 5 go to the memory engine, which
+  # repairs their history and fills their NULLs itself; key 3 (new) and the
+  # NULL key stay pushdown's, filled in the warehouse.
+  file "nu$inu.csv" >/dev/null <<'EOF'
+id,city,phone,op,lmd
+1,,z,,2024-01-01 06:00:00
+1,Turku,,,2024-01-02 12:00:00
+5,,f,,2024-01-01 12:00:00
+3,,c,,2024-01-05 00:00:00
+3,Lima,,,2024-01-06 00:00:00
+,,v,,2024-01-05 00:00:00
+EOF
+  late "nu$inu" 2 "$_w, late rows" ""
+  is "$_rc_p" 0 "$_w, late rows: pushdown takes the job"
+  like "$ERR" "go to the memory engine" "$_w, late rows: the keys with late rows go to the memory engine"
 done
 
 # ---- upsert, load.ignore_null_updates, late rows -----------------------------

@@ -88,7 +88,7 @@ sed 's/^  watermark: none$/  watermark: none\n  deletes: absent/' "$WORK/skew_pd
 before=$(wh_dump)
 FEED=$S/skew_1.csv dw run "$WORK/skew_pda.yaml"
 is "$RC" 2 "watermark: none and deletes: absent with engine: pushdown: exit 2"
-like "$ERR" "skew_pda.yaml:16:3: load.engine: pushdown does not repair history together with deletes: absent, load.deletes.truncate_values or load.ignore_null_updates, so load.watermark: none" \
+like "$ERR" "skew_pda.yaml:16:3: load.engine: pushdown does not repair history together with deletes: absent or load.deletes.truncate_values, so load.watermark: none" \
   "pushdown: refused at load.engine, naming load.watermark"
 is "$(wh_dump)" "$before" "pushdown: nothing written"
 

@@ -41,8 +41,8 @@ START_TEST(test_watermark)
   spec_free(s);
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  deletes: absent\n  engine: pushdown\n",
                14, 3,
-               "load.engine: pushdown does not repair history together with deletes: absent, "
-               "load.deletes.truncate_values or load.ignore_null_updates, so load.watermark: none");
+               "load.engine: pushdown does not repair history together with deletes: absent or "
+               "load.deletes.truncate_values, so load.watermark: none");
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: never\n", 12, 14, "watermark");
 }
 END_TEST
