@@ -216,8 +216,11 @@ static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const 
     if (past && r->spec->truncate_values.n)
       scd_mark_walked(&r->e, row);
     /* deletes: absent: every row marks its key present in the current
-     * versions' key map, which spilling keeps, and a row of a key without
-     * a live version revives it however old (as scd_add_source takes it) */
+     * versions' key map, which spilling keeps (and its load.partition
+     * delivered), and a row of a key without a live version revives it
+     * however old (as scd_add_source takes it) */
+    if (scd_mark_partition(&r->e, row, err) != 0)
+      return -1;
     int revive = r->spec->deletes == DEL_ABSENT && scd_mark_present(&r->e, row) && !past;
     if (!past && !revive)
       r->sum->skipped++;

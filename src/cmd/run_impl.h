@@ -99,13 +99,11 @@ int run_spill_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_
 /* run_spill.c: the spilled delta computed partition by partition, each
  * through run_apply_delta. */
 int run_spilled(run_ctx *r, dwl_error *err);
-/* run_spill.c: why this run cannot spill, or NULL. */
+/* run_spill.c: why this run cannot spill (plan), or NULL. */
 const char *run_spill_refusal(const run_ctx *r);
-/* run_spill.c: the same for the job, whether planned or run: plan, which
- * writes nothing, spills nothing, but chooses the engine the run would. */
-const char *run_spill_job_refusal(const run_ctx *r);
-/* run_spill.c: why this run cannot stream an initial load (what stops it
- * spilling, and deletes: absent), or NULL; _job_: planned or run. */
+/* run_spill.c: why this run cannot stream an initial load (deletes:
+ * absent, truncate_values, plan), or NULL; _job_: the job's reasons,
+ * whether planned or run (plan chooses the engine the run would). */
 const char *run_stream_refusal(const run_ctx *r);
 const char *run_stream_job_refusal(const run_ctx *r);
 /* run_spill.c: how many partitions a delta past the budget takes. */

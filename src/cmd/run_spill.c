@@ -28,8 +28,8 @@
  * walk, partition by partition, applies the truncates), and the live keys
  * without rows that a truncate reaches are deleted after the partitions.
  * lookup: scan has read every current version before the source too:
- * its key map is kept the same way.  Only load.partition's counts and plan
- * keep holding the delta in memory, with a warning. */
+ * its key map is kept the same way.  load.partition: every row marks its
+ * partition delivered, as one pass does.  Only plan holds the delta. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,48 +47,36 @@
 #define SPILL_SPLIT_PARTS 64  /* per split: with 256 above and RUN_SPILL_DEPTH
                                  levels, within 1024 open files */
 
-const char *run_spill_job_refusal(const run_ctx *r)
-{
-  if (r->e.cols.npart > 0)
-    return "load.partition's counts span every key";
-  return NULL;
-}
-
+/* Every job spills; plan, which writes nothing, does not. */
 const char *run_spill_refusal(const run_ctx *r)
 {
-  const char *why = run_spill_job_refusal(r);
-  return why ? why : r->o->plan ? "plan writes nothing, not even spill files" : NULL;
+  return r->o->plan ? "plan writes nothing, not even spill files" : NULL;
 }
 
 /* A streamed chunk is written against an empty table and takes only rows
  * past the checkpoint, where deletes: absent takes every row of a key
  * without a live version (it revives), and a truncate reaches the keys of
  * every chunk before it: such a load spills instead. */
-static const char *not_streamed(const run_ctx *r)
+const char *run_stream_job_refusal(const run_ctx *r)
 {
   if (r->spec->deletes == DEL_ABSENT)
     return "deletes: absent takes every delivered row of a key without a live version";
   return r->spec->truncate_values.n ? "load.deletes.truncate_values reaches every key" : NULL;
 }
 
-/* deletes: absent and truncate_values judge every current version, and
- * lookup: scan has read them all before the source: their key map is kept
- * while the delta spills (the partitions take theirs from it). */
+const char *run_stream_refusal(const run_ctx *r)
+{
+  const char *why = run_stream_job_refusal(r);
+  return why ? why : run_spill_refusal(r);
+}
+
+/* deletes: absent (load.partition with it) and truncate_values judge
+ * every current version, and lookup: scan has read them all before the
+ * source: their key map is kept while the delta spills (the partitions
+ * take theirs from it). */
 static int keeps_keys(const run_ctx *r)
 {
   return r->spec->deletes == DEL_ABSENT || r->spec->truncate_values.n > 0 || r->spec->lookup == LOOKUP_SCAN;
-}
-
-const char *run_stream_job_refusal(const run_ctx *r)
-{
-  const char *why = not_streamed(r);
-  return why ? why : run_spill_job_refusal(r);
-}
-
-const char *run_stream_refusal(const run_ctx *r)
-{
-  const char *why = not_streamed(r);
-  return why ? why : run_spill_refusal(r);
 }
 
 /* P: enough partitions that each holds about half the budget, from how

@@ -293,6 +293,18 @@ int scd_mark_present(scd_engine *e, const dwl_value *row)
   return e->spec->deletes == DEL_ABSENT && !(m && (m->flags & KM_LIVE));
 }
 
+int scd_mark_partition(scd_engine *e, const dwl_value *row, dwl_error *err)
+{
+  if (e->cols.npart == 0)
+    return 0;
+  int created;
+  km_entry *p = keymap_put(&e->parts, fp_tuple(row, e->cols.part, e->cols.npart), &created);
+  if (!p)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  p->flags |= KM_SEEN;
+  return 0;
+}
+
 /* The spec's truncate value `row` holds in the delete column, or NULL. */
 static const char *truncate_value(const scd_engine *e, const dwl_value *row)
 {
@@ -323,13 +335,8 @@ int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const d
   km_entry *m = keymap_get(&e->km, key);
   if (m)
     m->flags |= KM_SEEN;
-  if (e->cols.npart > 0) {
-    int created;
-    km_entry *p = keymap_put(&e->parts, fp_tuple(row, e->cols.part, e->cols.npart), &created);
-    if (!p)
-      return err_set(err, DWL_EXIT_FAILED, "out of memory");
-    p->flags |= KM_SEEN;
-  }
+  if (scd_mark_partition(e, row, err) != 0)
+    return -1;
   /* With deletes: absent the extract says which keys exist: a key the
    * table holds as deleted (or not at all) comes back with its row,
    * however old its lmd (1: taken although not past the checkpoint). */

@@ -185,6 +185,9 @@ int scd_add_gone(scd_engine *e, const dwl_value *row, const dwl_ts *valid_to, dw
  * row of it that scd_add_source took would revive it (a spilled run
  * decides so which rows not past the checkpoint it spills). */
 int scd_mark_present(scd_engine *e, const dwl_value *row);
+/* load.partition: `row`'s partition is one the source delivered rows of
+ * (scd_add_source marks it; a spilled run marks its rows' so). */
+int scd_mark_partition(scd_engine *e, const dwl_value *row, dwl_error *err);
 
 int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past_checkpoint,
                    dwl_error *err);

@@ -324,21 +324,34 @@ like "$ERR" "current versions of the partition's keys from those read before the
   "lookup: scan: the partitions take their current versions from the scan"
 unlike "$ERR" "current versions (the delta's keys)" "lookup: scan: ... and read none again"
 
-# ---- the budget exceeded by a job that cannot spill: a warning -----------------
-mkjob lpart "$WORK/scd2.csv" d_lpart '  types: {id: integer, lmd: timestamp}' >/dev/null <<YAML
-load:
-  mode: scd2
-  engine: memory
-  key: id
-  lmd: lmd
-  deletes: absent
-  partition: [city]
-  max_rejects: 5
-  reject_file: $WORK/lpart.rejects.csv
-YAML
-dw run --memory-budget 64KiB "$WORK/lpart.yaml"
-is "$RC|$(spilled)|$(field spilled_partitions)" "0|0|0" "load.partition does not spill"
-like "$ERR" "but cannot spill: load.partition's counts span every key" "load.partition: the warning says why"
+# ---- load.partition spills: absence judged in the partitions delivered ---------
+# Keys 1..600, odd ones in region n, even ones in s.  The second extract
+# delivers region n only, without keys 1..99 and with keys 401..599
+# changed: the 50 odd keys 1..99 are absent; region s's keys stay.  Each
+# extract has a row with a bad lmd (rejected).
+region() {
+  awk -v a="$1" -v b="$2" -v day="$3" -v only="${4:-}" -v from="${5:-0}" 'BEGIN {
+    print "id,region,city,lmd"
+    for (i = a; i <= b; i++) {
+      r = i % 2 ? "n" : "s"
+      if ((only && r != only) || i < from)
+        continue
+      printf "%d,%s,c%d_%s,%s 01:00:00\n", i, r, i, (i > 400 ? day : "2024-01-01"), (i > 400 ? day : "2024-01-01")
+    }
+    printf "%d,n,bad,not a time\n", b + 1
+  }' >"$WORK/apart.csv"
+}
+NORM=1
+apair apart scd2 '  partition: [region]'
+region 1 600 2024-01-01
+both apart "load.partition: an initial load spilled"
+region 1 600 2024-01-02 n 100
+both apart "load.partition: an extract of region n, spilled"
+is "$(field absent)" 50 "load.partition: the 50 absent keys of region n, judged while spilling"
+is "$(sql "SELECT COUNT(*) FROM d_apart_tiny WHERE id % 2 = 0 AND is_current AND NOT is_deleted")" 300 \
+  "load.partition: region s's keys stay"
+unlike "$ERR" "cannot spill" "load.partition: no warning"
+NORM=
 
 # ---- a failure after spilling: no file left, nothing written -------------------
 # (a table holding a row, so the delta spills rather than streams)
