@@ -33,9 +33,10 @@ typedef struct run_ctx {
   int have_max;
   dwl_ts max;           /* greatest lmd read */
   rowset doomed;        /* current rows of keys deleted by absence */
-  keymap present;       /* deletes: absent in a spilled run: every current
-                           version, the keys delivered marked, kept aside
-                           while the partitions are computed (run_spill.c) */
+  keymap present;       /* a spilled run with deletes: absent,
+                           truncate_values or lookup: scan: every current
+                           version read before the source, kept aside while
+                           the partitions are computed (run_spill.c) */
   rejects rj;
   pushdown *pd;         /* the pushdown engine's (choose.h: engine_choose) */
   engine_choice engine; /* which engine the run uses, and why */

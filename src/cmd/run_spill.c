@@ -23,13 +23,14 @@
  * revives the key), so once the source is read it names the absent keys,
  * whose rows are read again before the partitions write and deleted after
  * them, as one pass deletes after its walk; each partition takes its
- * keys' current versions from that key map rather than reading them.  truncate_values likewise:
- * the truncate rows are held, the keys of spilled rows marked (their
- * walk, partition by partition, applies the truncates), and the live keys
- * without rows that a truncate reaches are deleted after the partitions.
- * lookup: scan has read every current version before the source too:
- * its key map is kept the same way.  load.partition: every row marks its
- * partition delivered, as one pass does.  Only plan holds the delta. */
+ * keys' current versions from that key map rather than reading them.
+ * truncate_values likewise: the truncate rows are held, the keys of
+ * spilled rows marked (their walk, partition by partition, applies the
+ * truncates), and the live keys without rows that a truncate reaches are
+ * deleted after the partitions.  lookup: scan has read every current
+ * version before the source too: its key map is kept the same way.
+ * load.partition: every row marks its partition delivered, as one pass
+ * does.  Only plan holds the delta. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,10 +215,10 @@ int run_spill_other(const run_ctx *r, const dwl_value *row)
 
 /* deletes: absent, truncate_values, lookup: scan: the current versions
  * read before the source (r->present) are those a lookup of the
- * partition's keys would
- * read again: the partition takes its keys' entries from there, as read
- * (what this run marked on them cleared).  Not with ignore_null_updates,
- * whose current values the key map does not hold. */
+ * partition's keys would read again: the partition takes its keys'
+ * entries from there, as read (what this run marked on them cleared).
+ * Not with ignore_null_updates, whose current values the key map does not
+ * hold. */
 static int take_present(run_ctx *r, dwl_error *err)
 {
   const uint8_t kept = KM_LIVE | KM_TOMBSTONE | KM_GONE | KM_LMD;

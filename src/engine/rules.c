@@ -6,10 +6,10 @@
 #include <stddef.h>
 
 /* scd2 steps that rewrite the staged rows before late rows are set apart
- * (pushdown_absent.c: absence and truncate rows): with them, pushdown does not
- * hand keys with late rows to the memory engine (pd_repairs).  (The fill
- * of ignore_null_updates runs after the keys are handed over, and per
- * key: it does not.) */
+ * (pushdown_absent.c: absence and truncate rows): with them, pushdown
+ * does not hand keys with late rows to the memory engine (pd_repairs).
+ * (The fill of ignore_null_updates runs after the keys are handed over,
+ * and per key: it does not.) */
 static int rewrites_rows(const dwl_spec *s)
 {
   return s->mode == MODE_SCD2 && (s->deletes == DEL_ABSENT || s->truncate_values.n > 0);
