@@ -52,6 +52,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "clock.h"
@@ -128,14 +129,23 @@ int each_row(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALLINT
 {
   odbc_stmt *s = NULL;
   int rc = b->data ? ostmt_prepare(p->t->c, b->data, &s, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
-  log_msg(LOG_DEBUG, "pushdown: reads %s", b->data ? b->data : "");
+  /* (timed as exec's statements are, the rows fetched included; the text
+   * is kept only for the debug line) */
+  char *sql = log_get_level() >= LOG_DEBUG && b->data ? strdup(b->data) : NULL;
+  double t0 = now_s();
+  long long rows = 0;
   buf_reset(b);
   if (rc == 0)
     rc = ostmt_execute(s, params, types, n, err);
   const dwl_value *r;
-  while (rc == 0 && (rc = ostmt_fetch(s, &r, err)) == 1)
+  while (rc == 0 && (rc = ostmt_fetch(s, &r, err)) == 1) {
+    rows++;
     rc = fn(ud, r, err);
+  }
   ostmt_free(s);
+  log_msg(LOG_DEBUG, "pushdown: %.3fs: reads %lld row%s: %s", now_s() - t0, rows, rows == 1 ? "" : "s",
+          sql ? sql : "");
+  free(sql);
   if (rc < 0)
     err_prefix(err, "pushdown into %s", p->spec->target_table);
   return rc < 0 ? -1 : 0;

@@ -200,9 +200,15 @@ static size_t late_rows(const pushdown *p, dwl_buf *b, int repair, int narrow, d
     buf_adds(b, " AS dwl_kmin, ");
   }
   if (repair) {
-    buf_adds(b, "LAG(s.dwl_t)");
-    over(p, b, "s", NULL, "s.dwl_t, s.dwl_seq");
-    buf_adds(b, " AS dwl_plt, ");
+    /* (repair_test reads the previous row's lmd only with a close step
+     * or a composite lmd: otherwise no window, and no sort, for it) */
+    if (ver_close_gap(p->spec) > 0 || p->spec->lmd_ties.n > 0) {
+      buf_adds(b, "LAG(s.dwl_t)");
+      over(p, b, "s", NULL, "s.dwl_t, s.dwl_seq");
+      buf_adds(b, " AS dwl_plt, ");
+    } else {
+      buf_adds(b, "NULL AS dwl_plt, ");
+    }
     if (is_tomb(p) && p->t->ix[TC_DELETED] >= 0)
       buf_printf(b, "CASE WHEN c.%s = %s THEN 1 ELSE 0 END", tq(p, TC_DELETED), p->t->d->true_lit);
     else
