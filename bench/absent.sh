@@ -1,15 +1,19 @@
 #!/bin/bash
-# scd2 with deletes: absent on both engines (issue 18: pushdown parity), on
-# each warehouse.  A dimension of KEYS keys, loaded once; then a full
-# extract of it in which a hundredth of the keys changed (a later lmd: past
-# the checkpoint) and a hundredth are gone (deleted by absence), the rest
-# as loaded (not past the checkpoint: they only say their key exists).
+# scd2 deletions on both engines (issue 18: pushdown parity), on each
+# warehouse.  A dimension of KEYS keys, loaded once; then, KIND absent
+# (the default): a full extract of it in which a hundredth of the keys
+# changed (a later lmd: past the checkpoint) and a hundredth are gone
+# (deleted by absence), the rest as loaded (not past the checkpoint: they
+# only say their key exists); KIND column: a delta in which a hundredth
+# of the keys changed, a hundredth have a delete row (deletes: {column:
+# op}, expire style) and a hundredth as many new keys arrive.
 # Each run starts from a copy of the loaded dimension and its checkpoint;
 # the builds alternate; medians of RUNS runs, and each against memory.
 # Every run must give the same counts.  With DWLOAD_OLD, that build's
 # pushdown runs too (a reference for a change to pushdown).
-#   usage: [DWLOAD_OLD=/old/src/dwload] bench/absent.sh [KEYS] [RUNS] [WAREHOUSES]
+#   usage: [DWLOAD_OLD=/old/src/dwload] bench/absent.sh [KEYS] [RUNS] [WAREHOUSES] [KIND]
 #   e.g.   bench/absent.sh 100000 3 sqlite,postgresql,mariadb
+#          bench/absent.sh 1000000 3 sqlite column
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dw=${DWLOAD:-$top/src/dwload}
@@ -17,6 +21,7 @@ old=${DWLOAD_OLD:-}
 keys=${1:-100000}
 runs=${2:-3}
 only=${3:-sqlite}
+kind=${4:-absent}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dwl_bench_absent.XXXXXX")
 db=dwl_absent
 tmo=3600
@@ -24,21 +29,30 @@ tmo=3600
 . "$top/bench/lib.sh"
 bench_begin "$only"
 
-python3 - "$keys" "$work" <<'EOF'
+python3 - "$keys" "$work" "$kind" <<'EOF'
 import sys
-keys, w = int(sys.argv[1]), sys.argv[2]
+keys, w, kind = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 with open(w + "/full.csv", "w") as f, open(w + "/extract.csv", "w") as g:
-    f.write("id,name,city,lmd\n")
-    g.write("id,name,city,lmd\n")
+    f.write("id,name,city,op,lmd\n")
+    g.write("id,name,city,op,lmd\n")
     for k in range(keys):
-        f.write("%d,n%d,c%d,2024-01-01 00:00:00\n" % (k, k, k % 97))
+        f.write("%d,n%d,c%d,,2024-01-01 00:00:00\n" % (k, k, k % 97))
         if k % 100 == 1:
-            continue  # gone
+            if kind == "column":  # a delete row; absent: gone
+                g.write("%d,n%d,c%d,D,2024-01-02 00:00:00\n" % (k, k, k % 97))
+            continue
         if k % 100 == 0:
-            g.write("%d,n%d,moved%d,2024-01-02 00:00:00\n" % (k, k, k % 97))
-        else:
-            g.write("%d,n%d,c%d,2024-01-01 00:00:00\n" % (k, k, k % 97))
+            g.write("%d,n%d,moved%d,,2024-01-02 00:00:00\n" % (k, k, k % 97))
+        elif kind == "absent":
+            g.write("%d,n%d,c%d,,2024-01-01 00:00:00\n" % (k, k, k % 97))
+    for k in range(keys, keys + keys // 100 if kind == "column" else keys):
+        g.write("%d,n%d,c%d,,2024-01-02 00:00:00\n" % (k, k, k % 97))
 EOF
+if [ "$kind" = column ]; then
+  deletes="{column: op, values: [D]}"
+else
+  deletes=absent
+fi
 
 # job WH NAME CSV ENGINE
 job() {
@@ -46,8 +60,8 @@ job() {
 job: absent
 source: {plugin: csv, path: "$work/$3.csv"}
 target: {connection: "$(wh_conn "$1" run)", table: dim}
-load: {mode: scd2, engine: $4, key: [id], lmd: lmd, type2: [city], type1: [name], deletes: absent,
-       max_deletes: all}
+load: {mode: scd2, engine: $4, key: [id], lmd: lmd, type2: [city], type1: [name], deletes: $deletes$(
+         [ "$kind" = absent ] && echo ", max_deletes: all")}
 YAML
 }
 
@@ -114,7 +128,7 @@ for wh in ${only//,/ }; do
     i=$((i + 1))
   done
   m=$(cut -d' ' -f1 "$work/$wh.memory.txt" | median)
-  printf '%s, %s keys:\n' "$(wh_title "$wh")" "$keys"
+  printf '%s, %s keys, deletes %s:\n' "$(wh_title "$wh")" "$keys" "$kind"
   for n in $names; do
     s=$(cut -d' ' -f1 "$work/$wh.$n.txt" | median)
     printf '  %-9s %8s s median (runs: %s), peak RSS %s KiB, /memory %s\n    %s\n' "$n" "$s" \
