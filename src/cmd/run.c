@@ -75,7 +75,7 @@ static int reject_present(run_ctx *r, const char *name, uint64_t origin, const d
   if (engine && vals && r->src && nvals == r->src->ncols && prep_key(&r->p, c->key, c->nkey, vals) == 0) {
     if (r->pd)
       return pushdown_seen_key(r->pd, r->p.row, err);
-    scd_mark_present(&r->e, r->p.row);
+    scd_mark_present(&r->e, fp_tuple(r->p.row, c->key, c->nkey));
     return 0;
   }
   if (r->unreadable++ == 0)
@@ -213,18 +213,20 @@ static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const 
         r->sum->skipped++;
       return scd_add_source(&r->e, row, origin, lmd, past, err) < 0 ? -1 : 0;
     }
+    /* (the key's fingerprint, once per row: the marks and the partition) */
+    fp128 key = fp_tuple(row, r->e.cols.key, r->e.cols.nkey);
     if (past && r->spec->truncate_values.n)
-      scd_mark_walked(&r->e, row);
+      scd_mark_walked(&r->e, key);
     /* deletes: absent: every row marks its key present in the current
      * versions' key map, which spilling keeps (and its load.partition
      * delivered), and a row of a key without a live version revives it
      * however old (as scd_add_source takes it) */
     if (scd_mark_partition(&r->e, row, err) != 0)
       return -1;
-    int revive = r->spec->deletes == DEL_ABSENT && scd_mark_present(&r->e, row) && !past;
+    int revive = r->spec->deletes == DEL_ABSENT && scd_mark_present(&r->e, key) && !past;
     if (!past && !revive)
       r->sum->skipped++;
-    return past || revive ? run_spill_take(r, row, origin, lmd, err) : 0;
+    return past || revive ? run_spill_take(r, key, row, origin, lmd, err) : 0;
   }
   int rc = scd_add_source(&r->e, row, origin, lmd, past, err);
   if (rc < 0)

@@ -96,7 +96,8 @@ int run_absent_apply(run_ctx *r, long long absent, long long current, long long 
  * spilling (or say once why not). */
 int run_spill_check(run_ctx *r, dwl_error *err);
 /* run_spill.c: a row past the checkpoint while spilling, to its partition. */
-int run_spill_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
+int run_spill_take(run_ctx *r, fp128 key, const dwl_value *row, uint64_t origin, const dwl_ts *lmd,
+                   dwl_error *err);
 /* run_spill.c: the spilled delta computed partition by partition, each
  * through run_apply_delta. */
 int run_spilled(run_ctx *r, dwl_error *err);

@@ -103,14 +103,21 @@ static const dwl_ts *lmd_of(const run_ctx *r, const rs_row *d)
  * so far) outlives the delta held: the rest of the source marks it too,
  * and it judges absence, or what the truncates reach, after.  (The
  * truncates stay: the engine keeps them across resets.) */
+/* Frees *to and moves *from there, leaving *from empty. */
+static void km_move(keymap *to, keymap *from)
+{
+  keymap_free(to);
+  *to = *from;
+  memset(from, 0, sizeof *from);
+}
+
 static int reset_keeping_keys(run_ctx *r, dwl_error *err)
 {
-  keymap km = r->e.km;
+  keymap km = {0};
   size_t live = r->e.nlive;
-  memset(&r->e.km, 0, sizeof r->e.km);
+  km_move(&km, &r->e.km);
   int rc = scd_reset(&r->e, err);
-  keymap_free(&r->e.km);
-  r->e.km = km;
+  km_move(&r->e.km, &km);
   r->e.nlive = live;
   return rc;
 }
@@ -141,14 +148,14 @@ int run_spill_check(run_ctx *r, dwl_error *err)
       return -1;
     r->spilled++;
     if (r->spec->truncate_values.n)
-      scd_mark_walked(&r->e, d->vals);
+      scd_mark_walked(&r->e, d->key);
   }
   return keeps_keys(r) ? reset_keeping_keys(r, err) : scd_reset(&r->e, err);
 }
 
-int run_spill_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
+int run_spill_take(run_ctx *r, fp128 key, const dwl_value *row, uint64_t origin, const dwl_ts *lmd,
+                   dwl_error *err)
 {
-  fp128 key = fp_tuple(row, r->e.cols.key, r->e.cols.nkey);
   r->spilled++;
   return spill_put(&r->sp, spill_part(&r->sp, key), row, origin, lmd, err);
 }
@@ -347,8 +354,7 @@ int run_spilled(run_ctx *r, dwl_error *err)
     absent = run_absent_mark(r, &current, err);
     if (absent < 0)
       return -1;
-    r->present = r->e.km;
-    memset(&r->e.km, 0, sizeof r->e.km);
+    km_move(&r->present, &r->e.km);
   }
   for (size_t p = 0; p < r->sp.nparts; p++)
     if (run_part(r, &r->sp, p, rows, err) != 0)
@@ -361,9 +367,7 @@ int run_spilled(run_ctx *r, dwl_error *err)
   /* then the guard and the deletions, as one pass after its walk */
   if (scd_reset(&r->e, err) != 0)
     return -1;
-  keymap_free(&r->e.km);
-  r->e.km = r->present;
-  memset(&r->present, 0, sizeof r->present);
+  km_move(&r->e.km, &r->present);
   scd_counts counts = {0};
   scd_sink sink = writer_sink(r->w);
   if (run_absent_apply(r, absent, current, truncated, &sink, &counts, err) != 0)

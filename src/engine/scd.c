@@ -285,9 +285,9 @@ int scd_add_gone(scd_engine *e, const dwl_value *row, const dwl_ts *valid_to, dw
   return 0;
 }
 
-int scd_mark_present(scd_engine *e, const dwl_value *row)
+int scd_mark_present(scd_engine *e, fp128 key)
 {
-  km_entry *m = keymap_get(&e->km, fp_tuple(row, e->cols.key, e->cols.nkey));
+  km_entry *m = keymap_get(&e->km, key);
   if (m)
     m->flags |= KM_SEEN;
   return e->spec->deletes == DEL_ABSENT && !(m && (m->flags & KM_LIVE));

@@ -179,12 +179,13 @@ int scd_add_gone(scd_engine *e, const dwl_value *row, const dwl_ts *valid_to, dw
  * key as present (for deletes by absence); the others join the delta.
  * With deletes: absent a row of a key without a live current version joins
  * it all the same (presence revives): returns 1 for such a row. */
-/* deletes: absent: a rejected row's key was delivered, so it is present;
- * unlike scd_add_source, its values never revive a deleted key.  Returns
+/* deletes: absent: a rejected row's key (its fingerprint) was delivered,
+ * so it is present; unlike scd_add_source, its values never revive a
+ * deleted key.  Returns
  * 1 when, with deletes: absent, the key has no live current version: a
  * row of it that scd_add_source took would revive it (a spilled run
  * decides so which rows not past the checkpoint it spills). */
-int scd_mark_present(scd_engine *e, const dwl_value *row);
+int scd_mark_present(scd_engine *e, fp128 key);
 /* load.partition: `row`'s partition is one the source delivered rows of
  * (scd_add_source marks it; a spilled run marks its rows' so). */
 int scd_mark_partition(scd_engine *e, const dwl_value *row, dwl_error *err);
@@ -207,10 +208,10 @@ long long scd_truncate(scd_engine *e, dwl_error *err);
  * for deletion.  0 / the count, -1 on error. */
 int scd_truncate_delta(scd_engine *e, dwl_error *err);
 long long scd_truncate_rest(scd_engine *e);
-/* truncate_values in a spilled run: `row`'s key has rows in the delta
+/* truncate_values in a spilled run: the key has rows in the delta
  * (spilled), so its walk, not the deletion of keys without rows, applies
  * the truncates to it. */
-void scd_mark_walked(scd_engine *e, const dwl_value *row);
+void scd_mark_walked(scd_engine *e, fp128 key);
 
 /* Walks the delta and emits operations.  Keys with rows dated before
  * their latest stored version (or deletion) wait: see scd_repair. */

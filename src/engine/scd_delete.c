@@ -184,9 +184,9 @@ long long scd_truncate(scd_engine *e, dwl_error *err)
   return scd_truncate_delta(e, err) != 0 ? -1 : scd_truncate_rest(e);
 }
 
-void scd_mark_walked(scd_engine *e, const dwl_value *row)
+void scd_mark_walked(scd_engine *e, fp128 key)
 {
-  km_entry *m = keymap_get(&e->km, fp_tuple(row, e->cols.key, e->cols.nkey));
+  km_entry *m = keymap_get(&e->km, key);
   if (m)
     m->flags |= KM_WALKED;
 }
