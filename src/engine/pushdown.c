@@ -168,12 +168,17 @@ int decide_keyed(pushdown *p, dwl_error *err)
   if (p->keyed_known)
     return 0;
   int keyed = target_keyed(p->t, p->n, err);
-  if (keyed < 0)
+  int probe = keyed < 0 ? -1 : pd_may_be_gone(p) ? target_probes_history(p->t, p->n, err) : 0;
+  if (probe < 0)
     return -1;
   p->keyed = keyed;
+  p->probe_gone = probe;
   p->keyed_known = 1;
   if (keyed)
     log_msg(LOG_DEBUG, "pushdown: %lld staged rows against ~%lld in the table: keyed joins", p->n, p->t->counted);
+  if (probe)
+    log_msg(LOG_DEBUG, "pushdown: %lld staged rows against ~%lld in the table: deleted versions probed by key",
+            p->n, p->t->counted);
   return 0;
 }
 

@@ -54,6 +54,8 @@ struct pushdown {
   const char **coll;     /* ... and the source columns' collations */
   int keyed;             /* the delta is a small share of an indexed table: joins with it
                             probe the key index row by row (target_keyed) */
+  int probe_gone;        /* a key's deleted versions are found by probing the key index
+                            per staged row that needs them (target_probes_history) */
   dwl_value *keyrow;     /* one staged key (and load.partition's other columns) */
   size_t *seencol, nseen; /* seen's columns before dwl_one: source indexes */
   size_t ncols;          /* source columns the table holds */
@@ -96,7 +98,8 @@ int analyze(pushdown *p, const char *table, dwl_error *err);
  * there is one, 0 when none, -1 on error. */
 int first_row(pushdown *p, dwl_buf *b, char out[][512], int *isnull, size_t n, dwl_error *err);
 long long count_of(pushdown *p, dwl_buf *b, const char *table, dwl_error *err);
-/* Sets p->keyed (once): whether joins with the delta probe the key index. */
+/* Sets p->keyed and p->probe_gone (once): whether joins with the delta
+ * probe the key index. */
 int decide_keyed(pushdown *p, dwl_error *err);
 /* Each row of a query (params bound) to fn, its values valid during the
  * call; fn returns 0 to go on, 1 to stop, -1 on error.  0 or -1. */
@@ -170,6 +173,10 @@ int pd_late_applies(const pushdown *p);
 /* scd2, load.late: repair: keys with late rows go to the memory engine
  * (pushdown_take_late), where no earlier step rewrites staged rows. */
 int pd_repairs(const pushdown *p);
+/* scd2: whether a staged key without a current version may have been
+ * deleted in expire style (its history's end is its last deleted
+ * version's). */
+int pd_may_be_gone(const pushdown *p);
 int build_late(pushdown *p, dwl_buf *b, dwl_error *err);
 /* Counts them; load.late: reject hands each to the run's rejects. */
 int apply_late(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);

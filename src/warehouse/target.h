@@ -316,6 +316,12 @@ long long target_count(target *t, dwl_error *err);
  * and rows * TARGET_KEYED_RATIO is below its target_count.  1 yes, 0 no,
  * -1 with err set. */
 int target_keyed(target *t, long long rows, dwl_error *err);
+/* Whether a key's past versions are best found by probing the key index
+ * once per staged row that needs them: the index holds every version
+ * (a dialect without partial indexes), the table is a local one, and
+ * rows * TARGET_KEYED_RATIO is below its target_count.  1 yes, 0 no, -1
+ * with err set. */
+int target_probes_history(target *t, long long rows, dwl_error *err);
 /* Rows in the table, counted (0 when it does not exist). */
 long long target_rows(target *t, dwl_error *err);
 /* scd2: the latest valid_from in the table into out, *found = 1; *found =

@@ -303,12 +303,10 @@ long long target_count(target *t, dwl_error *err)
   return t->counted;
 }
 
-int target_keyed(target *t, long long rows, dwl_error *err)
+/* Whether `rows` staged rows are a small share of the table and its key
+ * index is there to probe: 1 yes, 0 no, -1 error. */
+static int small_share_indexed(target *t, long long rows, dwl_error *err)
 {
-  /* (a foreign table's or partition's rows are its server's: no ctid to
-   * update by, and no index here to probe) */
-  if (!t->d->update_keyed_end || !t->exists || rows <= 0 || t->foreign)
-    return 0;
   long long n = target_count(t, err);
   if (n < 0)
     return -1;
@@ -318,6 +316,26 @@ int target_keyed(target *t, long long rows, dwl_error *err)
   if (t->key_indexed < 0 && (t->key_indexed = target_key_indexed(t, err)) < 0)
     return -1;
   return t->key_indexed == 1;
+}
+
+int target_keyed(target *t, long long rows, dwl_error *err)
+{
+  /* (a foreign table's or partition's rows are its server's: no ctid to
+   * update by, and no index here to probe) */
+  if (!t->d->update_keyed_end || !t->exists || rows <= 0 || t->foreign)
+    return 0;
+  return small_share_indexed(t, rows, err);
+}
+
+int target_probes_history(target *t, long long rows, dwl_error *err)
+{
+  /* Without partial indexes the key index holds every version (dwload's
+   * has the current flag as its last column; any other on the key is
+   * whole).  A distributed or foreign table's probe would be a query to
+   * its servers for each row. */
+  if (t->d->partial_index || !t->exists || rows <= 0 || t->foreign || t->remote[0])
+    return 0;
+  return small_share_indexed(t, rows, err);
 }
 
 long long target_rows(target *t, dwl_error *err)

@@ -6,7 +6,10 @@
 # memory engine and pushdown each load one with the key index and one
 # whose key index was dropped (so never keyed).  The same deltas then go
 # into each, and the four must agree row for row, with the same counts;
-# the debug log says which runs were keyed.
+# the debug log says which runs were keyed.  Where the key index holds
+# every version (no partial indexes: MariaDB), pushdown finds the end of a
+# key deleted in expire style by probing it (target_probes_history) rather
+# than grouping every deleted version of the table; the log says so too.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 # The jobs name their engine; DWL_ENGINE must not change them.
@@ -14,6 +17,8 @@ unset DWL_ENGINE
 
 keyed_here=0
 [ "$WAREHOUSE" = postgresql ] && keyed_here=1
+probe_here=0
+[ "$WAREHOUSE" = mariadb ] && probe_here=1
 
 # drop_key_index TABLE: the index dwload made on the key of TABLE's
 # current versions
@@ -46,10 +51,13 @@ seed() {
   is "$(tdump "$1_pi")" "$(tdump "$1_mi")" "$1: seeded tables equal (pushdown)"
 }
 
-# delta NAME FEED WHAT KEYED: FEED into the four tables (debug log); the
-# tables and counts must agree; KEYED 1: on a warehouse with keyed
-# statements the runs into the indexed tables say they were keyed, and
-# those into the others do not; KEYED 0: none does
+# delta NAME FEED WHAT KEYED [PROBED]: FEED into the four tables (debug
+# log); the tables and counts must agree; KEYED 1: on a warehouse with
+# keyed statements the runs into the indexed tables say they were keyed,
+# and those into the others do not; KEYED 0: none does.  PROBED 1 (scd2
+# jobs, KEYED 1): on a warehouse whose key index holds every version the
+# pushdown run into the indexed table says it probed deleted versions by
+# key, and no other run does
 delta() {
   for _t in mi mn pi pn; do
     _e=memory
@@ -69,6 +77,10 @@ delta() {
     else
       is "$_k" 0 "$3: $1_$_t ($_e) was not keyed"
     fi
+    _g=$(printf '%s\n' "$ERR" | grep -c 'deleted versions probed by key')
+    _want=0
+    [ "${5:-0}" = 1 ] && [ "$probe_here" = 1 ] && [ "$_t" = pi ] && _want=1
+    is "$_g" "$_want" "$3: $1_$_t ($_e) probed deleted versions by key: $_want"
   done
   for _t in mn pi pn; do
     is "$(cat "$WORK/$1_$_t.counts")" "$(cat "$WORK/$1_mi.counts")" "$3: $1_$_t counts as $1_mi"
@@ -96,7 +108,7 @@ id,name,city,op,lmd
 5,five,Lima,,2024-02-03 00:00:00
 301,new,Oslo,,2024-02-01 00:00:00
 EOF
-delta s2 "$WORK/s2_small.csv" "scd2, 7 rows into 300 keys" 1
+delta s2 "$WORK/s2_small.csv" "scd2, 7 rows into 300 keys" 1 1
 
 is "$(sql "SELECT COUNT(*) FROM s2_mi WHERE id = '5'")" 3 "scd2: key 5 has three versions (the delta's two made it)"
 
@@ -106,6 +118,29 @@ is "$(sql "SELECT COUNT(*) FROM s2_mi WHERE id = '5'")" 3 "scd2: key 5 has three
   awk 'BEGIN { for (i = 100; i < 160; i++) printf "%d,m%d,d%d,%s,2024-03-01 00:00:00\n", i, i, i % 5, i % 10 == 0 ? "D" : "" }'
 } >"$WORK/s2_large.csv"
 delta s2 "$WORK/s2_large.csv" "scd2, 60 rows into 300 keys" 0
+
+# keys deleted in expire style come back: key 3 after its deletion (a
+# revival), key 110 with a row dated before its deletion (a late row,
+# repaired by the memory engine), key 120 at its deletion's very instant;
+# each is judged by its last deleted version's end, which the probe reads
+# (the checkpoint set back, so that the rows before the deletions are past it)
+for _t in mi mn pi pn; do
+  dw state --set "2024-02-10 00:00:00" "$WORK/s2_$_t.yaml"
+  is "$RC" 0 "deleted keys: checkpoint of s2_$_t set back"
+done
+file s2_gone.csv >/dev/null <<'EOF'
+id,name,city,op,lmd
+3,back,Kiel,,2024-04-01 00:00:00
+110,m110,Late,,2024-02-15 00:00:00
+120,m120,Same,,2024-03-01 00:00:00
+7,n7,Bern,,2024-04-01 00:00:00
+EOF
+delta s2 "$WORK/s2_gone.csv" "scd2, deleted keys back, 4 rows into 300 keys" 1 1
+is "$(sql "SELECT city FROM s2_mi WHERE id = '3' AND valid_to IS NULL")" "Kiel" "scd2: key 3 revived"
+is "$(sql "SELECT city FROM s2_mi WHERE id = '110' AND is_deleted = TRUE")" "Late" \
+  "scd2: key 110's late row made the version its deletion closed"
+is "$(sql "SELECT COUNT(*) FROM s2_mi WHERE id = '120' AND valid_to IS NULL")" "1" \
+  "scd2: key 120 back at its deletion's instant"
 
 # ---- upsert: updates and deletes ------------------------------------------
 seed up upsert
@@ -134,7 +169,7 @@ id,name,city,op,lmd
 11,n11,Graz,,2024-02-01 00:00:00
 12,n12,c5,,2024-02-01 00:00:00
 EOF
-delta lt "$WORK/lt_small.csv" "late: ignore, 3 rows into 300 keys" 1
+delta lt "$WORK/lt_small.csv" "late: ignore, 3 rows into 300 keys" 1 1
 is "$(field late_ignored)" 1 "late: ignore: the row of key 10 is set apart"
 is "$(sql "SELECT city FROM lt_mi WHERE id = '10'")" "c3" "late: ignore: key 10 keeps its version"
 
@@ -148,7 +183,7 @@ TGT='  partition_by: [id]
   partitions: 4'
 SRC='  types: {id: integer}'
 seed pt scd2 "type1: [name]"
-delta pt "$WORK/s2_small.csv" "partitioned scd2, 7 rows into 300 keys" 1
+delta pt "$WORK/s2_small.csv" "partitioned scd2, 7 rows into 300 keys" 1 1
 is "$(sql "SELECT COUNT(*) FROM (SELECT id FROM pt_mi WHERE is_current = TRUE GROUP BY id HAVING COUNT(*) > 1) x")" 0 \
   "partitioned: no key has two current versions"
 is "$(sql "SELECT COUNT(*) FROM pt_mi WHERE is_current = FALSE")" 4 \
