@@ -88,6 +88,14 @@ delta() {
   done
 }
 
+# set_back NAME WHEN: the four tables' checkpoints set back to WHEN
+set_back() {
+  for _t in mi mn pi pn; do
+    dw state --set "$2" "$WORK/$1_$_t.yaml"
+    is "$RC" 0 "$1: checkpoint of $1_$_t set back"
+  done
+}
+
 # 300 keys, one version each
 {
   echo "id,name,city,op,lmd"
@@ -124,10 +132,7 @@ delta s2 "$WORK/s2_large.csv" "scd2, 60 rows into 300 keys" 0
 # repaired by the memory engine), key 120 at its deletion's very instant;
 # each is judged by its last deleted version's end, which the probe reads
 # (the checkpoint set back, so that the rows before the deletions are past it)
-for _t in mi mn pi pn; do
-  dw state --set "2024-02-10 00:00:00" "$WORK/s2_$_t.yaml"
-  is "$RC" 0 "deleted keys: checkpoint of s2_$_t set back"
-done
+set_back s2 "2024-02-10 00:00:00"
 file s2_gone.csv >/dev/null <<'EOF'
 id,name,city,op,lmd
 3,back,Kiel,,2024-04-01 00:00:00
@@ -159,10 +164,7 @@ is "$(sql "SELECT COUNT(*) FROM up_mi WHERE id = '8'")" "0" "upsert: key 8 delet
 # (the checkpoint set back, so that a row dated before its key's version
 # is past it: a late row)
 seed lt scd2 "late: ignore"
-for _t in mi mn pi pn; do
-  dw state --set "2023-06-01 00:00:00" "$WORK/lt_$_t.yaml"
-  is "$RC" 0 "late: checkpoint of lt_$_t set back"
-done
+set_back lt "2023-06-01 00:00:00"
 file lt_small.csv >/dev/null <<'EOF'
 id,name,city,op,lmd
 10,n10,Late,,2023-12-01 00:00:00
