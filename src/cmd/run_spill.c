@@ -337,6 +337,13 @@ static int run_part(run_ctx *r, spill *s, size_t p, long long rows, dwl_error *e
   return 0;
 }
 
+/* The summary's counts of changes (not its rejected late rows). */
+static scd_counts changes_of(const run_summary *s)
+{
+  return (scd_counts){.inserted = s->inserted, .expired = s->expired, .updated = s->updated, .deleted = s->deleted,
+                      .unchanged = s->unchanged, .late_repaired = s->late_repaired, .late_ignored = s->late_ignored};
+}
+
 int run_spilled(run_ctx *r, dwl_error *err)
 {
   log_msg(LOG_INFO, "read %lld source rows, %lld past the checkpoint, spilled to %zu partitions (%.1f MiB)",
@@ -356,9 +363,18 @@ int run_spilled(run_ctx *r, dwl_error *err)
       return -1;
     km_move(&r->present, &r->e.km);
   }
+  /* A failed run counts, as one pass does, only its rejected late rows
+   * (all of them, every partition's): the changes of the partitions
+   * walked before the failure go from the summary, as they go from the
+   * table. */
+  const scd_counts before = changes_of(r->sum);
   for (size_t p = 0; p < r->sp.nparts; p++)
-    if (run_part(r, &r->sp, p, rows, err) != 0)
+    if (run_part(r, &r->sp, p, rows, err) != 0) {
+      scd_counts walked = changes_of(r->sum);
+      run_add_counts(r, &walked, -1);
+      run_add_counts(r, &before, 1);
       return -1;
+    }
   r->part = -1;
   r->nsplit = 0;
   spill_close(&r->sp);

@@ -218,10 +218,11 @@ int pushdown_apply(pushdown *p, int delete_absent, scd_counts *counts, dwl_error
   if (p->spec->mode == MODE_SCD2 && p->old) {
     dwl_buf b;
     buf_init(&b, 0);
-    int rc = absent_revive(p, &b, counts, err);
+    int rc = absent_revive(p, &b, err);
     buf_free(&b);
     if (rc != 0)
       return -1;
+    counts->revived += p->nrevived;
   }
   if (p->n == 0) {
     dwl_buf b;

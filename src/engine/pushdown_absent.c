@@ -39,14 +39,14 @@ void live_pred(const pushdown *p, dwl_buf *b, const char *a)
     buf_printf(b, " AND NOT (%s.%s = %s)", a, tq(p, TC_DELETED), p->t->d->true_lit);
 }
 
-/* Rows not past the checkpoint of keys that have no live current version
- * join the delta, after the others in dwl_seq (they keep the source's
- * order: both stages number from one counter). */
-int absent_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
+/* (The revived rows come after the others in dwl_seq: they keep the
+ * source's order, as both stages number from one counter.) */
+int absent_revive(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   const target *t = p->t;
-  if (!p->old || p->nold == 0)
+  if (p->revived || !p->old || p->nold == 0)
     return 0;
+  p->revived = 1;
   if (writer_stage_flush(p->old, err) != 0)
     return -1;
   dwl_buf where;
@@ -68,7 +68,7 @@ int absent_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
     buf_printf(b, "INSERT INTO dwl_pd_src SELECT o.* FROM %s", where.data);
     rc = exec(p, b, NULL, NULL, 0, err);
     p->n += n;
-    counts->revived += n;
+    p->nrevived += n;
   }
   buf_free(&where);
   return rc;

@@ -71,10 +71,10 @@ int check_conflicts(pushdown *p, dwl_buf *b, dwl_error *err)
 }
 
 /* Rows that cannot follow the key's history: before its current version
- * (load.late: repair where pushdown rewrote the staged rows first; else
- * repair hands such keys to the memory engine, and ignore and reject set
- * such rows apart first, pushdown_late.c), or, pushdown only, at a
- * deletion, which the memory engine moves to the deletion time. */
+ * (with truncate rows; else such keys go to the memory engine, or ignore
+ * and reject set such rows apart first, pushdown_late.c), or, pushdown
+ * only, at a deletion, which the memory engine moves to the deletion
+ * time. */
 int check_late(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   size_t nk = p->e->cols.nkey;

@@ -69,6 +69,8 @@ struct pushdown {
   long long nseq;        /* the next staged row's dwl_seq, in either stage: the source's order */
   long long nlate;       /* of them, late rows set apart in dwl_pd_l (pushdown_late.c) */
   int late_taken;        /* dwl_pd_l built and its rows handed over (pushdown_take_late) */
+  int revived;           /* scd2, deletes: absent: absent_revive has run ... */
+  long long nrevived;    /* ... and joined this many rows to the delta */
   int keyed_known;       /* keyed decided (pushdown.c: decide_keyed) */
   int nullkeys;          /* a staged key has a NULL part: joins must be NULL-safe */
   char num[3][24];
@@ -171,8 +173,12 @@ int check_within_step(pushdown *p, dwl_buf *b, dwl_error *err);
 /* Whether late rows are set apart (not failing the run in check_late). */
 int pd_late_applies(const pushdown *p);
 /* scd2, load.late: repair: keys with late rows go to the memory engine
- * (pushdown_take_late), where no earlier step rewrites staged rows. */
+ * (pushdown_take_late), without absence or truncate rows. */
 int pd_repairs(const pushdown *p);
+/* scd2, deletes: absent: keys with late rows, or rows pushdown does not
+ * place, go to the memory engine whole under every load.late, and leave
+ * the stage (pushdown_take_late). */
+int pd_hands_absent(const pushdown *p);
 /* scd2: whether a staged key without a current version may have been
  * deleted in expire style (its history's end is its last deleted
  * version's). */
@@ -209,7 +215,10 @@ int insert_head(pushdown *p, dwl_buf *b, insert_params *ip, dwl_error *err);
 
 /* " AND NOT (a.deleted)" where tombstones are current versions: a live one. */
 void live_pred(const pushdown *p, dwl_buf *b, const char *a);
-int absent_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
+/* Rows not past the checkpoint of keys without a live current version
+ * join the delta (p->nrevived); once, before keys are handed to the
+ * memory engine (pushdown_take_late), so that a key goes whole. */
+int absent_revive(pushdown *p, dwl_buf *b, dwl_error *err);
 int absent_moves(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
 int absent_delete(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err);
 /* The live current versions [of the partitions delivered], and of them

@@ -46,15 +46,31 @@ static int pd_hands_within(const pushdown *p)
 
 /* scd2, load.late: repair: the keys with late rows leave the delta whole
  * and the memory engine repairs their history (pushdown_take_late).  Not
- * where pushdown rewrites staged rows first (absence, truncate rows):
- * those keys' rows would be rewritten twice; a late row there fails the
- * run (check_late).  ignore_null_updates' fill comes after the hand-off
- * and is per key: the memory engine fills the keys it takes itself. */
+ * with absence (pd_hands_absent does it there), nor with truncate rows,
+ * which pushdown gives every key of the delta and judges against the
+ * delta's keys: a late row there fails the run (check_late).
+ * ignore_null_updates' fill comes after the hand-off and is per key: the
+ * memory engine fills the keys it takes itself. */
 int pd_repairs(const pushdown *p)
 {
   const dwl_spec *s = p->spec;
   return p->t->exists && s->mode == MODE_SCD2 && s->late == LATE_REPAIR && s->deletes != DEL_ABSENT &&
          s->truncate_values.n == 0;
+}
+
+/* With absence the keys go under every load.late, and leave the stage
+ * (dwl_pd_h) as pd_hands_within's: what pushdown's absence steps do
+ * afterwards (the moves of deleted keys' rows, the absent keys judged
+ * against every source key staged apart in dwl_pd_seen) then never reads
+ * them.  The memory engine classifies their late rows itself: a late row
+ * dated before an earlier deletion by absence is ignored (late.c), under
+ * reject too, which pushdown's own set-apart would not know.  The rows
+ * not past the checkpoint that revive a key join the stage first
+ * (absent_revive), so that a key goes whole. */
+int pd_hands_absent(const pushdown *p)
+{
+  const dwl_spec *s = p->spec;
+  return p->t->exists && s->mode == MODE_SCD2 && s->deletes == DEL_ABSENT && s->truncate_values.n == 0;
 }
 
 /* " v.valid_from <= q.dwl_vf AND (<v current> OR v.valid_to > q.dwl_vt)":
@@ -189,7 +205,11 @@ static void repair_test(const pushdown *p, dwl_buf *b, const char *late)
       buf_printf(b, " OR (q.dwl_vf >= q.dwl_cvf AND q.dwl_vt < q.dwl_cvf) OR q.dwl_t - q.dwl_plt < %" PRId64, gap);
     return;
   }
-  buf_printf(b, "%s OR (q.dwl_ctomb = 1 AND q.dwl_vf <= q.dwl_cvf)", late);
+  buf_adds(b, late);
+  /* (with absence every tombstone is a deletion by absence, whose rows
+   * absent_moves moves as skip_before_deletion does: none is late) */
+  if (!pd_hands_absent(p))
+    buf_adds(b, " OR (q.dwl_ctomb = 1 AND q.dwl_vf <= q.dwl_cvf)");
   if (gap > 0)
     buf_printf(b, " OR q.dwl_vt < q.dwl_cvf OR q.dwl_t - q.dwl_plt < %" PRId64, gap);
   /* A composite lmd: two rows at one instant follow their tie-breakers,
@@ -487,12 +507,14 @@ static int hand_over(pushdown *p, dwl_buf *b, const char *name, pushdown_row_fn 
   return rc;
 }
 
-/* ignore, reject (pd_hands_within): the keys handed over leave the stage,
- * so that nothing of pushdown's (its own late rows included) reads them;
- * *n: their rows. */
-static int take_within(pushdown *p, dwl_buf *b, pushdown_row_fn fn, void *ud, long long *n, dwl_error *err)
+/* ignore, reject (pd_hands_within; late NULL) and absence
+ * (pd_hands_absent; `late` its keys' late rows): the keys handed over
+ * leave the stage, so that nothing of pushdown's (its own late rows
+ * included) reads them; *n: their rows. */
+static int take_keys(pushdown *p, dwl_buf *b, const char *late, pushdown_row_fn fn, void *ud, long long *n,
+                     dwl_error *err)
 {
-  int any = hand_table(p, b, "dwl_pd_h", NULL, err);
+  int any = hand_table(p, b, "dwl_pd_h", late, err);
   if (any <= 0)
     return any;
   *n = count_of(p, b, "dwl_pd_h", err);
@@ -508,18 +530,23 @@ static int take_within(pushdown *p, dwl_buf *b, pushdown_row_fn fn, void *ud, lo
 int pushdown_take_late(pushdown *p, pushdown_row_fn fn, void *ud, long long *n, dwl_error *err)
 {
   *n = 0;
-  int within = pd_hands_within(p);
-  if ((!pd_repairs(p) && !within) || p->late_taken)
+  int within = pd_hands_within(p), absent = pd_hands_absent(p);
+  if ((!pd_repairs(p) && !within && !absent) || p->late_taken)
     return 0;
   if (writer_stage_flush(p->st, err) != 0)
     return -1;
-  if (p->n == 0)
-    return 0;
   dwl_buf b;
   buf_init(&b, 0);
-  int rc = decide_keyed(p, err);
-  if (rc == 0 && within) {
-    rc = take_within(p, &b, fn, ud, n, err);
+  int rc = absent ? absent_revive(p, &b, err) : 0;
+  if (rc != 0 || p->n == 0) {
+    buf_free(&b);
+    return rc;
+  }
+  rc = decide_keyed(p, err);
+  if (rc == 0 && (within || absent)) {
+    /* (absence: a late row is one of a live key, history_end's; a
+     * deleted key's rows before its deletion are absent_moves') */
+    rc = take_keys(p, &b, absent ? "(q.dwl_ctomb = 0 AND q.dwl_vf < q.dwl_cvf)" : NULL, fn, ud, n, err);
     buf_free(&b);
     return rc;
   }

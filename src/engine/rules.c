@@ -5,14 +5,14 @@
 
 #include <stddef.h>
 
-/* scd2 steps that rewrite the staged rows before late rows are set apart
- * (pushdown_absent.c: absence and truncate rows): with them, pushdown
- * does not hand keys with late rows to the memory engine (pd_repairs).
- * (The fill of ignore_null_updates runs after the keys are handed over,
- * and per key: it does not.) */
-static int rewrites_rows(const dwl_spec *s)
+/* scd2 truncate rows (pushdown_absent.c): pushdown gives each key of the
+ * delta its delete rows and judges the others against the delta's keys,
+ * so it hands no key with late rows to the memory engine (pd_repairs).
+ * (Absence hands them over, pd_hands_absent; the fill of
+ * ignore_null_updates runs after the keys are handed over, and per key.) */
+static int truncates(const dwl_spec *s)
 {
-  return s->mode == MODE_SCD2 && (s->deletes == DEL_ABSENT || s->truncate_values.n > 0);
+  return s->mode == MODE_SCD2 && s->truncate_values.n > 0;
 }
 
 /* What load.engine: pushdown cannot compute as the memory engine does
@@ -28,24 +28,23 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
     return "does not read current versions into memory, so load.lookup does not apply; remove it";
   /* Its SQL orders a key's rows by the lmd alone: the keys with two rows
    * at one instant go to the memory engine with their tie-breakers, as
-   * the keys with late rows (pushdown_take_late): scd2, load.late: repair,
-   * nothing that rewrites the staged rows (dwload-job(5), SEQUENCES). */
-  if (s->lmd_ties.n > 0 && (s->mode != MODE_SCD2 || s->late != LATE_REPAIR || rewrites_rows(s)))
+   * the keys with late rows (pushdown_take_late): scd2, load.late: repair
+   * or deletes: absent (whose keys go under every load.late), no truncate
+   * rows (dwload-job(5), SEQUENCES). */
+  if (s->lmd_ties.n > 0 &&
+      (s->mode != MODE_SCD2 || (s->late != LATE_REPAIR && s->deletes != DEL_ABSENT) || truncates(s)))
     return "supports a composite load.lmd (tie-breaking columns after the first) only in mode scd2 with "
-           "load.late: repair, without deletes: absent or load.deletes.truncate_values; use engine: "
-           "memory";
-  /* Late rows in scd2 with load.late: repair go to the memory engine, key
-   * by key (pushdown_take_late), but where pushdown rewrites the staged
-   * rows first (absence, truncate rows): there a late row fails the run
+           "load.late: repair or deletes: absent, without load.deletes.truncate_values; use engine: memory";
+  /* Late rows go to the memory engine, key by key (pushdown_take_late),
+   * but not with truncate rows: there a late row fails the run
    * (check_late), so jobs made of late rows are refused. */
-  if (rewrites_rows(s)) {
+  if (truncates(s)) {
     if (s->lookback_us > 0)
-      return "does not repair history together with deletes: absent or load.deletes.truncate_values, so "
-             "load.lookback (which rereads late rows) needs engine: memory";
+      return "does not repair history together with load.deletes.truncate_values, so load.lookback (which "
+             "rereads late rows) needs engine: memory";
     if (s->watermark == WATERMARK_NONE)
-      return "does not repair history together with deletes: absent or load.deletes.truncate_values, so "
-             "load.watermark: none (which compares rows older than the checkpoint with their key's history) "
-             "needs engine: memory";
+      return "does not repair history together with load.deletes.truncate_values, so load.watermark: none "
+             "(which compares rows older than the checkpoint with their key's history) needs engine: memory";
   }
   return NULL;
 }
@@ -53,12 +52,12 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
 /* A backfill replays rows older than the stored history: late rows, which
  * it repairs.  (ignore_null_updates is refused for a backfill anyway.) */
 static const char backfill_why[] =
-  "does not repair history together with deletes: absent or load.deletes.truncate_values, and a backfill "
-  "replays rows into it (late rows); run it with engine: memory";
+  "does not repair history together with load.deletes.truncate_values, and a backfill replays rows into it "
+  "(late rows); run it with engine: memory";
 
 const char *engine_pushdown_backfill_refusal(const dwl_spec *s)
 {
-  return s->engine == ENGINE_PUSHDOWN && rewrites_rows(s) ? backfill_why : NULL;
+  return s->engine == ENGINE_PUSHDOWN && truncates(s) ? backfill_why : NULL;
 }
 
 const char *engine_pushdown_run_refusal(const dwl_spec *s, int backfill)

@@ -4,8 +4,7 @@
 # deleted column are remembered; hash surrogate keys of a key's versions
 # stay distinct; a reread delete row counts as unchanged.  make check runs
 # it with DWL_ENGINE=pushdown too (absence_history.pushdown.*.wh): the
-# jobs pushdown takes (all but lookback's, which tests/bad/history_*
-# checks it refuses) give the same tables; pushdown_absent.sh compares the
+# jobs give the same tables with pushdown; pushdown_absent.sh compares the
 # two engines directly.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 

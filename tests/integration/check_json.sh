@@ -83,17 +83,22 @@ J=$(cj t_abs "$NOWH" "$SCD2
   lookback: 1d
   deletes: absent")
 dw check --json --spec-only "$J"
+is "$RC|$(jfield pushdown)" '0|"ok"' "load.lookback with deletes: absent: pushdown takes it"
+J=$(cj t_trn "$NOWH" "$SCD2
+  lookback: 1d
+  deletes: {column: op, values: [D], truncate_values: [T]}")
+dw check --json --spec-only "$J"
 is "$RC" 0 "a memory job pushdown refuses still checks"
 is "$(jfield engine)" '"memory"' "... with the memory engine"
-like "$(jfield pushdown)" "load.engine: pushdown does not repair history together with deletes: absent or load.deletes.truncate_values, so load.lookback" \
+like "$(jfield pushdown)" "load.engine: pushdown does not repair history together with load.deletes.truncate_values, so load.lookback" \
   "pushdown: the refusal, as the spec check words it"
-J=$(cj t_abs2 "$NOWH" "$SCD2
+J=$(cj t_trn2 "$NOWH" "$SCD2
   lookback: 1d
-  deletes: absent
+  deletes: {column: op, values: [D], truncate_values: [T]}
   engine: pushdown")
 dw check --json --spec-only "$J"
 is "$RC" 2 "the same job asking for pushdown is a spec error (exit 2)"
-like "$(jfield steps)" "load.engine: pushdown does not repair history together with deletes: absent or load.deletes.truncate_values, so load.lookback" \
+like "$(jfield steps)" "load.engine: pushdown does not repair history together with load.deletes.truncate_values, so load.lookback" \
   "... its failed spec step says why"
 is "$(jfield ok)" false "... ok: false"
 is "$(jfield engine)" '"MISSING"' "... and no engine field: the spec did not load"

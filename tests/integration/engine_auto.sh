@@ -166,8 +166,8 @@ like "$ERR" "engine: memory: load.engine at $WORK/dflt_m.yaml:12:3 (memory budge
 # The memory engine over its 100-byte budget spills (run_spill.c): hash
 # surrogate keys, as a spilled run numbers sequence ones partition by
 # partition.  load.watermark: none with load.deletes.truncate_values:
-# pushdown rewrites its stage for the truncates and repairs no history
-# then.  (phone, the delete column, is not tracked: no truncate arrives.)
+# pushdown gives the delta's keys the truncates' delete rows and repairs
+# no history then.  (phone, the delete column, is not tracked: no truncate arrives.)
 pair late 100B '  watermark: none
   deletes: {column: phone, values: [D], truncate_values: [T]}
 dimension:
@@ -176,7 +176,7 @@ for _t in a m; do sed -i '/^  type1: \[phone\]$/d' "$WORK/late_$_t.yaml"; done
 feed1 late
 both late 4 "tiny budget, load.watermark: none (pushdown refuses it here), run 1"
 is "$(chose memory)" 1 "load.watermark: none: auto chose memory over the budget"
-like "$ERR" "> budget 9.54e-05 MiB (load.memory_budget at $WORK/late_a.yaml:13:3), but load.engine: pushdown does not repair history together with deletes: absent or load.deletes.truncate_values, so load.watermark: none" \
+like "$ERR" "> budget 9.54e-05 MiB (load.memory_budget at $WORK/late_a.yaml:13:3), but load.engine: pushdown does not repair history together with load.deletes.truncate_values, so load.watermark: none" \
   "load.watermark: none: the line says the estimate is over the budget and why pushdown does not take the job"
 feed2 late
 both late 6 "tiny budget, load.watermark: none, run 2"

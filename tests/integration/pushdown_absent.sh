@@ -44,14 +44,16 @@ ajob() {
   esac)
   _del='deletes: absent'
   [ "$3" = trn ] && _del='deletes: {column: op, values: [D], truncate_values: [T]}'
-  mkjob "$1_$_sfx" "$WORK/$1.csv" "d_$1_$_sfx" \
-    "$([ "$3" = tmbd ] && echo '  types: {lmd: date}')" >/dev/null <<YAML
+  _lmd=lmd _types=
+  [ "$3" = tmbd ] && _types='  types: {lmd: date}'
+  [ "$3" = cmp ] && _lmd='[lmd, seq]' _types='  types: {seq: integer}'
+  mkjob "$1_$_sfx" "$WORK/$1.csv" "d_$1_$_sfx" "$_types" >/dev/null <<YAML
 $_dim
 load:
   mode: scd2
   engine: $2
   key: id
-  lmd: lmd
+  lmd: $_lmd
   type2: [city]
   type1: [phone]
   $_del
@@ -61,7 +63,7 @@ YAML
 }
 
 # round NAME N MSG: both engines' runs on the extract $WORK/NAME.N.csv;
-# everything compared.  With SPILL set, a third run, the memory engine's
+# everything compared (pushdown's stderr left in P_ERR).  With SPILL set, a third run, the memory engine's
 # under a 1 KiB memory budget (its delta spilled to partition files,
 # run_spill.c), is compared with the first, but for the sequence
 # surrogate key it numbers partition by partition.
@@ -69,10 +71,12 @@ round() {
   cp "$WORK/$1.$2.csv" "$WORK/$1.csv"
   for _e in m p ${SPILL:+s}; do
     dw run ${SPILL:+$([ "$_e" = s ] && echo --memory-budget 1KiB)} "$WORK/$1_$_e.yaml"
-    printf '%s\n' "$RC" "$(counts) absent=$(field absent)" >"$WORK/$1.$2.$_e.out"
+    printf '%s\n' "$RC" "$(counts) absent=$(field absent)" \
+      "late: repaired=$(field late_repaired) ignored=$(field late_ignored) rejected=$(field late_rejected)" \
+      >"$WORK/$1.$2.$_e.out"
     printf '%s\n' "$ERR" | grep ' warn: \| error: ' | sed "s/^[^ ]* dwload[[][^]]*[]] //; s/$1_$_e/JOB/g" \
       >"$WORK/$1.$2.$_e.err"
-    [ "$_e" = p ] && _eng=$(field engine)
+    [ "$_e" = p ] && _eng=$(field engine) P_ERR=$ERR
   done
   is "$_eng" pushdown "$3: the second run is pushdown's"
   is "$(cat "$WORK/$1.$2.p.out")" "$(cat "$WORK/$1.$2.m.out")" "$3: the same exit code and counts"
@@ -88,10 +92,10 @@ round() {
 
 for lay in exp tmbh tmbd; do
   if [ $lay = tmbd ]; then
-    d1=2024-01-01 d2=2024-01-02 d3=2024-01-03 d4=2024-01-04 d9=2023-12-30
+    d1=2024-01-01 d2=2024-01-02 d3=2024-01-03 d4=2024-01-04 d9=2023-12-30 d8=2023-12-20 d7=2023-12-01
   else
     d1="2024-01-01 00:00:00" d2="2024-01-02 00:00:00" d3="2024-01-03 00:00:00" d4="2024-01-04 00:00:00"
-    d9="2023-12-30 00:00:00"
+    d9="2023-12-30 00:00:00" d8="2023-12-20 00:00:00" d7="2023-12-01 00:00:00"
   fi
   ajob $lay memory $lay
   ajob $lay pushdown $lay
@@ -149,6 +153,58 @@ EOF
     # (the last round's run: three keys' rows past the checkpoint)
     like "$ERR" "delta exceeds the memory budget 0.000977 MiB: spilling to" "$lay: the third run spilled"
   fi
+  # Late rows (every checkpoint set back before them): pushdown hands
+  # their keys to the memory engine (pd_hands_absent).  Round L1, late:
+  # repair: 4 gets a version before its first; 1's first row again (the
+  # history says it: unchanged); 2, 3, 5, 6 and the NULL key have rows
+  # dated before their deletion by absence (a run's clock: ignored; the
+  # NULL key is looked up apart); 8 is new; with
+  # second_before, 1 a row half a second after its version's start (within
+  # the close step).  Round L2, late: reject: 3's row before its deletion
+  # is still ignored, not rejected; round L3: 4's older row is rejected,
+  # and without a reject file the run fails, on both engines alike.
+  set_back() {
+    for _e in m p ${SPILL:+s}; do
+      dw state --set "$d7" "$WORK/${lay}_$_e.yaml"
+      is "$RC" 0 "$lay: checkpoint of ${lay}_$_e set back"
+    done
+  }
+  set_back
+  file "$lay.L1.csv" >/dev/null <<EOF
+id,city,phone,region,lmd
+1,Oslo,a,n,$d1
+1,Bergen,a,n,$d2
+2,Turin,b,s,$d3
+2,Milan,b,s,$d4
+3,Cusco,c,s,$d2
+4,Riga,d,n,$d9
+4,Kiev,d,n,$d1
+5,Pune,x,s,$d2
+6,Ufa,f,s,$d3
+8,Faro,k,s,$d2
+,Nul,w,s,$d3
+,Nil,w,s,$d2
+EOF
+  [ $lay = tmbh ] && echo "1,Molde,a,n,2024-01-02 00:00:00.5" >>"$WORK/$lay.L1.csv"
+  round $lay L1 "$lay: round L1, late rows repaired"
+  like "$P_ERR" "go to the memory engine" "$lay: round L1: pushdown handed keys over"
+  is "$(sqln "SELECT city FROM d_${lay}_p WHERE id = '4' ORDER BY valid_from" | paste -sd, -)" "Riga,Kiev" \
+    "$lay: round L1: key 4's late row is its first version"
+  for _e in m p ${SPILL:+s}; do
+    sed -i 's/^  max_deletes: all$/  max_deletes: all\n  late: reject/' "$WORK/${lay}_$_e.yaml"
+  done
+  set_back
+  # (with second_before, Molde took the place of 1's Bergen version: its
+  # row again would be a second version at that instant)
+  grep -v "^1,Bergen,a,n,$d2\$" "$WORK/$lay.L1.csv" | sed "s/^3,Cusco,c,s,.*/3,Quito,c,s,$d2/" >"$WORK/$lay.L2.csv"
+  [ $lay = tmbh ] || echo "1,Bergen,a,n,$d2" >>"$WORK/$lay.L2.csv"
+  round $lay L2 "$lay: round L2, late: reject, a row before a deletion by absence"
+  is "$(sed -n 1p "$WORK/$lay.L2.p.out")" 0 "$lay: round L2: the run commits"
+  like "$(sed -n 3p "$WORK/$lay.L2.p.out")" "rejected=0" "$lay: round L2: 3's row ignored, not rejected"
+  set_back
+  sed "s/^4,Riga,d,n,.*/4,Vigo,d,n,$d8/" "$WORK/$lay.L2.csv" >"$WORK/$lay.L3.csv"
+  round $lay L3 "$lay: round L3, late: reject, a late row rejected"
+  is "$(sed -n 1p "$WORK/$lay.L3.p.out")" 1 "$lay: round L3: the run fails (exit 1)"
 done
 SPILL=
 
@@ -205,6 +261,42 @@ EOF
 round trn 3 "trn: round 3, keys back, none truncated"
 like "$ERR" "delta exceeds the memory budget 0.000977 MiB: spilling to" "trn: the third run spilled"
 SPILL=
+
+# ---- a composite lmd (load.lmd: [lmd, seq]) -----------------------------------
+# Round 2: 1 has two rows at one first value (their tie-breakers order
+# them), 2 a row at its version's start with a greater tie-breaker (it
+# replaces the version), 3 is absent; pushdown hands 1 and 2 to the memory
+# engine.  Round 3: 3 comes back with its old row (moved to its deletion),
+# 1 and 2 as stored.
+ajob cmp memory cmp
+ajob cmp pushdown cmp
+file cmp.1.csv >/dev/null <<'EOF'
+id,city,phone,region,lmd,seq
+1,Oslo,a,n,2024-01-01 00:00:00,0
+2,Rome,b,s,2024-01-01 00:00:00,0
+3,Lima,c,s,2024-01-01 00:00:00,0
+4,Kiev,d,n,2024-01-01 00:00:00,0
+EOF
+round cmp 1 "cmp: round 1, the first load"
+file cmp.2.csv >/dev/null <<'EOF'
+id,city,phone,region,lmd,seq
+1,Lyon,a,n,2024-01-02 00:00:00,2
+1,Paris,a,n,2024-01-02 00:00:00,1
+2,Turin,b,s,2024-01-01 00:00:00,5
+4,Kiev,d,n,2024-01-01 00:00:00,0
+EOF
+round cmp 2 "cmp: round 2, ties and a replaced version, a key absent"
+like "$P_ERR" "go to the memory engine" "cmp: round 2: pushdown handed keys over"
+is "$(sqln "SELECT city FROM d_cmp_p WHERE id = '1' ORDER BY valid_from" | paste -sd, -)" "Oslo,Lyon" \
+  "cmp: round 2: the greater tie-breaker's row is key 1's version"
+file cmp.3.csv >/dev/null <<'EOF'
+id,city,phone,region,lmd,seq
+1,Lyon,a,n,2024-01-02 00:00:00,2
+2,Turin,b,s,2024-01-01 00:00:00,5
+3,Lima,c,s,2024-01-01 00:00:00,0
+4,Kiev,d,n,2024-01-01 00:00:00,0
+EOF
+round cmp 3 "cmp: round 3, a key back"
 
 # The guard: the default max_deletes stops an extract that lost most keys,
 # with the same message and nothing written, on both engines.

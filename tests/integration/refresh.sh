@@ -169,30 +169,37 @@ is "$RC $(field late_repaired) $(field late_rejected)" "0 1 0" "late reject: the
 is "$(sql "SELECT name FROM lr_t ORDER BY valid_from" | paste -sd, -)" "a,c,b" "late reject: spliced in"
 
 # Pushdown: the keys with late rows go to the memory engine, which
-# repairs their history: the same backfill, the same history.
+# repairs their history: the same backfill, the same history; with
+# deletes: absent too (a: every key delivered, none absent).
 # (pm: the same runs with the memory engine)
-for e in m d; do
-  printf 'id,name,lmd\n1,a,2024-01-01 00:00:00\n2,x,2024-01-01 00:00:00\n1,b,2024-01-10 00:00:00\n' >"$WORK/p$e.csv"
-  P=$(rjob "p$e" "p${e}_t" scd2 "  key: id
-  engine: $([ $e = m ] && echo memory || echo pushdown)")
-  run_ok "$P" "pushdown ($e): first run"
-  cp "$WORK/sc.csv" "$WORK/p$e.csv"
-  dw run --backfill-from 2024-01-01 "$P"
-  eval "rc_$e=\$RC counts_$e=\"\$(counts) \$(field late_repaired)\""
+for v in "" a; do
+  for e in m d; do
+    printf 'id,name,lmd\n1,a,2024-01-01 00:00:00\n2,x,2024-01-01 00:00:00\n1,b,2024-01-10 00:00:00\n' \
+      >"$WORK/p$e$v.csv"
+    P=$(rjob "p$e$v" "p$e${v}_t" scd2 "  key: id
+  engine: $([ $e = m ] && echo memory || echo pushdown)${v:+
+  deletes: absent}")
+    run_ok "$P" "pushdown ($e$v): first run"
+    cp "$WORK/sc.csv" "$WORK/p$e$v.csv"
+    dw run --backfill-from 2024-01-01 "$P"
+    eval "rc_$e=\$RC counts_$e=\"\$(counts) \$(field late_repaired) \$(field absent)\""
+  done
+  is "$rc_d|$(field engine)" "0|pushdown" "pushdown${v:+, deletes: absent}: --backfill-from: exit 0"
+  is "$counts_d" "$counts_m" "pushdown${v:+, deletes: absent}: --backfill-from: the memory engine's counts"
+  is "$(sqln "SELECT id, name, valid_from, valid_to FROM pd${v}_t ORDER BY id, valid_from")" "$AFTER" \
+    "pushdown${v:+, deletes: absent}: --backfill-from: the memory engine's history"
 done
-is "$rc_d|$(field engine)" "0|pushdown" "pushdown: --backfill-from: exit 0"
-is "$counts_d" "$counts_m" "pushdown: --backfill-from: the memory engine's counts"
-is "$(sqln "SELECT id, name, valid_from, valid_to FROM pd_t ORDER BY id, valid_from")" "$AFTER" \
-  "pushdown: --backfill-from: the memory engine's history"
-# ... but not with deletes: absent, whose staged rows pushdown rewrites first
-P=$(rjob pda pda_t scd2 "  key: id
+# ... but not with truncate rows, which pushdown gives every key of the
+# delta before it could hand keys over
+printf 'id,name,op,lmd\n1,a,,2024-01-01 00:00:00\n' >"$WORK/pdt.csv"
+P=$(rjob pdt pdt_t scd2 "  key: id
   engine: pushdown
-  deletes: absent")
-cp "$WORK/sc.csv" "$WORK/pda.csv"
+  deletes: {column: op, values: [D], truncate_values: [T]}")
 dw run --backfill-from 2024-01-03 "$P"
-is "$RC" 2 "pushdown, deletes: absent: --backfill-from: exit 2"
-like "$ERR" "load.engine: pushdown does not repair history together with deletes: absent" "pushdown: ... says why"
-is "$(table_exists pda_t)" 0 "pushdown: nothing written"
+is "$RC" 2 "pushdown, truncate_values: --backfill-from: exit 2"
+like "$ERR" "load.engine: pushdown does not repair history together with load.deletes.truncate_values" \
+  "pushdown: ... says why"
+is "$(table_exists pdt_t)" 0 "pushdown: nothing written"
 
 # ---- usage --------------------------------------------------------------------------
 dw run --backfill-to 2024-01-01 "$S"

@@ -6,7 +6,8 @@
 # and a row before its key's current version is a late row (load.late).
 # The jobs of tests/data/watermark: the same three extracts through both,
 # tables asserted whole.  Pushdown gives the same table (its keys with late
-# rows go to the memory engine), but with deletes: absent (refused, exit 2).
+# rows go to the memory engine), with deletes: absent too, but not with
+# truncate rows (refused, exit 2).
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 S="$DATA/watermark"
@@ -71,24 +72,31 @@ is "$(tdump skew_reject dim_id)" "$before" "late: reject: nothing written"
 
 # ---- pushdown: the same extracts, the same table -----------------------------
 # (the key with the late Pisa row goes to the memory engine, which repairs
-# its history: pushdown_take_late)
+# its history: pushdown_take_late); with deletes: absent too (skew_pda:
+# every key is in each extract, none absent; pd_hands_absent)
 sed -e 's/^load:$/load:\n  engine: pushdown/' -e 's/job: skew_none/job: skew_pd/' \
     -e 's/table: skew_none/table: skew_pd/' "$S/skew_none.yaml" >"$WORK/skew_pd.yaml"
-for x in 1 2 3; do
-  FEED=$S/skew_$x.csv dw run "$WORK/skew_pd.yaml"
-  is "$RC $(field engine)" "0 pushdown" "pushdown, extract $x: exit 0"
+sed -e 's/^  watermark: none$/  watermark: none\n  deletes: absent/' -e 's/skew_pd$/skew_pda/' \
+    -e 's/job: skew_pd/job: skew_pda/' "$WORK/skew_pd.yaml" >"$WORK/skew_pda.yaml"
+for t in skew_pd skew_pda; do
+  for x in 1 2 3; do
+    FEED=$S/skew_$x.csv dw run "$WORK/$t.yaml"
+    is "$RC $(field engine)" "0 pushdown" "$t, extract $x: exit 0"
+  done
+  is "$(counts) $(late) $(field absent)" "read=5 skipped=0 inserted=1 expired=0 updated=0 deleted=0 unchanged=4 1 0" \
+    "$t, extract 3: the memory engine's counts, the late row repaired"
+  is "$(tdump $t dim_id)" "$expected" "$t: the memory engine's whole table"
 done
-is "$(counts) $(late)" "read=5 skipped=0 inserted=1 expired=0 updated=0 deleted=0 unchanged=4 1" \
-  "pushdown, extract 3: the memory engine's counts, the late row repaired"
-is "$(tdump skew_pd dim_id)" "$expected" "pushdown: the memory engine's whole table"
 
-# ... but not with deletes: absent, whose staged rows pushdown rewrites
-# first: refused at load.engine, nothing written
-sed 's/^  watermark: none$/  watermark: none\n  deletes: absent/' "$WORK/skew_pd.yaml" >"$WORK/skew_pda.yaml"
+# ... but not with truncate rows, which pushdown gives every key of the
+# delta before it could hand keys over: refused at load.engine, nothing
+# written
+sed 's/^  watermark: none$/  watermark: none\n  deletes: {column: op, values: [D], truncate_values: [T]}/' \
+  "$WORK/skew_pd.yaml" | sed -e 's/skew_pd$/skew_pdt/' -e 's/job: skew_pd/job: skew_pdt/' >"$WORK/skew_pdt.yaml"
 before=$(wh_dump)
-FEED=$S/skew_1.csv dw run "$WORK/skew_pda.yaml"
-is "$RC" 2 "watermark: none and deletes: absent with engine: pushdown: exit 2"
-like "$ERR" "skew_pda.yaml:16:3: load.engine: pushdown does not repair history together with deletes: absent or load.deletes.truncate_values, so load.watermark: none" \
+FEED=$S/skew_1.csv dw run "$WORK/skew_pdt.yaml"
+is "$RC" 2 "watermark: none and truncate_values with engine: pushdown: exit 2"
+like "$ERR" "skew_pdt.yaml:16:3: load.engine: pushdown does not repair history together with load.deletes.truncate_values, so load.watermark: none" \
   "pushdown: refused at load.engine, naming load.watermark"
 is "$(wh_dump)" "$before" "pushdown: nothing written"
 

@@ -39,10 +39,14 @@ START_TEST(test_watermark)
   s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  engine: pushdown\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
   spec_free(s);
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  deletes: absent\n  engine: pushdown\n",
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  deletes: absent\n  engine: pushdown\n");
+  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
+  spec_free(s);
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n"
+                    "  deletes: {column: op, values: [D], truncate_values: [T]}\n  engine: pushdown\n",
                14, 3,
-               "load.engine: pushdown does not repair history together with deletes: absent or "
-               "load.deletes.truncate_values, so load.watermark: none");
+               "load.engine: pushdown does not repair history together with load.deletes.truncate_values, so "
+               "load.watermark: none");
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: never\n", 12, 14, "watermark");
 }
 END_TEST
@@ -186,13 +190,17 @@ START_TEST(test_engine)
                "load.engine: pushdown applies only to modes scd2 and upsert");
   expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n  lookup: keys\n", 11, 3,
                "so load.lookup does not apply");
-  /* late rows repaired by the memory engine (pushdown_take_late), but
-   * where pushdown rewrites the staged rows first */
+  /* late rows repaired by the memory engine (pushdown_take_late), with
+   * deletes: absent too, but not with truncate rows */
   s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
   spec_free(s);
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n"
+                   "  deletes: absent\n");
+  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
+  spec_free(s);
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n"
-                    "  deletes: absent\n", 12, 3,
+                    "  deletes: {column: op, values: [D], truncate_values: [T]}\n", 12, 3,
                "load.lookback (which rereads late rows) needs engine: memory");
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  engine: pushdown\n"
                     "  deletes: {column: op, values: [D], truncate_values: [T]}\n", 13, 3,
