@@ -34,14 +34,25 @@ int pd_late_applies(const pushdown *p)
 
 /* scd2, load.late: ignore or reject: a key with an event pushdown does
  * not place (pushdown_check.c: at its tombstone's instant, within a close
- * step of the version it closes) goes to the memory engine whole, as
- * under repair, its late rows with it; pushdown sets the other keys' late
- * rows apart itself.  Not where repair is not either (pd_repairs). */
+ * step of the version it closes; with a composite lmd, two rows at one
+ * first value or a row at its current version's start) goes to the
+ * memory engine whole, as under repair, its late rows with it; pushdown
+ * sets the other keys' late rows apart itself.  Not where repair is not
+ * either (pd_repairs).  With a composite lmd the keys with late rows go
+ * too (pushdown_take_late): the memory engine orders them by their tie-breakers
+ * against the history, which pushdown's set-apart does not. */
 static int pd_hands_within(const pushdown *p)
 {
   const dwl_spec *s = p->spec;
   return p->t->exists && s->mode == MODE_SCD2 && s->late != LATE_REPAIR && s->deletes != DEL_ABSENT &&
-         s->truncate_values.n == 0 && (ver_close_gap(s) > 0 || is_tomb(p));
+         s->truncate_values.n == 0 && (ver_close_gap(s) > 0 || is_tomb(p) || s->lmd_ties.n > 0);
+}
+
+/* scd2: a staged row q before its key's stored history ends: its current
+ * version's start, or the end of its last deleted version. */
+static const char *late_test(const pushdown *p)
+{
+  return pd_may_be_gone(p) ? "q.dwl_vf < q.dwl_cvf OR q.dwl_vt < q.dwl_gvt" : "q.dwl_vf < q.dwl_cvf";
 }
 
 /* scd2, load.late: repair: the keys with late rows leave the delta whole
@@ -323,9 +334,7 @@ int build_late(pushdown *p, dwl_buf *b, dwl_error *err)
   int scd2 = p->spec->mode == MODE_SCD2;
   int repair = scd2 && pd_repairs(p);
   /* (scd2: the late rows; upsert: the row older than the stored one) */
-  const char *late = !scd2 ? NULL
-                     : pd_may_be_gone(p) ? "q.dwl_vf < q.dwl_cvf OR q.dwl_vt < q.dwl_gvt"
-                                      : "q.dwl_vf < q.dwl_cvf";
+  const char *late = scd2 ? late_test(p) : NULL;
   if (p->late_taken)
     return 0;  /* (pushdown_take_late built it) */
   if (repair) {
@@ -545,8 +554,12 @@ int pushdown_take_late(pushdown *p, pushdown_row_fn fn, void *ud, long long *n, 
   rc = decide_keyed(p, err);
   if (rc == 0 && (within || absent)) {
     /* (absence: a late row is one of a live key, history_end's; a
-     * deleted key's rows before its deletion are absent_moves') */
-    rc = take_keys(p, &b, absent ? "(q.dwl_ctomb = 0 AND q.dwl_vf < q.dwl_cvf)" : NULL, fn, ud, n, err);
+     * deleted key's rows before its deletion are absent_moves'.  Within:
+     * the keys with late rows go too with a composite lmd) */
+    const char *late = absent                     ? "(q.dwl_ctomb = 0 AND q.dwl_vf < q.dwl_cvf)"
+                       : p->spec->lmd_ties.n > 0 ? late_test(p)
+                                                  : NULL;
+    rc = take_keys(p, &b, late, fn, ud, n, err);
     buf_free(&b);
     return rc;
   }

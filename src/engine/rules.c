@@ -27,14 +27,12 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
   if (s->lookup != LOOKUP_AUTO)
     return "does not read current versions into memory, so load.lookup does not apply; remove it";
   /* Its SQL orders a key's rows by the lmd alone: the keys with two rows
-   * at one instant go to the memory engine with their tie-breakers, as
-   * the keys with late rows (pushdown_take_late): scd2, load.late: repair
-   * or deletes: absent (whose keys go under every load.late), no truncate
-   * rows (dwload-job(5), SEQUENCES). */
-  if (s->lmd_ties.n > 0 &&
-      (s->mode != MODE_SCD2 || (s->late != LATE_REPAIR && s->deletes != DEL_ABSENT) || truncates(s)))
-    return "supports a composite load.lmd (tie-breaking columns after the first) only in mode scd2 with "
-           "load.late: repair or deletes: absent, without load.deletes.truncate_values; use engine: memory";
+   * at one instant, or with late rows, go to the memory engine with their
+   * tie-breakers (pushdown_take_late): in scd2, without truncate rows
+   * (dwload-job(5), SEQUENCES). */
+  if (s->lmd_ties.n > 0 && (s->mode != MODE_SCD2 || truncates(s)))
+    return "supports a composite load.lmd (tie-breaking columns after the first) only in mode scd2, without "
+           "load.deletes.truncate_values; use engine: memory";
   /* Late rows go to the memory engine, key by key (pushdown_take_late),
    * but not with truncate rows: there a late row fails the run
    * (check_late), so jobs made of late rows are refused. */

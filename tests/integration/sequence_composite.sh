@@ -7,8 +7,9 @@
 # that started then; lookback applies to the first column; the odbc
 # plugin pushes down the first column only; dwload state shows and sets
 # the array; the spec's refusals (empty, duplicates, too many, a column
-# not in the source, a text tie-breaker, engine: pushdown with late:
-# ignore).  With DWL_ENGINE=pushdown (make check's .pushdown tests) every
+# not in the source, a text tie-breaker, engine: pushdown with truncate
+# rows); pushdown with late: ignore and reject against memory.  With
+# DWL_ENGINE=pushdown (make check's .pushdown tests) every
 # scd2 job runs on pushdown, whose keys with rows at one instant go to the
 # memory engine.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
@@ -257,6 +258,62 @@ is "$(tdump odim '1, 5')" \
 3|c2|6|0|6|<null>" "odbc: the whole table: (5,2) replaces key 1's version, (5,0) is skipped, 6 starts one"
 is "$(stored odbccomp)" "[6,0]" "odbc: the checkpoint [6,0]"
 
+# ---- pushdown with late: ignore and reject ------------------------------------
+# The keys with two rows at one ts, a row at their version's start or a
+# late row go to the memory engine (pushdown_take_late), which orders them
+# by their tie-breakers: both engines, the same counts, rejects and rows.
+# Round 2 runs with the checkpoint set back: 1 has two rows at one ts, 2
+# a row before its version (late) and one at its start with a greater
+# chg (it replaces the version), 3 one at its start with a lesser chg,
+# 4 is new.
+printf 'k,name,ts,chg\n1,a,2024-01-01 10:00:00,1\n2,x,2024-01-01 10:00:00,1\n3,p,2024-01-02 10:00:00,5\n' \
+  >"$WORK/lt.csv"
+for late in ignore reject; do
+  for e in memory pushdown; do
+    mkjob "lt_${late}_$e" "$WORK/lt.csv" "lt_${late}_$e" "  types: {k: integer, ts: timestamp, chg: integer}" \
+      >/dev/null <<EOF
+load:
+  mode: scd2
+  engine: $e
+  key: [k]
+  lmd: [ts, chg]
+  late: $late
+  max_rejects: 5
+  reject_file: $WORK/lt_${late}_$e.rejects.csv
+EOF
+  done
+done
+for round in 1 2; do
+  if [ $round = 2 ]; then
+    printf '%s\n' 'k,name,ts,chg' '1,b,2024-01-03 10:00:00,2' '1,c,2024-01-03 10:00:00,1' \
+      '2,w,2023-12-30 10:00:00,1' '2,y,2024-01-01 10:00:00,3' '3,q,2024-01-02 10:00:00,4' \
+      '4,n,2024-01-03 10:00:00,1' >"$WORK/lt.csv"
+  fi
+  for late in ignore reject; do
+    for e in memory pushdown; do
+      if [ $round = 2 ]; then
+        dw state --set '["2023-12-01 00:00:00",0]' "$WORK/lt_${late}_$e.yaml"
+        is "$RC" 0 "late $late, $e: the checkpoint set back"
+      fi
+      rm -f "$WORK/lt_${late}_$e.rejects.csv"
+      dw run "$WORK/lt_${late}_$e.yaml"
+      eval "_rc_$e=\$RC _c_$e=\"\$(counts) \$(field late_ignored) \$(field late_rejected) \$(field rejected)\""
+      [ $e = pushdown ] && _eng=$(field engine) _err=$ERR
+    done
+    is "$_eng|$_rc_pushdown|$_c_pushdown" "pushdown|$_rc_memory|$_c_memory" \
+      "late $late, round $round: pushdown's run, the same exit code and counts"
+    is "$(cut -d, -f2- "$WORK/lt_${late}_pushdown.rejects.csv" 2>/dev/null)" \
+      "$(cut -d, -f2- "$WORK/lt_${late}_memory.rejects.csv" 2>/dev/null)" "late $late, round $round: the same rejects"
+    is "$(tdump "lt_${late}_pushdown" dim_id)" "$(tdump "lt_${late}_memory" dim_id)" \
+      "late $late, round $round: the same rows"
+    if [ $round = 2 ]; then
+      like "$_err" "go to the memory engine" "late $late, round 2: pushdown handed keys over"
+      like "$_c_pushdown" "$([ $late = ignore ] && echo ' 1 0 0' || echo ' 0 1 1')" \
+        "late $late, round 2: 2's late row $([ $late = ignore ] && echo ignored || echo rejected)"
+    fi
+  done
+done
+
 # ---- refusals: exit 2 at the list's position --------------------------------
 # bad NAME LMD LINE:COL MSG [ENGINE-LINE]
 bad() {
@@ -287,7 +344,7 @@ bad twice "[ts, chg, ts]" 13:18 "load.lmd: column 'ts' is listed twice"
 bad five "[ts, chg, k, name, chg2]" 13:8 "load.lmd: 5 columns; a composite sequence has at most 4"
 bad missing "[ts, nope]" 13:13 "load.lmd: column 'nope' is not in the source"
 bad text "[ts, name]" 13:13 "load.lmd: the tie-breaking column 'name' is not an integer, a date or a timestamp"
-bad pushdown "[ts, chg]" 14:3 "load.engine: pushdown supports a composite load.lmd (tie-breaking columns after the first) only in mode scd2 with load.late: repair" "  engine: pushdown
-  late: ignore"
+bad pushdown "[ts, chg]" 14:3 "load.engine: pushdown supports a composite load.lmd (tie-breaking columns after the first) only in mode scd2, without load.deletes.truncate_values" "  engine: pushdown
+  deletes: {column: name, values: [D], truncate_values: [T]}"
 
 done_testing

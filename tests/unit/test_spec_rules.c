@@ -97,15 +97,19 @@ START_TEST(test_lmd_composite)
                "load.lmd: 5 columns; a composite sequence has at most 4");
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, '']\n", 11, 13,
                "column names must not be empty");
-  /* pushdown takes it in scd2 with late: repair (the keys with rows at
-   * one instant go to the memory engine), refuses it elsewhere, naming
-   * load.engine */
+  /* pushdown takes it in scd2 (the keys with rows at one instant, or
+   * with late rows, go to the memory engine), refuses it in upsert and
+   * with truncate rows, naming load.engine */
   s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
   spec_free(s);
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n  late: ignore\n", 12, 3,
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n  late: ignore\n");
+  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
+  spec_free(s);
+  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n"
+                    "  deletes: {column: op, values: [D], truncate_values: [T]}\n", 12, 3,
                "load.engine: pushdown supports a composite load.lmd (tie-breaking columns after the first) only in "
-               "mode scd2 with load.late: repair");
+               "mode scd2, without load.deletes.truncate_values");
   expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n", 12, 3,
                "load.engine: pushdown supports a composite load.lmd");
 }
