@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "log.h"
-#include "rules.h"
 #include "snapshot.h"
 
 /* A range's end, as the job's lmd is read: ISO 8601 or load.lmd_format. */
@@ -36,9 +35,6 @@ static int check_backfill(const dwl_spec *spec, run_opts *o, dwl_error *err)
                    "job '%s': --backfill-from replays rows into the history, where load.ignore_null_updates would "
                    "give their NULLs the current version's values; not supported: remove the key for the backfill",
                    spec->job);
-  const char *why = engine_pushdown_backfill_refusal(spec);
-  if (why)
-    return err_set(err, DWL_EXIT_USAGE, "job '%s': --backfill-from: load.engine: pushdown %s", spec->job, why);
   if (range_ts(spec, "--backfill-from", o->backfill_from, &o->bf_from, err) != 0 ||
       (o->backfill_to && range_ts(spec, "--backfill-to", o->backfill_to, &o->bf_to, err) != 0))
     return -1;

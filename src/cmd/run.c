@@ -264,6 +264,11 @@ static void add_counts(run_ctx *r, const scd_counts *counts)
 static int take_pushdown(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                          dwl_error *err)
 {
+  /* A truncate reaches the keys handed to the memory engine too: it
+   * holds the truncates (not a row of any key) for them. */
+  if (past && r->e.cols.del >= 0 && scd_is_truncate(&r->e, row) &&
+      scd_add_source(&r->e, row, origin, lmd, 1, err) < 0)
+    return -1;
   if (!past) {
     r->sum->skipped++;
     return pushdown_seen(r->pd, row, origin, lmd, err);
@@ -323,7 +328,8 @@ static int run_pushdown(run_ctx *r, dwl_error *err)
   if (nlate > 0) {
     log_msg(LOG_INFO, "pushdown: %lld rows of keys with late rows (or rows pushdown does not place: at one "
             "instant, within a close step, at a tombstone's start) go to the memory engine", nlate);
-    if (run_read_current(r, 1, err) != 0 || scd_apply(&r->e, &sink, &mem, err) != 0 ||
+    if (run_read_current(r, 1, err) != 0 || (r->e.ntrunc && scd_truncate_delta(&r->e, err) != 0) ||
+        scd_apply(&r->e, &sink, &mem, err) != 0 ||
         (scd_deferred(&r->e) > 0 && run_read_history(r, err) != 0) || writer_flush(r->w, err) != 0)
       return -1;
   }

@@ -96,11 +96,11 @@ static long long budget_of(const dwl_spec *s, const run_opts *o, char *from, siz
   return engine_default_budget();
 }
 
-/* Why pushdown cannot take this run, or NULL: the spec's rules, a
- * backfill, and a source column named as pushdown's stage columns are. */
-static const char *pushdown_refusal(const dwl_spec *s, const run_opts *o, const target *t, char *buf, size_t n)
+/* Why pushdown cannot take this run, or NULL: the spec's rules, and a
+ * source column named as pushdown's stage columns are. */
+static const char *pushdown_refusal(const dwl_spec *s, const target *t, char *buf, size_t n)
 {
-  const char *why = engine_pushdown_run_refusal(s, o->backfill_from != NULL);
+  const char *why = engine_pushdown_refusal(s);
   for (size_t i = 0; !why && i < t->ncols; i++) {
     if (t->cols[i].role == TC_SRC && strncasecmp(t->cols[i].name, "dwl_", 4) == 0) {
       snprintf(buf, n, "stages its own columns named dwl_*, and the source has a column '%s'", t->cols[i].name);
@@ -157,7 +157,7 @@ int engine_choose(const dwl_spec *s, const run_opts *o, target *t, dwl_source *s
              ENGINE_DELTA_PER_SOURCE_BYTE, c);
   }
   char buf[300];
-  const char *refused = need > (double)out->budget ? pushdown_refusal(s, o, t, buf, sizeof buf) : NULL;
+  const char *refused = need > (double)out->budget ? pushdown_refusal(s, t, buf, sizeof buf) : NULL;
   out->engine = need > (double)out->budget && !refused ? ENGINE_PUSHDOWN : ENGINE_MEMORY;
   snprintf(out->why, sizeof out->why, "engine: auto chose %s: %s %s budget %s MiB (%s)%s%s",
            out->engine == ENGINE_PUSHDOWN ? "pushdown" : "memory", est,

@@ -378,8 +378,9 @@ size_t reached_by_last(pushdown *p, dwl_buf *b, const char *a, dwl_value *v, SQL
 /* "SELECT <select> FROM <table> d WHERE <current, live> ...": the live
  * keys the extract no longer has (<partitions delivered> AND NOT EXISTS
  * (<seen>)), or with truncates those a truncate reaches that the delta has
- * no row of (started before the last truncate AND NOT EXISTS (<staged>));
- * the values bound into v[] (2 at most), their number returned. */
+ * no row of (started before the last truncate AND NOT EXISTS (<staged>),
+ * nor among the keys the memory engine took, dwl_pd_h); the values bound
+ * into v[] (2 at most), their number returned. */
 static size_t absent_keys(pushdown *p, dwl_buf *b, const char *select, dwl_value *v, SQLSMALLINT *ty)
 {
   buf_printf(b, "SELECT %s FROM %s d WHERE ", select, p->t->table_q);
@@ -391,6 +392,11 @@ static size_t absent_keys(pushdown *p, dwl_buf *b, const char *select, dwl_value
   buf_printf(b, " AND NOT EXISTS (SELECT 1 FROM %s s WHERE ", p->ntrunc ? "dwl_pd_src" : "dwl_pd_seen");
   keyeq(p, b, "d", "s");
   buf_adds(b, ")");
+  if (p->ntrunc && p->handed) {
+    buf_adds(b, " AND NOT EXISTS (SELECT 1 FROM dwl_pd_h h WHERE ");
+    keyeq(p, b, "d", "h");
+    buf_adds(b, ")");
+  }
   return np;
 }
 

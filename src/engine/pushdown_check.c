@@ -70,11 +70,11 @@ int check_conflicts(pushdown *p, dwl_buf *b, dwl_error *err)
   return ver_err_conflict(err, k, p->e->cols.lmd < 0 ? NULL : when, ON(p), v[nk], v[nk + 1]);
 }
 
-/* Rows that cannot follow the key's history: before its current version
- * (with truncate rows; else such keys go to the memory engine, or ignore
- * and reject set such rows apart first, pushdown_late.c), or, pushdown
- * only, at a deletion, which the memory engine moves to the deletion
- * time. */
+/* Rows that cannot follow the key's history: before its current version,
+ * or at a deletion, which the memory engine moves to the deletion time.
+ * A safety net: the keys with such rows went to the memory engine, or
+ * ignore and reject set such rows apart first (pushdown_late.c); one left
+ * here fails the run rather than writing a wrong history. */
 int check_late(pushdown *p, dwl_buf *b, dwl_error *err)
 {
   size_t nk = p->e->cols.nkey;
@@ -145,7 +145,8 @@ int check_gone(pushdown *p, dwl_buf *b, dwl_error *err)
  * delta, but for an expire-style delete, which leaves no version): their
  * valid_to would fall before that start.  The memory engine replaces the
  * version or moves the deletion (dwload-job(5), close; versions.h: the
- * rules' VW_REPLACE and VW_MOVE); pushdown refuses them, writing nothing.
+ * rules' VW_REPLACE and VW_MOVE), to which pushdown hands such keys
+ * (pushdown_take_late); one left here fails the run, writing nothing.
  * A delete that leaves no version (VS_NONE) leaves nothing to close. */
 int check_within_step(pushdown *p, dwl_buf *b, dwl_error *err)
 {

@@ -69,6 +69,7 @@ struct pushdown {
   long long nseq;        /* the next staged row's dwl_seq, in either stage: the source's order */
   long long nlate;       /* of them, late rows set apart in dwl_pd_l (pushdown_late.c) */
   int late_taken;        /* dwl_pd_l built and its rows handed over (pushdown_take_late) */
+  int handed;            /* keys went to the memory engine out of the stage: dwl_pd_h */
   int revived;           /* scd2, deletes: absent: absent_revive has run ... */
   long long nrevived;    /* ... and joined this many rows to the delta */
   int keyed_known;       /* keyed decided (pushdown.c: decide_keyed) */
@@ -175,10 +176,10 @@ int pd_late_applies(const pushdown *p);
 /* scd2, load.late: repair: keys with late rows go to the memory engine
  * (pushdown_take_late), without absence or truncate rows. */
 int pd_repairs(const pushdown *p);
-/* scd2, deletes: absent: keys with late rows, or rows pushdown does not
- * place, go to the memory engine whole under every load.late, and leave
- * the stage (pushdown_take_late). */
-int pd_hands_absent(const pushdown *p);
+/* scd2, deletes: absent or truncate rows: keys with late rows, or rows
+ * pushdown does not place, go to the memory engine whole under every
+ * load.late, and leave the stage for dwl_pd_h (pushdown_take_late). */
+int pd_hands_all(const pushdown *p);
 /* scd2: whether a staged key without a current version may have been
  * deleted in expire style (its history's end is its last deleted
  * version's). */

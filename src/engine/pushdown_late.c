@@ -69,19 +69,22 @@ int pd_repairs(const pushdown *p)
          s->truncate_values.n == 0;
 }
 
-/* With absence the keys go under every load.late, and leave the stage
- * (dwl_pd_h) as pd_hands_within's: what pushdown's absence steps do
- * afterwards (the moves of deleted keys' rows, the absent keys judged
- * against every source key staged apart in dwl_pd_seen) then never reads
- * them.  The memory engine classifies their late rows itself: a late row
- * dated before an earlier deletion by absence is ignored (late.c), under
- * reject too, which pushdown's own set-apart would not know.  The rows
- * not past the checkpoint that revive a key join the stage first
- * (absent_revive), so that a key goes whole. */
-int pd_hands_absent(const pushdown *p)
+/* With absence or truncate rows the keys go under every load.late, and
+ * leave the stage (dwl_pd_h) as pd_hands_within's: what pushdown's steps
+ * for those do afterwards then never reads them (the moves of deleted
+ * keys' rows; the truncates' delete rows, which the memory engine gives
+ * them itself, scd_truncate_delta); the keys pushdown judges absent, or
+ * reached by a truncate without a row in the delta, exclude them
+ * (dwl_pd_seen keeps every source key; absent_keys reads dwl_pd_h).  The
+ * memory engine classifies their late rows itself: a late row dated
+ * before an earlier deletion by absence is ignored (late.c), under reject
+ * too, which pushdown's own set-apart would not know.  The rows not past
+ * the checkpoint that revive a key join the stage first (absent_revive),
+ * so that a key goes whole. */
+int pd_hands_all(const pushdown *p)
 {
   const dwl_spec *s = p->spec;
-  return p->t->exists && s->mode == MODE_SCD2 && s->deletes == DEL_ABSENT && s->truncate_values.n == 0;
+  return p->t->exists && s->mode == MODE_SCD2 && (s->deletes == DEL_ABSENT || s->truncate_values.n > 0);
 }
 
 /* " v.valid_from <= q.dwl_vf AND (<v current> OR v.valid_to > q.dwl_vt)":
@@ -219,7 +222,7 @@ static void repair_test(const pushdown *p, dwl_buf *b, const char *late)
   buf_adds(b, late);
   /* (with absence every tombstone is a deletion by absence, whose rows
    * absent_moves moves as skip_before_deletion does: none is late) */
-  if (!pd_hands_absent(p))
+  if (p->spec->deletes != DEL_ABSENT)
     buf_adds(b, " OR (q.dwl_ctomb = 1 AND q.dwl_vf <= q.dwl_cvf)");
   if (gap > 0)
     buf_printf(b, " OR q.dwl_vt < q.dwl_cvf OR q.dwl_t - q.dwl_plt < %" PRId64, gap);
@@ -516,10 +519,11 @@ static int hand_over(pushdown *p, dwl_buf *b, const char *name, pushdown_row_fn 
   return rc;
 }
 
-/* ignore, reject (pd_hands_within; late NULL) and absence
- * (pd_hands_absent; `late` its keys' late rows): the keys handed over
- * leave the stage, so that nothing of pushdown's (its own late rows
- * included) reads them; *n: their rows. */
+/* ignore, reject (pd_hands_within; late NULL, or the late rows' test
+ * with a composite lmd) and absence or truncates (pd_hands_all; `late`
+ * its keys' late rows): the keys handed over leave the stage, so that
+ * nothing of pushdown's (its own late rows included) reads them; *n:
+ * their rows. */
 static int take_keys(pushdown *p, dwl_buf *b, const char *late, pushdown_row_fn fn, void *ud, long long *n,
                      dwl_error *err)
 {
@@ -533,14 +537,15 @@ static int take_keys(pushdown *p, dwl_buf *b, const char *late, pushdown_row_fn 
   if (exec(p, b, NULL, NULL, 0, err) != 0)
     return -1;
   p->n -= *n;
+  p->handed = 1;
   return 0;
 }
 
 int pushdown_take_late(pushdown *p, pushdown_row_fn fn, void *ud, long long *n, dwl_error *err)
 {
   *n = 0;
-  int within = pd_hands_within(p), absent = pd_hands_absent(p);
-  if ((!pd_repairs(p) && !within && !absent) || p->late_taken)
+  int within = pd_hands_within(p), all = pd_hands_all(p), absent = all && p->spec->deletes == DEL_ABSENT;
+  if ((!pd_repairs(p) && !within && !all) || p->late_taken)
     return 0;
   if (writer_stage_flush(p->st, err) != 0)
     return -1;
@@ -552,13 +557,13 @@ int pushdown_take_late(pushdown *p, pushdown_row_fn fn, void *ud, long long *n, 
     return rc;
   }
   rc = decide_keyed(p, err);
-  if (rc == 0 && (within || absent)) {
+  if (rc == 0 && (within || all)) {
     /* (absence: a late row is one of a live key, history_end's; a
      * deleted key's rows before its deletion are absent_moves'.  Within:
      * the keys with late rows go too with a composite lmd) */
-    const char *late = absent                     ? "(q.dwl_ctomb = 0 AND q.dwl_vf < q.dwl_cvf)"
-                       : p->spec->lmd_ties.n > 0 ? late_test(p)
-                                                  : NULL;
+    const char *late = absent                             ? "(q.dwl_ctomb = 0 AND q.dwl_vf < q.dwl_cvf)"
+                       : all || p->spec->lmd_ties.n > 0 ? late_test(p)
+                                                          : NULL;
     rc = take_keys(p, &b, late, fn, ud, n, err);
     buf_free(&b);
     return rc;

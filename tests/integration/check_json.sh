@@ -88,17 +88,20 @@ J=$(cj t_trn "$NOWH" "$SCD2
   lookback: 1d
   deletes: {column: op, values: [D], truncate_values: [T]}")
 dw check --json --spec-only "$J"
+is "$RC|$(jfield pushdown)" '0|"ok"' "load.lookback with truncate_values: pushdown takes it"
+J=$(cj t_lkp "$NOWH" "$SCD2
+  lookup: keys")
+dw check --json --spec-only "$J"
 is "$RC" 0 "a memory job pushdown refuses still checks"
 is "$(jfield engine)" '"memory"' "... with the memory engine"
-like "$(jfield pushdown)" "load.engine: pushdown does not repair history together with load.deletes.truncate_values, so load.lookback" \
+like "$(jfield pushdown)" "load.engine: pushdown does not read current versions into memory, so load.lookup does not apply" \
   "pushdown: the refusal, as the spec check words it"
-J=$(cj t_trn2 "$NOWH" "$SCD2
-  lookback: 1d
-  deletes: {column: op, values: [D], truncate_values: [T]}
+J=$(cj t_lkp2 "$NOWH" "$SCD2
+  lookup: keys
   engine: pushdown")
 dw check --json --spec-only "$J"
 is "$RC" 2 "the same job asking for pushdown is a spec error (exit 2)"
-like "$(jfield steps)" "load.engine: pushdown does not repair history together with load.deletes.truncate_values, so load.lookback" \
+like "$(jfield steps)" "load.engine: pushdown does not read current versions into memory, so load.lookup does not apply" \
   "... its failed spec step says why"
 is "$(jfield ok)" false "... ok: false"
 is "$(jfield engine)" '"MISSING"' "... and no engine field: the spec did not load"

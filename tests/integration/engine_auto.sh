@@ -165,22 +165,42 @@ like "$ERR" "engine: memory: load.engine at $WORK/dflt_m.yaml:12:3 (memory budge
 # ---- pushdown refuses the job: memory, and why ---------------------------
 # The memory engine over its 100-byte budget spills (run_spill.c): hash
 # surrogate keys, as a spilled run numbers sequence ones partition by
-# partition.  load.watermark: none with load.deletes.truncate_values:
-# pushdown gives the delta's keys the truncates' delete rows and repairs
-# no history then.  (phone, the delete column, is not tracked: no truncate arrives.)
-pair late 100B '  watermark: none
+# partition.  load.lookup: pushdown reads no current versions into memory.
+pair late 100B '  lookup: keys
+dimension:
+  surrogate_strategy: hash'
+feed1 late
+both late 4 "tiny budget, load.lookup (pushdown refuses it), run 1"
+is "$(chose memory)" 1 "load.lookup: auto chose memory over the budget"
+like "$ERR" "> budget 9.54e-05 MiB (load.memory_budget at $WORK/late_a.yaml:13:3), but load.engine: pushdown does not read current versions into memory, so load.lookup does not apply" \
+  "load.lookup: the line says the estimate is over the budget and why pushdown does not take the job"
+feed2 late
+both late 6 "tiny budget, load.lookup, run 2"
+is "$(field engine)" memory "load.lookup: the summary's engine is memory"
+
+# load.watermark: none with load.deletes.truncate_values: pushdown takes it
+# (the keys with late rows go to the memory engine, which gives them the
+# truncates itself).  (phone, the delete column, is not tracked: no
+# truncate arrives.)
+pair wmt 100B '  watermark: none
   deletes: {column: phone, values: [D], truncate_values: [T]}
 dimension:
   surrogate_strategy: hash'
-for _t in a m; do sed -i '/^  type1: \[phone\]$/d' "$WORK/late_$_t.yaml"; done
-feed1 late
-both late 4 "tiny budget, load.watermark: none (pushdown refuses it here), run 1"
-is "$(chose memory)" 1 "load.watermark: none: auto chose memory over the budget"
-like "$ERR" "> budget 9.54e-05 MiB (load.memory_budget at $WORK/late_a.yaml:13:3), but load.engine: pushdown does not repair history together with load.deletes.truncate_values, so load.watermark: none" \
-  "load.watermark: none: the line says the estimate is over the budget and why pushdown does not take the job"
-feed2 late
-both late 6 "tiny budget, load.watermark: none, run 2"
-is "$(field engine)" memory "load.watermark: none: the summary's engine is memory"
+for _t in a m; do sed -i '/^  type1: \[phone\]$/d' "$WORK/wmt_$_t.yaml"; done
+feed1 wmt
+both wmt 4 "tiny budget, load.watermark: none with truncate_values, run 1"
+feed2 wmt
+both wmt 6 "tiny budget, load.watermark: none with truncate_values, run 2"
+is "$(field engine)" pushdown "load.watermark: none with truncate_values: auto chose pushdown"
+# key 1's row of a city between its versions: a late row, repaired
+file wmt.csv >/dev/null <<'CSV'
+id,city,phone,lmd
+1,Paris,p1,2024-01-15 10:00:00
+1,Bergen,p1,2024-02-01 10:00:00
+CSV
+both wmt 7 "tiny budget, load.watermark: none with truncate_values, a late row"
+is "$(field engine) $(field late_repaired)" "pushdown 1" \
+  "load.watermark: none with truncate_values: pushdown repaired the late row"
 
 # ... with load.ignore_null_updates instead, pushdown takes it: its fill
 # comes after the keys with late rows went to the memory engine

@@ -36,6 +36,7 @@ ajob() {
     exp) printf 'dimension:\n  surrogate_strategy: sequence\n' ;;
     tmbh) printf 'dimension:\n  surrogate_strategy: hash\n  close: second_before\n' ;;
     tmbd) printf 'dimension:\n  surrogate_strategy: sequence\n  close: day_before\n' ;;
+    trd) printf 'dimension:\n  close: day_before\n' ;;
   esac)
   _load=$(case $3 in
     exp) printf '  delete_style: expire\n' ;;
@@ -43,7 +44,7 @@ ajob() {
     tmbd) printf '  delete_style: tombstone\n  partition: [region]\n' ;;
   esac)
   _del='deletes: absent'
-  [ "$3" = trn ] && _del='deletes: {column: op, values: [D], truncate_values: [T]}'
+  case $3 in trn | trd) _del='deletes: {column: op, values: [D], truncate_values: [T]}' ;; esac
   _lmd=lmd _types=
   [ "$3" = tmbd ] && _types='  types: {lmd: date}'
   [ "$3" = cmp ] && _lmd='[lmd, seq]' _types='  types: {seq: integer}'
@@ -260,6 +261,28 @@ id,city,phone,region,op,lmd
 EOF
 round trn 3 "trn: round 3, keys back, none truncated"
 like "$ERR" "delta exceeds the memory budget 0.000977 MiB: spilling to" "trn: the third run spilled"
+# Round 4, the checkpoints set back: 2 has a late row (after its
+# truncation, before its return), 1 one before its truncation (the end of
+# its deleted version); both go to the memory engine, which gives 2 the
+# new truncate's delete row itself; 9 is in the delta as stored, 8 not
+# (pushdown closes it at the truncate).
+for _e in m p s; do
+  dw state --set "2024-01-04 00:00:00" "$WORK/trn_$_e.yaml"
+  is "$RC" 0 "trn: checkpoint of trn_$_e set back"
+done
+file trn.4.csv >/dev/null <<'EOF'
+id,city,phone,region,op,lmd
+2,Rome,b,s,,2024-01-08 00:00:00
+2,Pisa,b,s,,2024-01-05 00:00:00
+9,Oran,i,s,,2024-01-08 00:00:00
+1,Molde,z,n,,2024-01-05 00:00:00
+,,,,T,2024-01-10 00:00:00
+EOF
+round trn 4 "trn: round 4, late rows and a truncate"
+like "$P_ERR" "go to the memory engine" "trn: round 4: pushdown handed keys over"
+is "$(sqln "SELECT city FROM d_trn_p WHERE id = '2' ORDER BY valid_from" | paste -sd, -)" "Rome,Pisa,Rome" \
+  "trn: round 4: key 2's late row spliced in"
+is "$(sql "SELECT COUNT(*) FROM d_trn_p WHERE valid_to IS NULL")" 0 "trn: round 4: the truncate closed every key"
 SPILL=
 
 # ---- a composite lmd (load.lmd: [lmd, seq]) -----------------------------------
@@ -297,6 +320,31 @@ id,city,phone,region,lmd,seq
 4,Kiev,d,n,2024-01-01 00:00:00,0
 EOF
 round cmp 3 "cmp: round 3, a key back"
+
+# ---- truncate rows with close: day_before ---------------------------------------
+# Round 2: 1 has two rows less than a day apart (the first replaced within
+# the close step), 2 a row less than a day after its version's start; both
+# go to the memory engine, which gives them the truncate too; 3 is new.
+ajob trd memory trd
+ajob trd pushdown trd
+file trd.1.csv >/dev/null <<'EOF'
+id,city,phone,region,op,lmd
+1,Oslo,a,n,,2024-03-01 09:00:00
+2,Rome,b,s,,2024-03-01 09:00:00
+4,Kiev,d,n,,2024-03-01 09:00:00
+EOF
+round trd 1 "trd: round 1, the first load"
+file trd.2.csv >/dev/null <<'EOF'
+id,city,phone,region,op,lmd
+1,Bergen,a,n,,2024-03-02 09:00:00
+1,Molde,a,n,,2024-03-02 17:00:00
+2,Turin,b,s,,2024-03-01 20:00:00
+3,Lima,c,s,,2024-03-03 09:00:00
+,,,,T,2024-03-05 00:00:00
+EOF
+round trd 2 "trd: round 2, rows within the close step, a truncate"
+like "$P_ERR" "go to the memory engine" "trd: round 2: pushdown handed keys over"
+is "$(sql "SELECT COUNT(*) FROM d_trd_p WHERE valid_to IS NULL")" 0 "trd: round 2: the truncate closed every key"
 
 # The guard: the default max_deletes stops an extract that lost most keys,
 # with the same message and nothing written, on both engines.

@@ -6,8 +6,7 @@
 # and a row before its key's current version is a late row (load.late).
 # The jobs of tests/data/watermark: the same three extracts through both,
 # tables asserted whole.  Pushdown gives the same table (its keys with late
-# rows go to the memory engine), with deletes: absent too, but not with
-# truncate rows (refused, exit 2).
+# rows go to the memory engine), with deletes: absent or truncate rows too.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 S="$DATA/watermark"
@@ -73,11 +72,11 @@ is "$(tdump skew_reject dim_id)" "$before" "late: reject: nothing written"
 # ---- pushdown: the same extracts, the same table -----------------------------
 # (the key with the late Pisa row goes to the memory engine, which repairs
 # its history: pushdown_take_late); with deletes: absent too (skew_pda:
-# every key is in each extract, none absent; pd_hands_absent)
+# every key is in each extract, none absent; pd_hands_all)
 sed -e 's/^load:$/load:\n  engine: pushdown/' -e 's/job: skew_none/job: skew_pd/' \
     -e 's/table: skew_none/table: skew_pd/' "$S/skew_none.yaml" >"$WORK/skew_pd.yaml"
 sed -e 's/^  watermark: none$/  watermark: none\n  deletes: absent/' -e 's/skew_pd$/skew_pda/' \
-    -e 's/job: skew_pd/job: skew_pda/' "$WORK/skew_pd.yaml" >"$WORK/skew_pda.yaml"
+  "$WORK/skew_pd.yaml" >"$WORK/skew_pda.yaml"
 for t in skew_pd skew_pda; do
   for x in 1 2 3; do
     FEED=$S/skew_$x.csv dw run "$WORK/$t.yaml"
@@ -88,16 +87,19 @@ for t in skew_pd skew_pda; do
   is "$(tdump $t dim_id)" "$expected" "$t: the memory engine's whole table"
 done
 
-# ... but not with truncate rows, which pushdown gives every key of the
-# delta before it could hand keys over: refused at load.engine, nothing
-# written
-sed 's/^  watermark: none$/  watermark: none\n  deletes: {column: op, values: [D], truncate_values: [T]}/' \
-  "$WORK/skew_pd.yaml" | sed -e 's/skew_pd$/skew_pdt/' -e 's/job: skew_pd/job: skew_pdt/' >"$WORK/skew_pdt.yaml"
-before=$(wh_dump)
-FEED=$S/skew_1.csv dw run "$WORK/skew_pdt.yaml"
-is "$RC" 2 "watermark: none and truncate_values with engine: pushdown: exit 2"
-like "$ERR" "skew_pdt.yaml:16:3: load.engine: pushdown does not repair history together with load.deletes.truncate_values, so load.watermark: none" \
-  "pushdown: refused at load.engine, naming load.watermark"
-is "$(wh_dump)" "$before" "pushdown: nothing written"
+# ... and with truncate rows (city the delete column, T none of its
+# values): pushdown (skew_pdt) against the same job on the memory engine
+for e in pushdown memory; do
+  sed -e "s/^load:\$/load:\n  engine: $e/" -e 's/^  watermark: none$/  watermark: none\n  deletes: {column: city, values: [D], truncate_values: [T]}/' \
+    -e "s/skew_none\$/skew_t$e/" "$S/skew_none.yaml" >"$WORK/skew_t$e.yaml"
+  for x in 1 2 3; do
+    FEED=$S/skew_$x.csv dw run "$WORK/skew_t$e.yaml"
+    is "$RC $(field engine)" "0 $e" "skew_t$e, extract $x: exit 0"
+  done
+  eval "c_$e=\"\$(counts) \$(late)\""
+done
+is "$c_pushdown" "$c_memory" "truncate_values, extract 3: pushdown's counts are the memory engine's"
+is "${c_pushdown##* }" 1 "truncate_values, extract 3: the late row repaired"
+is "$(tdump skew_tpushdown dim_id)" "$(tdump skew_tmemory dim_id)" "truncate_values: the memory engine's whole table"
 
 done_testing

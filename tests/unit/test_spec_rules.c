@@ -42,11 +42,10 @@ START_TEST(test_watermark)
   s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  deletes: absent\n  engine: pushdown\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
   spec_free(s);
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n"
-                    "  deletes: {column: op, values: [D], truncate_values: [T]}\n  engine: pushdown\n",
-               14, 3,
-               "load.engine: pushdown does not repair history together with load.deletes.truncate_values, so "
-               "load.watermark: none");
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n"
+                   "  deletes: {column: op, values: [D], truncate_values: [T]}\n  engine: pushdown\n");
+  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
+  spec_free(s);
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: never\n", 12, 14, "watermark");
 }
 END_TEST
@@ -98,20 +97,18 @@ START_TEST(test_lmd_composite)
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, '']\n", 11, 13,
                "column names must not be empty");
   /* pushdown takes it in scd2 (the keys with rows at one instant, or
-   * with late rows, go to the memory engine), refuses it in upsert and
-   * with truncate rows, naming load.engine */
+   * with late rows, go to the memory engine), refuses it in upsert,
+   * naming load.engine */
   s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
   spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n  late: ignore\n");
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n  late: ignore\n"
+                   "  deletes: {column: op, values: [D], truncate_values: [T]}\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
   spec_free(s);
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n"
-                    "  deletes: {column: op, values: [D], truncate_values: [T]}\n", 12, 3,
-               "load.engine: pushdown supports a composite load.lmd (tie-breaking columns after the first) only in "
-               "mode scd2, without load.deletes.truncate_values");
   expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n", 12, 3,
-               "load.engine: pushdown supports a composite load.lmd");
+               "load.engine: pushdown supports a composite load.lmd (tie-breaking columns after the first) only in "
+               "mode scd2");
 }
 END_TEST
 
@@ -195,7 +192,7 @@ START_TEST(test_engine)
   expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n  lookup: keys\n", 11, 3,
                "so load.lookup does not apply");
   /* late rows repaired by the memory engine (pushdown_take_late), with
-   * deletes: absent too, but not with truncate rows */
+   * deletes: absent or truncate rows too */
   s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
   spec_free(s);
@@ -203,12 +200,10 @@ START_TEST(test_engine)
                    "  deletes: absent\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
   spec_free(s);
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n"
-                    "  deletes: {column: op, values: [D], truncate_values: [T]}\n", 12, 3,
-               "load.lookback (which rereads late rows) needs engine: memory");
-  expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  engine: pushdown\n"
-                    "  deletes: {column: op, values: [D], truncate_values: [T]}\n", 13, 3,
-               "load.watermark: none (which compares rows older than the checkpoint");
+  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n"
+                   "  deletes: {column: op, values: [D], truncate_values: [T]}\n");
+  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
+  spec_free(s);
   /* late rows left out or rejected (pushdown_late.c) */
   s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: ignore\n  engine: pushdown\n");
   ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
