@@ -37,10 +37,11 @@ int pd_late_applies(const pushdown *p)
  * step of the version it closes; with a composite lmd, two rows at one
  * first value or a row at its current version's start) goes to the
  * memory engine whole, as under repair, its late rows with it; pushdown
- * sets the other keys' late rows apart itself.  Not where repair is not
- * either (pd_repairs).  With a composite lmd the keys with late rows go
- * too (pushdown_take_late): the memory engine orders them by their tie-breakers
- * against the history, which pushdown's set-apart does not. */
+ * sets the other keys' late rows apart itself.  Not with absence or
+ * truncate rows (pd_hands_all).  With a composite lmd the keys with late
+ * rows go too (pushdown_take_late): the memory engine orders them by
+ * their tie-breakers against the history, which pushdown's set-apart
+ * does not. */
 static int pd_hands_within(const pushdown *p)
 {
   const dwl_spec *s = p->spec;
@@ -57,11 +58,10 @@ static const char *late_test(const pushdown *p)
 
 /* scd2, load.late: repair: the keys with late rows leave the delta whole
  * and the memory engine repairs their history (pushdown_take_late).  Not
- * with absence (pd_hands_absent does it there), nor with truncate rows,
- * which pushdown gives every key of the delta and judges against the
- * delta's keys: a late row there fails the run (check_late).
- * ignore_null_updates' fill comes after the hand-off and is per key: the
- * memory engine fills the keys it takes itself. */
+ * with absence or truncate rows, whose steps read the stage: there
+ * pd_hands_all takes the keys out of it.  ignore_null_updates' fill comes
+ * after the hand-off and is per key: the memory engine fills the keys it
+ * takes itself. */
 int pd_repairs(const pushdown *p)
 {
   const dwl_spec *s = p->spec;
