@@ -75,7 +75,7 @@ int pd_repairs(const pushdown *p)
  * keys' rows; the truncates' delete rows, which the memory engine gives
  * them itself, scd_truncate_delta); the keys pushdown judges absent, or
  * reached by a truncate without a row in the delta, exclude them
- * (dwl_pd_seen keeps every source key; absent_keys reads dwl_pd_h).  The
+ * (dwl_pd_seen keeps every source key; reached_keys reads dwl_pd_h).  The
  * memory engine classifies their late rows itself: a late row dated
  * before an earlier deletion by absence is ignored (late.c), under reject
  * too, which pushdown's own set-apart would not know.  The rows not past

@@ -22,7 +22,8 @@
 # checkpoint, dated after its deletion.  Three layouts: expire style with
 # sequence keys and close at_next; tombstones with hash keys and
 # second_before; tombstones with sequence keys and day_before, with
-# load.partition in round 5.
+# load.partition in round 5.  The first has no current flag: its current
+# versions end at open_end, a value the statements bind.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 unset DWL_ENGINE
@@ -33,7 +34,7 @@ unset DWL_ENGINE
 ajob() {
   _sfx=${4:-${2%"${2#?}"}}
   _dim=$(case $3 in
-    exp) printf 'dimension:\n  surrogate_strategy: sequence\n' ;;
+    exp) printf "dimension:\n  surrogate_strategy: sequence\n  current: null\n  open_end: '9999-12-31 00:00:00'\n" ;;
     tmbh) printf 'dimension:\n  surrogate_strategy: hash\n  close: second_before\n' ;;
     tmbd) printf 'dimension:\n  surrogate_strategy: sequence\n  close: day_before\n' ;;
     trd) printf 'dimension:\n  close: day_before\n' ;;
