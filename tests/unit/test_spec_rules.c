@@ -12,6 +12,14 @@
 #include "spec.h"
 #include "spec_fixture.h"
 
+/* The spec loads, and with load.engine: pushdown. */
+static void takes_pushdown(const char *yaml)
+{
+  dwl_spec *s = load_ok(yaml);
+  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
+  spec_free(s);
+}
+
 START_TEST(test_scd2_requires_key_and_lmd)
 {
   expect_error(BASE "load:\n  mode: scd2\n  lmd: l\n", 9, 3, "mode scd2 requires key");
@@ -36,16 +44,10 @@ START_TEST(test_watermark)
                "load.watermark applies only to mode scd2");
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  lookback: 1d\n", 13, 3,
                "load.lookback does not apply with load.watermark: none");
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  engine: pushdown\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  deletes: absent\n  engine: pushdown\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n"
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  engine: pushdown\n");
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n  deletes: absent\n  engine: pushdown\n");
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: none\n"
                    "  deletes: {column: op, values: [D], truncate_values: [T]}\n  engine: pushdown\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  watermark: never\n", 12, 14, "watermark");
 }
 END_TEST
@@ -99,13 +101,9 @@ START_TEST(test_lmd_composite)
   /* pushdown takes it in scd2 (the keys with rows at one instant, or
    * with late rows, go to the memory engine), refuses it in upsert,
    * naming load.engine */
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n  late: ignore\n"
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n");
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n  late: ignore\n"
                    "  deletes: {column: op, values: [D], truncate_values: [T]}\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
   expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: [ts, chg]\n  engine: pushdown\n", 12, 3,
                "load.engine: pushdown supports a composite load.lmd (tie-breaking columns after the first) only in "
                "mode scd2");
@@ -166,52 +164,32 @@ START_TEST(test_engine)
   dwl_spec *s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n");
   ck_assert_int_eq(s->engine, ENGINE_MEMORY);
   spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n"
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n"
                    "  deletes: {column: op, values: [D]}\n  delete_style: tombstone\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n  deletes: absent\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
+  takes_pushdown(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n  deletes: absent\n");
   expect_error(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdwn\n", 12, 11,
                "did you mean 'pushdown'");
   /* refusals name the engine key, wherever it is */
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  deletes: absent\n  engine: pushdown\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  deletes: {column: op, values: [D], "
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  deletes: absent\n  engine: pushdown\n");
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  deletes: {column: op, values: [D], "
                    "truncate_values: [T]}\n  engine: pushdown\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: l\n  deletes: {column: op, values: [D], "
+  takes_pushdown(BASE "load:\n  mode: upsert\n  key: [id]\n  lmd: l\n  deletes: {column: op, values: [D], "
                    "truncate_values: [T]}\n  engine: pushdown\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
   expect_error(BASE "load:\n  engine: pushdown\n  mode: append\n", 9, 3,
                "load.engine: pushdown applies only to modes scd2 and upsert");
   expect_error(BASE "load:\n  mode: upsert\n  key: [id]\n  engine: pushdown\n  lookup: keys\n", 11, 3,
                "so load.lookup does not apply");
   /* late rows repaired by the memory engine (pushdown_take_late), with
    * deletes: absent or truncate rows too */
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n"
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n");
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n"
                    "  deletes: absent\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n"
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  engine: pushdown\n  lookback: 2h\n"
                    "  deletes: {column: op, values: [D], truncate_values: [T]}\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
   /* late rows left out or rejected (pushdown_late.c) */
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: ignore\n  engine: pushdown\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
-  s = load_ok(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: reject\n  max_rejects: 5\n"
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: ignore\n  engine: pushdown\n");
+  takes_pushdown(BASE "load:\n  mode: scd2\n  key: [id]\n  lmd: l\n  late: reject\n  max_rejects: 5\n"
                    "  reject_file: r.csv\n  engine: pushdown\n");
-  ck_assert_int_eq(s->engine, ENGINE_PUSHDOWN);
-  spec_free(s);
 }
 END_TEST
 
