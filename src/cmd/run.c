@@ -264,11 +264,6 @@ static void add_counts(run_ctx *r, const scd_counts *counts)
 static int take_pushdown(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                          dwl_error *err)
 {
-  /* A truncate reaches the keys handed to the memory engine too: it
-   * holds the truncates (not a row of any key) for them. */
-  if (past && r->e.cols.del >= 0 && scd_is_truncate(&r->e, row) &&
-      scd_add_source(&r->e, row, origin, lmd, 1, err) < 0)
-    return -1;
   if (!past) {
     r->sum->skipped++;
     return pushdown_seen(r->pd, row, origin, lmd, err);

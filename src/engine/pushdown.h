@@ -23,12 +23,14 @@ struct scd_engine;
 struct scd_counts;
 typedef struct pushdown pushdown;
 
-/* Creates the staging table.  `e` supplies the resolved column sets and
- * must outlive the pushdown. */
-int pushdown_open(struct target *t, struct writer *w, const struct scd_engine *e, pushdown **out, dwl_error *err);
+/* Creates the staging table.  `e` supplies the resolved column sets,
+ * takes the run's truncate rows (pushdown_add) and must outlive the
+ * pushdown. */
+int pushdown_open(struct target *t, struct writer *w, struct scd_engine *e, pushdown **out, dwl_error *err);
 void pushdown_free(pushdown *p);
 
-/* Stages one source row past the checkpoint (normalized, source layout). */
+/* Stages one source row past the checkpoint (normalized, source layout);
+ * a truncate row goes to the engine's truncates instead. */
 int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
 
 /* Notes the key of a source row not past the checkpoint (it is still

@@ -342,11 +342,11 @@ static size_t cur_bound(const pushdown *p, dwl_buf *b, const char *a, dwl_value 
   return 1;
 }
 
-/* The last truncate's valid_from text, into p->vf (truncate_rows sorted
- * them). */
+/* The last truncate's valid_from text, into p->vf (the engine keeps
+ * them by lmd). */
 static const char *last_truncate(pushdown *p)
 {
-  target_ts_text(p->t, &p->truncs[p->ntrunc - 1], p->vf);
+  target_ts_text(p->t, &p->e->truncs[p->e->ntrunc - 1].lmd, p->vf);
   return p->vf;
 }
 
@@ -481,9 +481,9 @@ static int on_absent(void *ud, const dwl_value *r, dwl_error *err)
   dwl_ts at = p->e->run_ts;
   /* a truncate's deletion: at the first truncate after the version's
    * start (reached_keys read only versions one reaches) */
-  for (size_t i = 0; i < p->ntrunc; i++)
-    if (p->truncs[i].us > vf.us) {
-      at = p->truncs[i];
+  for (size_t i = 0; i < p->e->ntrunc; i++)
+    if (p->e->truncs[i].lmd.us > vf.us) {
+      at = p->e->truncs[i].lmd;
       break;
     }
   int64_t gap = ver_close_gap(p->spec), step = gap > p->e->tick_us ? gap : p->e->tick_us;
@@ -539,7 +539,7 @@ static int stage_absent(pushdown *p, dwl_buf *b, ab_ctx *a, dwl_error *err)
   dwl_value v[2];
   SQLSMALLINT ty[2];
   size_t np = 0;
-  if (p->ntrunc) {
+  if (p->e->ntrunc) {
     buf_printf(&sel, ", d.%s", tq(p, TC_VALID_FROM));
     np = rc == 0 && sel.data ? reached_keys(p, b, sel.data, v, ty) : 0;
   } else {
@@ -547,7 +547,7 @@ static int stage_absent(pushdown *p, dwl_buf *b, ab_ctx *a, dwl_error *err)
     buf_printf(b, "SELECT %s, d.dwl_cvf FROM dwl_pd_abk d", sel.data ? sel.data : "");
   }
   if (rc == 0 && p->t->ix[TC_SK] >= 0)
-    buf_printf(b, " ORDER BY d.%s", p->ntrunc ? tq(p, TC_SK) : "dwl_sk");
+    buf_printf(b, " ORDER BY d.%s", p->e->ntrunc ? tq(p, TC_SK) : "dwl_sk");
   if (rc == 0)
     rc = sel.data ? each_row(p, b, np ? v : NULL, np ? ty : NULL, np, on_absent, a, err)
                   : err_set(err, DWL_EXIT_FAILED, "out of memory");
@@ -639,26 +639,11 @@ int absent_delete(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 
 /* ---- truncates ----------------------------------------------------------- */
 
-/* By lmd (insertion: there are few), as scd_truncate sorts them. */
-static void sort_truncs(pushdown *p)
-{
-  for (size_t i = 1; i < p->ntrunc; i++)
-    for (size_t j = i; j > 0 && p->truncs[j - 1].us > p->truncs[j].us; j--) {
-      dwl_ts t = p->truncs[j];
-      uint64_t o = p->torigin[j];
-      p->truncs[j] = p->truncs[j - 1];
-      p->torigin[j] = p->torigin[j - 1];
-      p->truncs[j - 1] = t;
-      p->torigin[j - 1] = o;
-    }
-}
-
 int truncate_count(pushdown *p, long long *current, long long *reached, dwl_error *err)
 {
   *current = *reached = p->nabsent = 0;
-  if (p->ntrunc == 0 || !p->t->exists)
+  if (p->e->ntrunc == 0 || !p->t->exists)
     return 0;
-  sort_truncs(p);
   if (writer_stage_flush(p->st, err) != 0 || index_keys(p, "dwl_pd_src", err) != 0)
     return -1;
   dwl_buf b;
@@ -696,19 +681,19 @@ static int stage_truncs(pushdown *p, dwl_error *err)
   if (writer_stage_open(p->w, "dwl_pd_tr", names, decl, NULL, 5, &st, err) != 0)
     return -1;
   int rc = 0;
-  for (size_t i = 0; rc == 0 && i < p->ntrunc; i++) {
+  for (size_t i = 0; rc == 0 && i < p->e->ntrunc; i++) {
     char t[24], vf[32], vt[32], o[24];
-    dwl_ts end = scd_close_at(p->spec, p->truncs[i]);
-    snprintf(t, sizeof t, "%lld", (long long)p->truncs[i].us);
-    snprintf(o, sizeof o, "%llu", (unsigned long long)p->torigin[i]);
-    target_ts_text(p->t, &p->truncs[i], vf);
+    dwl_ts end = scd_close_at(p->spec, p->e->truncs[i].lmd);
+    snprintf(t, sizeof t, "%lld", (long long)p->e->truncs[i].lmd.us);
+    snprintf(o, sizeof o, "%llu", (unsigned long long)p->e->truncs[i].origin);
+    target_ts_text(p->t, &p->e->truncs[i].lmd, vf);
     target_ts_text(p->t, &end, vt);
     dwl_value row[5];
     pd_text(&row[0], t);
     pd_text(&row[1], vf);
     pd_text(&row[2], vt);
     pd_text(&row[3], o);
-    pd_text(&row[4], p->truncs[i].date_only ? "1" : "0");
+    pd_text(&row[4], p->e->truncs[i].lmd.date_only ? "1" : "0");
     rc = writer_stage_add(st, row, err);
   }
   if (rc == 0)
@@ -725,9 +710,8 @@ static int stage_truncs(pushdown *p, dwl_error *err)
  * as with the memory engine.  Numbered after every staged row. */
 int truncate_rows(pushdown *p, dwl_buf *b, dwl_error *err)
 {
-  if (p->ntrunc == 0)
+  if (p->e->ntrunc == 0)
     return 0;
-  sort_truncs(p);
   if (stage_truncs(p, err) != 0)
     return -1;
   if (p->n == 0)

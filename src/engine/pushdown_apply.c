@@ -430,7 +430,7 @@ int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   dwl_value v;
   SQLSMALLINT ty;
   size_t np = 0;
-  if (p->ntrunc) {
+  if (p->e->ntrunc) {
     t->d->delete_unmatched(b, t->table_q, "dwl_pd_src", on.data, "dwl_seq");
     np = reached_by_last(p, b, "d", &v, &ty);
   } else {

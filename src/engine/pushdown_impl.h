@@ -37,7 +37,8 @@ extern const char *const xname[NX];
 struct pushdown {
   target *t;
   writer *w;
-  const scd_engine *e;
+  scd_engine *e;         /* the memory engine: holds the run's truncates (its truncs) and
+                            takes the keys handed over */
   const dwl_spec *spec;
   writer_stage *st;
   writer_stage *seen;    /* upsert, deletes: absent: every source key */
@@ -45,10 +46,6 @@ struct pushdown {
   long long nold;
   long long nabsent;     /* the table's keys not in seen (pushdown_count_absent) */
   long long nt1;         /* keys staged for type 1 overwrites (stage_type1) */
-  dwl_ts *truncs;        /* scd2: the lmd of each truncate row past the checkpoint, which
-                            is not staged (pushdown_absent.c) */
-  uint64_t *torigin;     /* ... and its source line */
-  size_t ntrunc, ctrunc;
   long long ntruncated;  /* the live keys a truncate reaches (truncate_count) */
   dwl_column *decl;      /* dwl_pd_src's columns' types (source columns, then the NX) */
   const char **coll;     /* ... and the source columns' collations */

@@ -17,7 +17,7 @@ const char *const xname[NX] = {"dwl_seq", "dwl_origin", "dwl_t",  "dwl_del", "dw
                                "dwl_fpa", "dwl_vf",     "dwl_vt", "dwl_oe",  "dwl_sk",  "dwl_skt",
                                "dwl_donly", "dwl_ties"};
 
-int pushdown_open(target *t, writer *w, const scd_engine *e, pushdown **out, dwl_error *err)
+int pushdown_open(target *t, writer *w, scd_engine *e, pushdown **out, dwl_error *err)
 {
   *out = NULL;
   pushdown *p = calloc(1, sizeof *p);
@@ -153,8 +153,6 @@ void pushdown_free(pushdown *p)
   free(p->seencol);
   free(p->decl);
   free(p->coll);
-  free(p->truncs);
-  free(p->torigin);
   free(p->q);
   free(p->hname);
   free(p->row);
@@ -241,26 +239,11 @@ static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_
 
 int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
 {
-  /* A truncate row joins no key's rows: it reaches them all (as scd.c's
-   * truncs; truncate_rows and absent_delete). */
-  if (p->spec->truncate_values.n && scd_is_truncate(p->e, row)) {
-    if (!lmd)
-      return 0;
-    if (p->ntrunc == p->ctrunc) {
-      size_t cap = p->ctrunc ? p->ctrunc * 2 : 4;
-      dwl_ts *t = realloc(p->truncs, cap * sizeof *t);
-      uint64_t *o = t ? realloc(p->torigin, cap * sizeof *o) : NULL;
-      if (t)
-        p->truncs = t;
-      if (!o)
-        return err_set(err, DWL_EXIT_FAILED, "out of memory");
-      p->torigin = o;
-      p->ctrunc = cap;
-    }
-    p->torigin[p->ntrunc] = origin;
-    p->truncs[p->ntrunc++] = *lmd;
-    return 0;
-  }
+  /* A truncate row joins no key's rows: it reaches them all.  The memory
+   * engine holds it (its truncs, by lmd), for pushdown's truncate_rows and
+   * absent_delete and for the keys handed to that engine alike. */
+  if (p->spec->truncate_values.n && scd_is_truncate(p->e, row))
+    return scd_add_source(p->e, row, origin, lmd, 1, err) < 0 ? -1 : 0;
   staged_row(p, row, p->nseq++, origin, lmd);
   p->n++;
   if (seen_key(p, row, 0, err) != 0)

@@ -328,7 +328,11 @@ int scd_add_source(scd_engine *e, const dwl_value *row, uint64_t origin, const d
     if (!t)
       return err_set(err, DWL_EXIT_FAILED, "out of memory");
     e->truncs = t;
-    t[e->ntrunc++] = (struct scd_trunc){*lmd, origin, tv};
+    /* Kept by lmd, in source order at one lmd (insertion: there are few). */
+    size_t at = e->ntrunc++;
+    for (; at > 0 && t[at - 1].lmd.us > lmd->us; at--)
+      t[at] = t[at - 1];
+    t[at] = (struct scd_trunc){*lmd, origin, tv};
     return 0;
   }
   fp128 key = fp_tuple(row, e->cols.key, e->cols.nkey);

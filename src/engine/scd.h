@@ -107,7 +107,8 @@ typedef struct scd_engine {
    * delivered a row of it; valid_from counts its live keys (not a time). */
   keymap parts;
   /* load.deletes.truncate_values: the truncate rows past the checkpoint,
-   * by lmd (they join no key's rows: scd_truncate). */
+   * by lmd, in source order at one lmd (they join no key's rows:
+   * scd_truncate; pushdown's truncate_rows reads them too). */
   struct scd_trunc {
     dwl_ts lmd;
     uint64_t origin;

@@ -93,12 +93,6 @@ long long scd_partition_live(scd_engine *e)
   return n;
 }
 
-static int cmp_trunc(const void *a, const void *b)
-{
-  const struct scd_trunc *x = a, *y = b;
-  return x->lmd.us < y->lmd.us ? -1 : x->lmd.us > y->lmd.us;
-}
-
 /* The first truncate after `after` (microseconds), or NULL. */
 static const struct scd_trunc *trunc_after(const scd_engine *e, int64_t after)
 {
@@ -126,7 +120,6 @@ static int add_trunc_row(scd_engine *e, size_t like, const struct scd_trunc *t, 
 
 int scd_truncate_delta(scd_engine *e, dwl_error *err)
 {
-  qsort(e->truncs, e->ntrunc, sizeof *e->truncs, cmp_trunc);
   size_t n = e->delta.n;
   size_t *idx = malloc((n ? n : 1) * sizeof *idx);
   dwl_value *tmp = malloc((e->ncols ? e->ncols : 1) * sizeof *tmp);
@@ -164,7 +157,6 @@ int scd_truncate_delta(scd_engine *e, dwl_error *err)
 
 long long scd_truncate_rest(scd_engine *e)
 {
-  qsort(e->truncs, e->ntrunc, sizeof *e->truncs, cmp_trunc);
   long long reached = 0;
   km_entry *m;
   for (size_t it = 0; (m = keymap_next(&e->km, &it));) {
