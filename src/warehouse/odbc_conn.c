@@ -389,7 +389,11 @@ int ostmt_set(odbc_stmt *s, size_t i, const dwl_value *v, dwl_error *err)
   }
   memcpy(s->slot[i], v->data, v->len);
   s->slot[i][v->len] = '\0';
-  s->ind[i] = (SQLLEN)v->len;
+  /* The slot is terminated: SQL_NTS spares libsqliteodbc a malloc, a copy
+   * and a free of every parameter at every execution, which it makes for
+   * a length (setupparam's needalloc).  A value holding a NUL byte keeps
+   * its length. */
+  s->ind[i] = memchr(v->data, '\0', v->len) ? (SQLLEN)v->len : SQL_NTS;
   return 0;
 }
 
