@@ -451,7 +451,7 @@ int apply_revive(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   const target *t = p->t;
   if (!p->old || p->nold == 0 || !t->exists || p->spec->mode != MODE_UPSERT)
     return 0;
-  if (writer_stage_flush(p->old, err) != 0 || analyze(p, "dwl_pd_old", err) != 0)
+  if (old_stage(p, err) != 0 || analyze(p, "dwl_pd_old", err) != 0)
     return -1;
   dwl_buf from;
   buf_init(&from, 0);

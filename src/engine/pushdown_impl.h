@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "scd.h"
+#include "spill.h"
 #include "target.h"
 #include "versions.h"
 #include "writer.h"
@@ -42,8 +43,13 @@ struct pushdown {
   const dwl_spec *spec;
   writer_stage *st;
   writer_stage *seen;    /* upsert, deletes: absent: every source key */
-  writer_stage *old;     /* upsert, deletes: absent: the rows not past the checkpoint */
-  long long nold;
+  writer_stage *old;     /* upsert, deletes: absent: the rows not past the checkpoint that
+                            may revive a key (old_stage) */
+  long long nold;        /* rows not past the checkpoint, in oldf */
+  spill oldf;            /* ... held in a local file until old_stage: their values (the
+                            source's and hidden), then their dwl_seq */
+  int oldf_open;
+  int old_staged;        /* old_stage has run */
   long long nabsent;     /* the table's keys not in seen (pushdown_count_absent) */
   long long nt1;         /* keys staged for type 1 overwrites (stage_type1) */
   long long ntruncated;  /* the live keys a truncate reaches (truncate_count) */
@@ -106,6 +112,13 @@ int decide_keyed(pushdown *p, dwl_error *err);
 typedef int (*pd_row_fn)(void *ud, const dwl_value *row, dwl_error *err);
 int each_row(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALLINT *types, size_t n, pd_row_fn fn,
              void *ud, dwl_error *err);
+
+/* deletes: absent: the rows not past the checkpoint of keys without a
+ * live version, from the local file into dwl_pd_old (once). */
+int old_stage(pushdown *p, dwl_error *err);
+/* (pushdown_stage.c) Fills p->row: a source row (its hidden values after
+ * the table's), then what is staged with it; `seq` numbers it. */
+void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_t origin, const dwl_ts *lmd);
 
 /* ---- pushdown_sql.c: SQL fragments ------------------------------------------ */
 

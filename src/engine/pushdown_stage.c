@@ -90,7 +90,7 @@ int pushdown_open(target *t, writer *w, scd_engine *e, pushdown **out, dwl_error
   if (rc == 0 && p->spec->deletes == DEL_ABSENT) {
     /* load.partition: the partition columns not in the key follow it. */
     const scd_cols *c = &e->cols;
-    size_t ns = c->nkey + c->npart + 1;
+    size_t ns = c->nkey + c->npart + 2;
     char **kn = calloc(ns, sizeof *kn);
     dwl_column *kd = calloc(ns, sizeof *kd);
     const char **kc = calloc(ns, sizeof *kc);
@@ -114,11 +114,13 @@ int pushdown_open(target *t, writer *w, scd_engine *e, pushdown **out, dwl_error
     if (rc == 0) {
       kn[p->nseen] = "dwl_one";
       kd[p->nseen] = integer;
+      kn[p->nseen + 1] = "dwl_ref";  /* a row not past the checkpoint: its dwl_seq (old_stage) */
+      kd[p->nseen + 1] = integer;
       /* (the key comes first: index_keys) */
       size_t kix[PD_MAX_KEY];
       for (size_t i = 0; i < c->nkey && i < PD_MAX_KEY; i++)
         kix[i] = i;
-      rc = writer_stage_open_ix(w, "dwl_pd_seen", kn, kd, kc, p->nseen + 1, kix,
+      rc = writer_stage_open_ix(w, "dwl_pd_seen", kn, kd, kc, p->nseen + 2, kix,
                                 t->d->index_temp ? 0 : c->nkey, &p->seen, err);
     }
     free(kn);
@@ -149,6 +151,8 @@ void pushdown_free(pushdown *p)
   writer_stage_free(p->st);
   writer_stage_free(p->seen);
   writer_stage_free(p->old);
+  if (p->oldf_open)
+    spill_close(&p->oldf);
   free(p->keyrow);
   free(p->seencol);
   free(p->decl);
@@ -162,8 +166,9 @@ void pushdown_free(pushdown *p)
 
 /* dwl_one is 1 for a row the source delivered, 2 for a rejected row's
  * key: only the first names a partition the extract holds (load.partition;
- * a rejected row's other values are not read). */
-static int seen_key(pushdown *p, const dwl_value *row, int rejected, dwl_error *err)
+ * a rejected row's other values are not read).  dwl_ref is a row not past
+ * the checkpoint's dwl_seq (ref, NULL when NULL). */
+static int seen_key(pushdown *p, const dwl_value *row, int rejected, const char *ref, dwl_error *err)
 {
   const scd_cols *c = &p->e->cols;
   if (!p->seen)
@@ -176,11 +181,12 @@ static int seen_key(pushdown *p, const dwl_value *row, int rejected, dwl_error *
       pd_text(&p->keyrow[i], NULL);
   }
   pd_text(&p->keyrow[p->nseen], rejected ? "2" : "1");
+  pd_text(&p->keyrow[p->nseen + 1], ref);
   return writer_stage_add(p->seen, p->keyrow, err);
 }
 
 /* Fills p->row: the row, then what is staged with it; `seq` numbers it. */
-static void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_t origin, const dwl_ts *lmd)
+void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_t origin, const dwl_ts *lmd)
 {
   const scd_cols *c = &p->e->cols;
   dwl_value *v = p->row;
@@ -246,25 +252,41 @@ int pushdown_add(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_t
     return scd_add_source(p->e, row, origin, lmd, 1, err) < 0 ? -1 : 0;
   staged_row(p, row, p->nseq++, origin, lmd);
   p->n++;
-  if (seen_key(p, row, 0, err) != 0)
+  if (seen_key(p, row, 0, NULL, err) != 0)
     return -1;
   return writer_stage_add(p->st, p->row, err);
 }
 
 int pushdown_seen_key(pushdown *p, const dwl_value *row, dwl_error *err)
 {
-  return seen_key(p, row, 1, err);
+  return seen_key(p, row, 1, NULL, err);
 }
 
+/* A row not past the checkpoint only says that its key exists, unless
+ * the table has no live version of the key: then it revives it.  A full
+ * extract's are most of its rows, and few revive a key: they wait in a
+ * local file, with their dwl_seq, and only the few are staged (old_stage)
+ * instead of every one being sent to the warehouse twice. */
 int pushdown_seen(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
 {
-  if (seen_key(p, row, 0, err) != 0)
-    return -1;
   if (!p->old)
-    return 0;
-  staged_row(p, row, p->nseq++, origin, lmd);
+    return seen_key(p, row, 0, NULL, err);
+  char seq[24];
+  snprintf(seq, sizeof seq, "%lld", p->nseq++);
+  if (seen_key(p, row, 0, seq, err) != 0)
+    return -1;
+  size_t n = p->ncols + p->nhid;
+  if (!p->oldf_open) {
+    if (spill_open(&p->oldf, 1, n + 1, err) != 0)
+      return -1;
+    p->oldf_open = 1;
+  }
+  /* (p->row is free: staged_row fills it for each staged row alone) */
+  for (size_t i = 0; i < n; i++)
+    p->row[i] = row[i];
+  pd_text(&p->row[n], seq);
   p->nold++;
-  return writer_stage_add(p->old, p->row, err);
+  return spill_put(&p->oldf, 0, p->row, origin, lmd, err);
 }
 
 /* a: staged rows with their predecessor. */

@@ -135,6 +135,11 @@ id,city,phone,region,lmd
 ,Nul,w,s,$d3
 EOF
   round $lay 3 "$lay: round 3, four keys back"
+  # Of the six rows not past the checkpoint, those of keys 1 and 4 (live)
+  # only say that their key exists: the warehouse gets the other four
+  # (keys 3, 5 and 6) alone.
+  like "$P_ERR" "pushdown: 4 of the 6 rows not past the checkpoint are of keys without a live version: staged" \
+    "$lay: round 3: only the rows of keys without a live version staged"
   file "$lay.4.csv" >/dev/null <<EOF
 id,city,phone,region,lmd
 1,Bergen,a,n,$d2
