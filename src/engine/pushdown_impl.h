@@ -10,7 +10,10 @@
  *   pushdown_check.c  conflicts and what pushdown refuses
  *   pushdown_late.c   late rows: set apart, counted, rejected, or their
  *                     keys handed to the memory engine (repair)
- *   pushdown_apply.c  the changes applied, their counts */
+ *   pushdown_apply.c  the changes applied, their counts
+ *   pushdown_absent.c deletes: absent and truncates in scd2
+ *   pushdown_old.c    deletes: absent: the rows not past the checkpoint
+ *   pushdown_fill.c   load.ignore_null_updates (scd2) */
 #ifndef DWL_PUSHDOWN_IMPL_H
 #define DWL_PUSHDOWN_IMPL_H
 
@@ -113,9 +116,13 @@ typedef int (*pd_row_fn)(void *ud, const dwl_value *row, dwl_error *err);
 int each_row(pushdown *p, dwl_buf *b, const dwl_value *params, const SQLSMALLINT *types, size_t n, pd_row_fn fn,
              void *ud, dwl_error *err);
 
-/* deletes: absent: the rows not past the checkpoint of keys without a
- * live version, from the local file into dwl_pd_old (once). */
+/* (pushdown_old.c) deletes: absent: the rows not past the checkpoint of
+ * keys without a live version, from the local file into dwl_pd_old
+ * (once). */
 int old_stage(pushdown *p, dwl_error *err);
+/* (pushdown_absent.c) "a.<current>", as curpred, with the open end bound
+ * (*v) where a staged one is not at hand: 1 when it is. */
+size_t cur_bound(const pushdown *p, dwl_buf *b, const char *a, dwl_value *v, SQLSMALLINT *ty);
 /* (pushdown_stage.c) Fills p->row: a source row (its hidden values after
  * the table's), then what is staged with it; `seq` numbers it. */
 void staged_row(pushdown *p, const dwl_value *row, long long seq, uint64_t origin, const dwl_ts *lmd);
