@@ -25,10 +25,6 @@ struct dialect {
   const char *dbms_prefix;      /* SQL_DBMS_NAME starts with this; how messages name the warehouse */
 
   /* ---- capabilities ---- */
-  /* The writer updates current versions from staged sets, one statement
-   * per kind at the end (0: one prepared statement per key, cheap where
-   * the database is in-process). */
-  int stages_writes;
   /* MERGE ... WHEN MATCHED ... DELETE/UPDATE ... WHEN NOT MATCHED INSERT:
    * pushdown applies an upsert delta in one statement. */
   int has_merge;

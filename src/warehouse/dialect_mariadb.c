@@ -132,7 +132,6 @@ static void maria_widen_column(dwl_buf *b, const char *table_q, const char *col_
 const dialect dialect_mariadb = {
   .name = "mariadb",
   .dbms_prefix = "MariaDB",
-  .stages_writes = 1,
   .row_locks = 1,
   .qopen = '`',
   .qclose = '`',

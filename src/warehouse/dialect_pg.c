@@ -169,7 +169,6 @@ static int pg_row_array_end(dwl_buf *b)
 const dialect dialect_pg = {
   .name = "postgresql",
   .dbms_prefix = "PostgreSQL",
-  .stages_writes = 1,
   .row_locks = 1,
   .has_merge = 1,
   .qopen = '"',

@@ -1,6 +1,6 @@
 /* The SQLite dialect, through the libsqliteodbc driver: the embedded
  * default warehouse.  One database file, one writer at a time, in-process
- * statements (cheap enough to update current versions key by key). */
+ * statements. */
 #include <stdio.h>
 #include <string.h>
 

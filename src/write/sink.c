@@ -92,7 +92,7 @@ static int sink_expire(void *ud, const dwl_value *keyrow, const dwl_ts *valid_fr
   const target *t = w->t;
   size_t n = 0;
   target_ts_text(t, valid_to, w->vt);
-  if (staged(w, keyrow)) {
+  if (staged_key(w, keyrow)) {
     n = key_params(w, keyrow, w->params);
     target_ts_text(t, valid_from, w->vf);
     set_text(&w->params[n++], w->vf);
@@ -118,7 +118,7 @@ static int sink_set(writer *w, int slot, const size_t *idx, size_t nidx, const d
                     const dwl_ts *valid_from, dwl_error *err)
 {
   size_t n = 0;
-  if (staged(w, row)) {
+  if (staged_key(w, row)) {
     /* Several overwrites of one current version in a run: one UPDATE ...
      * FROM/JOIN would apply an arbitrary one of them, so the last replaces
      * the previous while that is still pending, else follows its applying.
@@ -169,7 +169,7 @@ static int sink_remove(void *ud, const dwl_value *keyrow, dwl_error *err)
 {
   writer *w = ud;
   size_t n = key_params(w, keyrow, w->params);
-  if (staged(w, keyrow))
+  if (staged_key(w, keyrow))
     return stage_add(w, SLOT_REMOVE, w->params, err);
   return run_slot(w, SLOT_REMOVE, w->params, n, err);
 }

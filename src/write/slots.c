@@ -1,7 +1,7 @@
 /* Per-key statements (writer_impl.h): one prepared UPDATE or DELETE per
- * kind of operation, executed once per key.  Every dialect builds them:
- * where the writes are staged (stages_writes) a key with a NULL part
- * still needs a NULL-safe statement of its own.  Also what the history
+ * kind of operation, executed once per key, for the keys with a NULL part
+ * (the staged writes join on equality, which a NULL never meets: such a
+ * key needs a NULL-safe statement of its own).  Also what the history
  * repair's reshapes and drops touch, which the stages share. */
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include "buf.h"
 #include "writer_impl.h"
 
-/* ---- per-key statements (SQLite) ------------------------------------------- */
+/* ---- per-key statements (keys with a NULL part) ------------------------------ */
 
 /* Adds " WHERE k1 IS ? AND k2 IS ?" and the key columns' types. */
 static void where_key(const writer *w, dwl_buf *b, SQLSMALLINT *types, size_t *nt)

@@ -1,9 +1,10 @@
-/* Staged operations (writer_impl.h, writer.h): where the dialect stages
- * writes (stages_writes), expires, type 1 overwrites, upsert updates and
- * removals go into temporary tables through the bulk inserts and are
+/* Staged operations (writer_impl.h, writer.h): expires, type 1
+ * overwrites, upsert updates and removals, and the history repair's drops
+ * and reshapes, go into temporary tables through the bulk inserts and are
  * applied by one UPDATE ... FROM / UPDATE ... JOIN or DELETE per kind at
- * the end, never one round trip per row; the history repair's drops and
- * reshapes are staged on every dialect.  Also the keys a keyed lookup
+ * the end, never one round trip per row (SQLite too: in-process, yet its
+ * driver parses a statement again at every execution, so a statement per
+ * key cost more: bench/RESULTS.md).  Also the keys a keyed lookup
  * reads through (writer_stage_keys) and the stages of the caller's own
  * that pushdown fills (writer_stage_*). */
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 #include "progress.h"
 #include "writer_impl.h"
 
-/* ---- staged operations (PostgreSQL, MariaDB) ------------------------------ */
+/* ---- staged operations ---------------------------------------------------- */
 
 /* Whether a source column of the table is named `name` (case aside:
  * MariaDB's column names are). */
@@ -193,7 +194,7 @@ static char *apply_set(writer *w, int kind, const size_t *idx, size_t n, size_t 
  * joined on those.  Staged on SQLite too (UPDATE ... FROM, SQLite 3.33):
  * the key index covers current versions only, so a statement per closed
  * version would scan the table each time. */
-int history_stages(writer *w, dwl_error *err)
+static int history_stages(writer *w, dwl_error *err)
 {
   const target *t = w->t;
   size_t nk = w->cols->nkey;
@@ -353,10 +354,6 @@ int staged_key(const writer *w, const dwl_value *keyrow)
   return 1;
 }
 
-int staged(const writer *w, const dwl_value *keyrow)
-{
-  return w->t->d->stages_writes && staged_key(w, keyrow);
-}
 
 /* Type 1 overwrites of a current version come before its expire: they
  * find it by the current predicate, and the engine emits them first. */

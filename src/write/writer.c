@@ -143,12 +143,8 @@ int writer_open(target *t, const scd_cols *cols, int plan, FILE *sqlout, writer 
   }
   if (rc == 0 && cols) {
     rc = build_slots(w, err);
-    if (rc == 0 && t->d->stages_writes)
+    if (rc == 0)
       rc = build_stages(w, err);
-    else if (rc == 0)
-      rc = stage_init(w, STAGE_KEYS, "dwl_stage_keys", NULL, 0, err);
-    if (rc == 0 && !t->d->stages_writes && t->spec->mode == MODE_SCD2)
-      rc = history_stages(w, err);
   }
   /* Scratch for binding one row of a per-key statement or a stage (the
    * batches bind from scratch of their own). */

@@ -92,12 +92,10 @@ size_t reshape_set(const writer *w, long *what);
 
 /* staged.c */
 int stage_init(writer *w, int kind, const char *name, const long *extra, size_t nextra, dwl_error *err);
-int history_stages(writer *w, dwl_error *err);
 int build_stages(writer *w, dwl_error *err);
 void stage_free(stage *s);
 int stage_add(writer *w, int kind, const dwl_value *vals, dwl_error *err);
 int staged_key(const writer *w, const dwl_value *keyrow);
-int staged(const writer *w, const dwl_value *keyrow);
 /* steps: counts each statement run into the write phase's progress, or
  * NULL; stages_pending: how many it will run. */
 int stages_apply(writer *w, long long *steps, dwl_error *err);

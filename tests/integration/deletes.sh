@@ -190,15 +190,15 @@ is "$RC" 0 "tombstone: plan of a deletion: exit 0"
 is "$(counts)" "read=1 skipped=1 inserted=1 expired=0 updated=0 deleted=1 unchanged=0" "tombstone: plan counts the deletion"
 is "$(wh_dump)" "$before" "tombstone: plan writes nothing"
 dw plan --sql "$WORK/tomb.yaml"
-# (SQLite closes version by version; PostgreSQL and MariaDB stage the
-# closes and apply them in one UPDATE; pushdown stages the absent keys,
+# (the memory engine stages the closes and applies them in one UPDATE;
+# pushdown stages the absent keys,
 # and the tombstones take the values of the versions they follow)
 if [ "${DWL_ENGINE:-}" = pushdown ]; then
   close_sql='"valid_to" = s.dwl_vt, '
   like "$OUT" 'FROM dwl_pd_ab' "tombstone: plan --sql closes the absent keys staged"
   tomb_sql='"valid_from", "valid_to", "is_current", "is_deleted") SELECT ? + s.dwl_n, d."id", d."name", d."lmd", s.dwl_at, d."valid_to", '
 elif is_warehouse sqlite; then
-  close_sql='UPDATE "d_tomb" SET "valid_to" = ?, "is_current" = 0, "is_deleted" = ? WHERE "id" IS ? AND "is_current" = 1;'
+  close_sql='UPDATE "d_tomb" AS d SET "valid_to" = s."dwl_valid_to", "is_deleted" = s."dwl_deleted", "is_current" = 0 FROM dwl_stage_expire AS s WHERE d."id" = s."id" AND d."valid_from" = s."dwl_valid_from" AND d."is_current" = 1;'
 elif is_warehouse postgresql; then
   close_sql='UPDATE "d_tomb" AS d SET "valid_to" = s."dwl_valid_to", "is_deleted" = s."dwl_deleted", "is_current" = FALSE FROM dwl_stage_expire AS s WHERE d."id" = s."id" AND d."valid_from" = s."dwl_valid_from" AND d."is_current" = TRUE;'
 else

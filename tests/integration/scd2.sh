@@ -357,11 +357,11 @@ is "$plan_counts" "read=4 skipped=1 inserted=2 expired=1 updated=0 deleted=0 unc
 is "$(wh_dump)" "$before" "plan: the warehouse (tables and job state) is unchanged"
 dw plan --sql "$j"
 is "$RC" 0 "plan --sql: exit 0"
-# SQLite expires version by version; PostgreSQL and MariaDB stage the
-# expires (key, valid_from, valid_to, deleted) and apply them in one UPDATE.
+# Every warehouse stages the expires (key, valid_from, valid_to, deleted)
+# and applies them in one UPDATE.
 if is_warehouse sqlite; then
-  expire_sql='UPDATE "d_plan" SET "valid_to" = ?, "is_current" = 0, "is_deleted" = ? WHERE "id" IS ? AND "is_current" = 1;'
-  expire_par="  -- ('2024-02-01 00:00:00', '0', '2')"
+  expire_sql='UPDATE "d_plan" AS d SET "valid_to" = s."dwl_valid_to", "is_deleted" = s."dwl_deleted", "is_current" = 0 FROM dwl_stage_expire AS s WHERE d."id" = s."id" AND d."valid_from" = s."dwl_valid_from" AND d."is_current" = 1;'
+  expire_par="  -- ('2', '2024-01-01 00:00:00', '2024-02-01 00:00:00', '0')"
 elif is_warehouse postgresql; then
   expire_sql='UPDATE "d_plan" AS d SET "valid_to" = s."dwl_valid_to", "is_deleted" = s."dwl_deleted", "is_current" = FALSE FROM dwl_stage_expire AS s WHERE d."id" = s."id" AND d."valid_from" = s."dwl_valid_from" AND d."is_current" = TRUE;'
   expire_par="  -- ('2', '2024-01-01 00:00:00', '2024-02-01 00:00:00', '0')"

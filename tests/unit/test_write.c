@@ -528,13 +528,31 @@ START_TEST(test_expire_mariadb)
 }
 END_TEST
 
-/* SQLite does not stage: one prepared statement per key. */
+/* SQLite stages too (its driver parses a statement at every execution:
+ * one per key cost more); a key with a NULL part keeps its own. */
 START_TEST(test_expire_sqlite)
 {
   char *got = plan_expire(&dialect_sqlite, "1");
   ck_assert_str_eq(got,
+    "CREATE TEMPORARY TABLE dwl_stage_expire (\"id\" INTEGER, \"dwl_valid_from\" TIMESTAMP, "
+    "\"dwl_valid_to\" TIMESTAMP, \"dwl_deleted\" INTEGER);\n"
+    "INSERT INTO dwl_stage_expire (\"id\", \"dwl_valid_from\", \"dwl_valid_to\", \"dwl_deleted\") "
+    "VALUES (?, ?, ?, ?);\n"
+    "  -- ('1', '2024-01-01 00:00:00', '2024-01-02 00:00:00', '0')\n"
+    "UPDATE \"dim\" AS d SET \"vt\" = s.\"dwl_valid_to\", \"is_deleted\" = s.\"dwl_deleted\", \"cur\" = 0 "
+    "FROM dwl_stage_expire AS s "
+    "WHERE d.\"id\" = s.\"id\" AND d.\"vf\" = s.\"dwl_valid_from\" AND d.\"cur\" = 1;\n"
+    "DELETE FROM dwl_stage_expire;\n");
+  free(got);
+}
+END_TEST
+
+START_TEST(test_expire_null_key_sqlite)
+{
+  char *got = plan_expire(&dialect_sqlite, NULL);
+  ck_assert_str_eq(got,
     "UPDATE \"dim\" SET \"vt\" = ?, \"cur\" = 0, \"is_deleted\" = ? WHERE \"id\" IS ? AND \"cur\" = 1;\n"
-    "  -- ('2024-01-02 00:00:00', '0', '1')\n");
+    "  -- ('2024-01-02 00:00:00', '0', NULL)\n");
   free(got);
 }
 END_TEST
@@ -641,10 +659,17 @@ START_TEST(test_upsert_sqlite)
 {
   char *got = plan_upsert(&dialect_sqlite);
   ck_assert_str_eq(got,
-    "UPDATE \"dim\" SET \"name\" = ?, \"phone\" = ?, \"lmd\" = ? WHERE \"id\" IS ?;\n"
-    "  -- ('n', 'p', '2024-01-02 00:00:00', '1')\n"
-    "DELETE FROM \"dim\" WHERE \"id\" IS ?;\n"
-    "  -- ('2')\n");
+    "CREATE TEMPORARY TABLE dwl_stage_update (\"id\" INTEGER, \"name\" TEXT, \"phone\" TEXT, \"lmd\" TIMESTAMP);\n"
+    "CREATE TEMPORARY TABLE dwl_stage_remove (\"id\" INTEGER);\n"
+    "INSERT INTO dwl_stage_update (\"id\", \"name\", \"phone\", \"lmd\") VALUES (?, ?, ?, ?);\n"
+    "  -- ('1', 'n', 'p', '2024-01-02 00:00:00')\n"
+    "UPDATE \"dim\" AS d SET \"name\" = s.\"name\", \"phone\" = s.\"phone\", \"lmd\" = s.\"lmd\" "
+    "FROM dwl_stage_update AS s WHERE d.\"id\" = s.\"id\";\n"
+    "DELETE FROM dwl_stage_update;\n"
+    "INSERT INTO dwl_stage_remove (\"id\") VALUES (?);\n"
+    "  -- ('2')\n"
+    "DELETE FROM \"dim\" AS d WHERE EXISTS (SELECT 1 FROM dwl_stage_remove AS s WHERE d.\"id\" = s.\"id\");\n"
+    "DELETE FROM dwl_stage_remove;\n");
   free(got);
 }
 END_TEST
@@ -678,6 +703,7 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_expire_pg);
   tcase_add_test(tc, test_expire_mariadb);
   tcase_add_test(tc, test_expire_sqlite);
+  tcase_add_test(tc, test_expire_null_key_sqlite);
   tcase_add_test(tc, test_expire_null_key_pg);
   tcase_add_test(tc, test_type1_twice_pg);
   tcase_add_test(tc, test_upsert_pg);
