@@ -37,8 +37,9 @@
  * sequence surrogate keys numbered in the memory engine's order), type 1
  * overwrites of every version.  upsert keeps the last row per key and
  * applies it with one MERGE (PostgreSQL) or DELETE/UPDATE/INSERT; with
- * deletes: absent every source key is staged too (dwl_pd_seen), and the
- * rows not past the checkpoint (dwl_pd_old): upsert deletes the rows of
+ * deletes: absent every source key is staged too (dwl_pd_seen), and of
+ * the rows not past the checkpoint, held in a local file, those of keys
+ * without a live version (dwl_pd_old, pushdown_old.c): upsert deletes the rows of
  * the other keys and brings back the keys the table no longer has; scd2
  * (pushdown_absent.c) takes the old rows of keys without a live version
  * into the delta before a, moves rows dated before a key's deletion to

@@ -277,9 +277,11 @@ int pushdown_seen(pushdown *p, const dwl_value *row, uint64_t origin, const dwl_
     return -1;
   size_t n = p->ncols + p->nhid;
   if (!p->oldf_open) {
+    p->oldf_open = 1;  /* (spill_close frees what a failed open made) */
     if (spill_open(&p->oldf, 1, n + 1, err) != 0)
       return -1;
-    p->oldf_open = 1;
+    p->oldf.what = "pushdown's file of the rows not past the checkpoint";
+    p->oldf.hint = "free space there, or point TMPDIR at a disk with room";
   }
   /* (p->row is free: staged_row fills it for each staged row alone) */
   for (size_t i = 0; i < n; i++)

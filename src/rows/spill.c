@@ -17,15 +17,15 @@ const char *spill_dir(void)
 static int write_failed(spill *s, dwl_error *err)
 {
   int e = errno;
-  return err_set(err, DWL_EXIT_FAILED,
-                 "writing the delta's spill files in %s failed: %s (%lld bytes written); free space there, point "
-                 "TMPDIR at a disk with room, or raise load.memory_budget / --memory-budget",
-                 s->dir, e ? strerror(e) : "write error", s->bytes);
+  return err_set(err, DWL_EXIT_FAILED, "writing %s in %s failed: %s (%lld bytes written); %s", s->what, s->dir,
+                 e ? strerror(e) : "write error", s->bytes, s->hint);
 }
 
 int spill_open(spill *s, size_t nparts, size_t ncols, dwl_error *err)
 {
   memset(s, 0, sizeof *s);
+  s->what = "the delta's spill files";
+  s->hint = "free space there, point TMPDIR at a disk with room, or raise load.memory_budget / --memory-budget";
   snprintf(s->dir, sizeof s->dir, "%s", spill_dir());
   s->ncols = ncols;
   s->f = calloc(nparts, sizeof *s->f);

@@ -28,6 +28,9 @@ typedef struct spill {
   size_t reccap;
   unsigned level;     /* 0: the delta's partitions; n: a partition split n times
                          (spill_part hashes each level apart) */
+  const char *what;   /* for messages: what the files hold ("the delta's spill files") */
+  const char *hint;   /* and what to do when writing fails; both static, set by spill_open,
+                         which the caller may replace */
 } spill;
 
 /* The directory spill files go to: $TMPDIR, else /tmp. */

@@ -383,6 +383,36 @@ else
   skip_tests 4 "cannot mount a tmpfs (not root)"
 fi
 
+# ---- pushdown with deletes: absent holds the rows not past the checkpoint
+# in a file of TMPDIR (pushdown_old.c): a full disk there is the same clear
+# error, and nothing is written --------------------------------------------
+awk 'BEGIN { print "id,city,lmd"; for (i = 1; i <= 3000; i++) printf "%d,city%d,2024-01-01 00:00:00\n", i, i }' \
+  >"$WORK/pdfull.csv"
+J=$(mkjob pdfull "$WORK/pdfull.csv" d_pdfull <<'EOF'
+load:
+  mode: scd2
+  engine: pushdown
+  key: id
+  lmd: lmd
+  deletes: absent
+EOF
+)
+if mount -t tmpfs -o size=128k tmpfs "$FULL" 2>/dev/null; then
+  dw run "$J"
+  first=$RC
+  before=$(tdump d_pdfull)
+  # (the same extract again: all 3000 rows at the checkpoint)
+  TMPDIR="$FULL" dw run "$J"
+  umount "$FULL"
+  is "$first|$RC" "0|1" "pushdown, full disk: the first load exits 0, the second 1"
+  like "$ERR" "writing pushdown's file of the rows not past the checkpoint in $FULL failed: No space left on device" \
+    "pushdown, full disk: the error says which file, where and why"
+  unlike "$ERR" "memory_budget" "pushdown, full disk: the hint is not the memory budget's"
+  is "$(tdump d_pdfull)" "$before" "pushdown, full disk: nothing written"
+else
+  skip_tests 4 "cannot mount a tmpfs (not root)"
+fi
+
 # ---- SIGTERM while spilling ---------------------------------------------------
 pair sig scd2
 seed sig
