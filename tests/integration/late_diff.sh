@@ -32,7 +32,7 @@ layout() {
   # (the reference is the memory engine's, also when DWL_ENGINE runs the
   # incremental job with pushdown)
   _ref=$(printf '%s\n%s\n' "$_load" "$_yaml" | DWL_ENGINE='' mkjob "${_name}_ref" "$_dir/all.csv" "${_name}_ref")
-  _k=1 _bad="" _late=0 _spilled=0 _loaded="" _pd=0
+  _k=1 _bad="" _late=0 _spilled=0 _pd=0
   while [ "$_k" -le "$_runs" ]; do
     cp "$_dir/run$_k.csv" "$_dir/src.csv"
     dw run ${_budget:+--memory-budget "$_budget"} "$_inc"
@@ -42,14 +42,15 @@ layout() {
     fi
     _late=$((_late + $(field late_repaired)))
     [ "$(field engine)" = pushdown ] && _pd=$((_pd + 1))
-    # A run with no row past the checkpoint has nothing to spill; the
-    # first with rows, into an empty table, streams instead (run_stream.c).
+    # A run with no row past the checkpoint has nothing to spill; one into
+    # a table without current versions is an initial load, which streams
+    # instead (run_stream.c).  That is not only the first with rows: when
+    # the first holds a single delete row (DWL_DIFF_SEED=2591178342 on
+    # PostgreSQL), the next finds no current version and streams too.
     if [ "$(field read)" = "$(field skipped)" ]; then
       _spilled=$((_spilled + 1))
-    elif [ "$(field spilled_partitions)" -gt 0 ] 2>/dev/null; then
-      _spilled=$((_spilled + 1)) _loaded=1
-    elif [ -z "$_loaded" ] && [ "$(field streamed_chunks)" -gt 0 ] 2>/dev/null; then
-      _spilled=$((_spilled + 1)) _loaded=1
+    elif [ "$(field spilled_partitions)" -gt 0 ] 2>/dev/null || [ "$(field streamed_chunks)" -gt 0 ] 2>/dev/null; then
+      _spilled=$((_spilled + 1))
     fi
     _k=$((_k + 1))
   done
@@ -63,7 +64,7 @@ layout() {
     # pushdown_take_late; it spills nothing)
     is "$_pd" "$_runs" "$_name: every run took pushdown"
   elif [ -n "$_budget" ]; then
-    is "$_spilled" "$_runs" "$_name: with --memory-budget $_budget every run with a delta spills it (the first streams)"
+    is "$_spilled" "$_runs" "$_name: with --memory-budget $_budget every run with a delta spills it (an initial load streams)"
   fi
   dw run "$_ref"
   is "$RC" 0 "$_name: the reference run succeeds"
