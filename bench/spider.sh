@@ -4,12 +4,15 @@
 # the same on a single MariaDB server, in one run: the issue 18 figures
 # for a distributed target.
 #
-#   bench/spider.sh [--quick] [--runs N] [--out FILE] [--keep]
+#   bench/spider.sh [--quick] [--runs N] [--out FILE] [--keep] [--ref PATH]
 #
 #   --quick      100k rows instead of 1M (the B3 dimension is a tenth)
 #   --runs N     repetitions per measurement, median reported (default 3)
 #   --out FILE   where the results go (default bench/results.spider.md)
 #   --keep       keep the work directory (data, job files, logs)
+#   --ref PATH   also run this build of dwload (an earlier commit's) on
+#                Spider beside each memory-engine B2, for the ratio of
+#                the two side by side
 #   DWLOAD=PATH  benchmark another build of dwload (default src/dwload)
 #
 # Both targets load the same extract with dwload (B1), then take the same
@@ -38,6 +41,7 @@ delta=10000
 runs=3
 keep=0
 quick=0
+ref=
 # shellcheck disable=SC2034 # read by bench/lib.sh
 tmo=900          # seconds: the bound on any single command (bench/lib.sh's bounded)
 db=dwl_bench
@@ -49,6 +53,7 @@ while [ $# -gt 0 ]; do
     --runs) [ $# -ge 2 ] || { usage >&2; exit 2; }; runs=$2; shift ;;
     --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
     --keep) keep=1 ;;
+    --ref) [ $# -ge 2 ] || { usage >&2; exit 2; }; ref=$2; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
@@ -57,6 +62,7 @@ done
 [ "$quick" -eq 0 ] || rows=100000
 small=$((rows / 10))
 [ -x "$dw" ] || { echo "bench: no dwload at $dw (build it first)" >&2; exit 1; }
+[ -z "$ref" ] || [ -x "$ref" ] || { echo "bench: no dwload at $ref (--ref)" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dwl_benchspider.XXXXXX")
 mkdir -p "$work/data" "$work/jobs" "$work/log" "$work/res" "$work/sql"
@@ -214,6 +220,19 @@ bench_size() {
         spider=$(history headsql "$t")
         [ "$single" = "$spider" ] || die "B2 ($n rows, $eng): the Spider table differs from the single server's"
       fi
+      if [ -n "$ref" ] && [ -z "$v" ]; then
+        spider_restore "$base" "$t" "$job" "$cp"
+        local own=$dw
+        dw=$ref
+        dw_run spider "$job" "$work/data/delta_$n.csv" "spiderref.$job.$eng.$i"
+        dw=$own
+        record "spiderref.b2_$n.$eng" "$last_s" "$last_rss"
+        say "B2 ($n rows) run $i, $eng: Spider, reference dwload ${last_s}s"
+        if [ "$i" -eq 1 ]; then
+          spider=$(history headsql "$t")
+          [ "$single" = "$spider" ] || die "B2 ($n rows, reference): the Spider table differs from the single server's"
+        fi
+      fi
     done
   done
   say "B2 ($n rows): the Spider tables matched the single server's, row for row"
@@ -243,6 +262,19 @@ report() {
   for eng in memory pushdown; do
     echo "| B3 t($rows) / t($small) (goal ≤ 1.3) | $eng | $(div "$(med "single.b2_$rows.$eng")" "$(med "single.b2_$small.$eng")") | $(div "$(med "spider.b2_$rows.$eng")" "$(med "spider.b2_$small.$eng")") | |"
   done
+  if [ -n "$ref" ]; then
+    echo
+    echo "Beside the reference dwload ($ref: $("$ref" --version 2>&1 | head -n 1)), memory engine, on Spider:"
+    echo
+    echo "| bench | reference | this dwload | this / reference |"
+    echo "|---|---:|---:|---:|"
+    local n
+    for n in "$rows" "$small"; do
+      s1=$(med "spiderref.b2_$n.memory")
+      sp=$(med "spider.b2_$n.memory")
+      echo "| B2 $delta-row delta into $n rows | $s1 | $sp | $(div "$sp" "$s1") |"
+    done
+  fi
   echo
   echo "Every run (seconds):"
   echo
@@ -251,6 +283,8 @@ report() {
   for k in "b1_$rows" "b1_$small" "b2_$rows.memory" "b2_$rows.pushdown" "b2_$small.memory" "b2_$small.pushdown"; do
     echo "| $k | $(all_of "single.$k") | $(all_of "spider.$k") |"
   done
+  [ -z "$ref" ] || echo "| b2_$rows.memory, reference | | $(all_of "spiderref.b2_$rows.memory") |"
+  [ -z "$ref" ] || echo "| b2_$small.memory, reference | | $(all_of "spiderref.b2_$small.memory") |"
   echo
   echo "Peak RSS of dwload (KiB, medians): B2 $rows rows, memory engine: single $(med "single.b2_$rows.memory" 2), Spider $(med "spider.b2_$rows.memory" 2); pushdown: single $(med "single.b2_$rows.pushdown" 2), Spider $(med "spider.b2_$rows.pushdown" 2)."
   echo

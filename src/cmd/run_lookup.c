@@ -1,6 +1,7 @@
 /* A run's reads of the target's stored versions for the memory engine:
  * the current versions change detection needs (all, or the delta's keys
- * staged and joined) and the full history of keys with late rows. */
+ * staged and joined, or listed for a distributed table) and the full
+ * history of keys with late rows. */
 #include <stdlib.h>
 
 #include "clock.h"
@@ -26,6 +27,76 @@ static int on_gone(void *ud, const dwl_value *row, const dwl_ts *valid_to, int d
   if (run_spill_other(r, row))  /* (another partition's key) */
     return 0;
   return scd_add_gone(&r->e, row, valid_to, err);
+}
+
+static int has_null_key(const run_ctx *r, const dwl_value *row)
+{
+  for (size_t j = 0; j < r->e.cols.nkey; j++)
+    if (row[r->e.cols.key[j]].is_null)
+      return 1;
+  return 0;
+}
+
+/* The scans of one list of keys (by_key_lists). */
+typedef int (*list_fn)(run_ctx *r, const target_keys *k, void *arg, dwl_error *err);
+
+/* A distributed table runs a join with a stage of the head a row at a
+ * time (Spider: a SELECT per staged key on the shard holding it), where a
+ * condition on the table alone goes to each shard whole: the keys of
+ * `rows` go as lists (target_keys.keyrows), each key once, up to
+ * TARGET_KEY_LIST a statement.  Keys with a NULL part are left to the
+ * caller's NULL-safe lookups.  Returns the lists, or -1. */
+static long by_key_lists(run_ctx *r, const rowset *rows, list_fn fn, void *arg, dwl_error *err)
+{
+  const scd_cols *c = &r->e.cols;
+  size_t per = r->t->d->max_params / (c->nkey + 1);
+  per = per < 1 ? 1 : per > TARGET_KEY_LIST ? TARGET_KEY_LIST : per;
+  const dwl_value **list = calloc(per, sizeof *list);
+  keymap seen;
+  if (!list || keymap_init(&seen, rows->n) != 0) {
+    free(list);
+    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  target_keys k = {.key = c->key, .nkey = c->nkey, .keyrows = list};
+  long lists = 0;
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i <= rows->n; i++) {
+    if (i < rows->n) {
+      const rs_row *d = &rows->rows[i];
+      int created;
+      if (has_null_key(r, d->vals))
+        continue;
+      if (!keymap_put(&seen, d->key, &created)) {
+        rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+        break;
+      }
+      if (!created)
+        continue;
+      list[k.nkeyrows++] = d->vals;
+    }
+    if (k.nkeyrows == per || (i == rows->n && k.nkeyrows > 0)) {
+      rc = fn(r, &k, arg, err);
+      k.nkeyrows = 0;
+      lists++;
+    }
+  }
+  keymap_free(&seen);
+  free(list);
+  return rc == 0 ? lists : -1;
+}
+
+typedef struct current_scan {
+  const size_t *cols;
+  size_t ncols;
+  int gone;
+} current_scan;
+
+static int scan_current(run_ctx *r, const target_keys *k, void *arg, dwl_error *err)
+{
+  const current_scan *cs = arg;
+  if (target_scan_keys(r->t, cs->cols, cs->ncols, 0, k, on_current, r, err) != 0)
+    return -1;
+  return cs->gone ? target_scan_keys(r->t, r->e.cols.key, r->e.cols.nkey, 1, k, on_gone, r, err) : 0;
 }
 
 /* Reads the current versions (and, for expire-style deletes, the last
@@ -64,22 +135,24 @@ int run_read_current(run_ctx *r, int keyed, dwl_error *err)
       rc = target_scan_deleted(r->t, c->key, c->nkey, on_gone, r, err);
   } else {
     target_keys k = {.key = c->key, .nkey = c->nkey};
-    long staged = writer_stage_keys(r->w, &r->e.delta, &k.stage, &k.stage_cols, err);
-    rc = staged < 0 ? -1 : 0;
-    if (rc == 0 && staged > 0) {
-      rc = target_scan_keys(r->t, scan, nscan, 0, &k, on_current, r, err);
-      if (rc == 0 && gone)
-        rc = target_scan_keys(r->t, c->key, c->nkey, 1, &k, on_gone, r, err);
+    if (r->t->remote[0]) {
+      current_scan cs = {scan, nscan, gone};
+      long lists = by_key_lists(r, &r->e.delta, scan_current, &cs, err);
+      rc = lists < 0 ? -1 : 0;
+      if (rc == 0)
+        log_msg(LOG_DEBUG, "the delta's keys read by key lists: %ld statements", lists * (gone ? 2 : 1));
+    } else {
+      long staged = writer_stage_keys(r->w, &r->e.delta, &k.stage, &k.stage_cols, err);
+      rc = staged < 0 ? -1 : 0;
+      if (rc == 0 && staged > 0)
+        rc = scan_current(r, &k, &(current_scan){scan, nscan, gone}, err);
     }
     /* Keys with a NULL part are not in the stage (equality never matches
      * NULL): one NULL-safe lookup each; such keys are rare. */
     k.stage = NULL;
     for (size_t i = 0; rc == 0 && i < r->e.delta.n; i++) {
       const rs_row *d = &r->e.delta.rows[i];
-      int has_null = 0;
-      for (size_t j = 0; j < c->nkey; j++)
-        has_null |= d->vals[c->key[j]].is_null;
-      if (!has_null || keymap_get(&r->e.km, d->key))
+      if (!has_null_key(r, d->vals) || keymap_get(&r->e.km, d->key))
         continue;
       k.keyrow = d->vals;
       rc = target_scan_keys(r->t, scan, nscan, 0, &k, on_current, r, err);
@@ -102,8 +175,14 @@ static int on_history(void *ud, const dwl_value *row, const dwl_ts *vf, const dw
   return scd_add_history(&r->e, row, vf, vt, deleted, err);
 }
 
+static int scan_history(run_ctx *r, const target_keys *k, void *arg, dwl_error *err)
+{
+  (void)arg;
+  return target_scan_history(r->t, k, on_history, r, err);
+}
+
 /* Every stored version of the keys with late rows, and only of them:
- * their keys staged and joined, as in a keyed lookup. */
+ * their keys staged and joined (or listed), as in a keyed lookup. */
 int run_read_history(run_ctx *r, dwl_error *err)
 {
   const scd_cols *c = &r->e.cols;
@@ -112,17 +191,22 @@ int run_read_history(run_ctx *r, dwl_error *err)
   double t0 = now_s();
   /* plan creates no temporary table unless lookup: keys asks for it: one
    * lookup per key instead */
-  int stage = !r->o->plan || r->spec->lookup == LOOKUP_KEYS;
-  long staged = stage ? writer_stage_keys(r->w, keys, &k.stage, &k.stage_cols, err) : 0;
-  int rc = staged < 0 ? -1 : 0;
-  if (rc == 0 && staged > 0)
-    rc = target_scan_history(r->t, &k, on_history, r, err);
+  int stage = !r->o->plan || r->spec->lookup == LOOKUP_KEYS || r->t->remote[0];
+  int rc = 0;
+  if (stage && r->t->remote[0]) {
+    long lists = by_key_lists(r, keys, scan_history, NULL, err);
+    rc = lists < 0 ? -1 : 0;
+    if (rc == 0)
+      log_msg(LOG_DEBUG, "the keys with late rows read by key lists: %ld statements", lists);
+  } else if (stage) {
+    long staged = writer_stage_keys(r->w, keys, &k.stage, &k.stage_cols, err);
+    rc = staged < 0 ? -1 : 0;
+    if (rc == 0 && staged > 0)
+      rc = scan_history(r, &k, NULL, err);
+  }
   k.stage = NULL;
   for (size_t i = 0; rc == 0 && i < keys->n; i++) {
-    int has_null = 0;
-    for (size_t j = 0; j < c->nkey; j++)
-      has_null |= keys->rows[i].vals[c->key[j]].is_null;
-    if (stage && !has_null)
+    if (stage && !has_null_key(r, keys->rows[i].vals))
       continue;
     k.keyrow = keys->rows[i].vals;
     rc = target_scan_history(r->t, &k, on_history, r, err);

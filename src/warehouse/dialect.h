@@ -168,6 +168,14 @@ struct dialect {
    * of 1.8 (bench/RESULTS.md, "MariaDB Spider").  0 fetches them for each
    * statement. */
   const char *remote_session_sql;
+  /* A distributed table's staged operations go as key lists, not joins
+   * (src/write/staged_lists.c): the type of a column numbering a stage's
+   * rows, by which they are read back in pages; and what follows the
+   * table's name in such an UPDATE (MariaDB hands an UPDATE to the engine
+   * whole, for Spider to send to each shard, only where it reads through
+   * no index it changes: " USE INDEX ()"), or NULL. */
+  const char *remote_stage_serial;
+  const char *remote_update_hint;
   /* The XA transactions in a state (one parameter) that hold a
    * distributed table's rows, one row each: the xid as SQL (XA RECOVER
    * FORMAT='SQL' spells it so), and the servers of its branches (or

@@ -209,6 +209,8 @@ const dialect dialect_mariadb = {
   .remote_atomic_sql = "SELECT @@SESSION.spider_internal_xa",
   .remote_atomic_name = "spider_internal_xa",
   .remote_session_sql = "SET SESSION spider_sts_interval = 0, spider_crd_interval = 0",
+  .remote_stage_serial = "BIGINT AUTO_INCREMENT PRIMARY KEY",
+  .remote_update_hint = " USE INDEX ()",
   /* XA RECOVER's rows do not come through Connector/ODBC 3.1 (it
    * prepares the statement and finds no result columns): Spider's own log
    * of the XA transactions through its tables lists the prepared ones,

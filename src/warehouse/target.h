@@ -285,9 +285,18 @@ typedef struct target_keys {
   const char *stage;            /* temporary table of keys, or NULL */
   char *const *stage_cols;      /* its quoted key column names */
   const dwl_value *keyrow;      /* or: one key, in source layout */
+  /* or: a list of keys without a NULL part, each a row in source layout,
+   * matched by an OR of equalities (a distributed table, which runs a
+   * join with a stage of the head a row at a time: TARGET_KEY_LIST) */
+  const dwl_value *const *keyrows;
+  size_t nkeyrows;
   const size_t *key;            /* source indexes of the key columns */
   size_t nkey;
 } target_keys;
+
+/* Keys a list holds at most (fewer where the dialect's max_params is
+ * lower): a few hundred, as the writer's key lists (staged_lists.c). */
+#define TARGET_KEY_LIST 500
 
 /* Like target_scan (deleted = 0) or target_scan_deleted (deleted = 1), for
  * the given keys only: the cost follows the delta, not the dimension. */

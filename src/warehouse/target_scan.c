@@ -1,6 +1,6 @@
 /* Reading the target's versions back in source-column layout: current
  * versions, deleted ones, every version of given keys (staged and joined,
- * or one key NULL-safely), values normalized as the source side writes
+ * listed, or one key NULL-safely), values normalized as the source side writes
  * them; the table's row count or the catalog's estimate of it; and the
  * latest start of a version. */
 #include "target.h"
@@ -16,11 +16,14 @@
 enum { SCAN_CURRENT, SCAN_DELETED, SCAN_HISTORY };
 
 /* Which rows a scan reads beyond its kind: all, those whose key is in a
- * staged key table, or one key (NULL-safe, for keys with a NULL part). */
+ * staged key table or a list, or one key (NULL-safe, for keys with a NULL
+ * part). */
 typedef struct scan_filter {
   const char *stage;            /* staged key table, or NULL */
   char *const *stage_cols;      /* its quoted key columns */
   const dwl_value *keyrow;      /* one key, source layout, or NULL */
+  const dwl_value *const *keyrows; /* or a list of keys (no NULL part) */
+  size_t nkeyrows;
   const size_t *key;            /* key column indexes */
   size_t nkey;
   int by_sk;                    /* in surrogate key order (where there is one) */
@@ -37,8 +40,9 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
   size_t *map = calloc(nsel ? nsel : 1, sizeof *map);
   dwl_value *row = calloc(t->nsrc + t->nhidden + 1, sizeof *row);
   dwl_buf *norm = calloc(nsel ? nsel : 1, sizeof *norm);
-  dwl_value *p = calloc((flt ? flt->nkey : 0) + 2, sizeof *p);
-  SQLSMALLINT *pt = calloc((flt ? flt->nkey : 0) + 2, sizeof *pt);
+  size_t maxp = (flt ? flt->nkey * (flt->nkeyrows > 1 ? flt->nkeyrows : 1) : 0) + 2;
+  dwl_value *p = calloc(maxp, sizeof *p);
+  SQLSMALLINT *pt = calloc(maxp, sizeof *pt);
   dwl_buf sql;
   buf_init(&sql, 0);
   odbc_stmt *st = NULL;
@@ -85,6 +89,15 @@ static int scan(target *t, const size_t *cols, size_t ncols, int all_cols, int w
       p[np] = flt->keyrow[flt->key[i]];
       pt[np++] = t->d->param_type(t->cols[flt->key[i] + off].decl.type);
     }
+  }
+  for (size_t k = 0; flt && k < flt->nkeyrows; k++) {
+    buf_adds(&sql, k ? " OR (" : " AND ((");
+    for (size_t i = 0; i < flt->nkey; i++) {
+      buf_printf(&sql, "%sd.%s = ?", i ? " AND " : "", t->cols[flt->key[i] + off].q);
+      p[np] = flt->keyrows[k][flt->key[i]];
+      pt[np++] = t->d->param_type(t->cols[flt->key[i] + off].decl.type);
+    }
+    buf_adds(&sql, k + 1 < flt->nkeyrows ? ")" : "))");
   }
   if (scd2 && which == SCAN_DELETED && t->ix[TC_DELETED] >= 0) {
     buf_printf(&sql, " AND d.%s = %s AND NOT (%s)", t->cols[t->ix[TC_DELETED]].q, t->d->true_lit, t->cur_pred);
@@ -232,6 +245,8 @@ static scan_filter filter_of(const target_keys *keys)
     .stage = keys->stage,
     .stage_cols = keys->stage_cols,
     .keyrow = keys->keyrow,
+    .keyrows = keys->keyrows,
+    .nkeyrows = keys->nkeyrows,
     .key = keys->key,
     .nkey = keys->nkey,
   };

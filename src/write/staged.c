@@ -89,9 +89,8 @@ int stage_init(writer *w, int kind, const char *name, const long *extra, size_t 
     types[i] = col_ptype(w, tc);
   }
   batch_opts o = writer_batch_opts(w, kind != STAGE_KEYS);
-  int rc = batch_open(w->t->c, w->t->d, s->name, s->cols, types, n, &o, &s->b, err);
-  free(types);
-  return rc;
+  s->types = types;  /* (key lists bind the stage's values back: staged_lists.c) */
+  return batch_open(w->t->c, w->t->d, s->name, s->cols, types, n, &o, &s->b, err);
 }
 
 /* "d.k1 = s.k1 AND d.k2 = s.k2" (keys with a NULL never reach a stage). */
@@ -102,9 +101,10 @@ static void join_keys(const writer *w, const stage *s, dwl_buf *b)
 }
 
 /* "UPDATE d ... SET <pairs> FROM s ..." in the dialect's syntax, keyed
- * (update_keyed_end) or not. */
+ * (update_keyed_end) or not: SET pairs are (target column, stage column
+ * index). */
 static char *update_sql(const writer *w, const stage *s, const char *on, const char *const *tset,
-                        const char *const *sset, size_t nset, const char *extra_set, int keyed)
+                        const size_t *sset, size_t nset, const char *extra_set, int keyed)
 {
   const target *t = w->t;
   const dialect *d = t->d;
@@ -112,7 +112,7 @@ static char *update_sql(const writer *w, const stage *s, const char *on, const c
   buf_init(&b, 0);
   d->update_begin(&b, t->table_q, s->name, on);
   for (size_t i = 0; i < nset; i++)
-    buf_printf(&b, "%s%s%s = s.%s", i ? ", " : "", d->set_prefix, tset[i], sset[i]);
+    buf_printf(&b, "%s%s%s = s.%s", i ? ", " : "", d->set_prefix, tset[i], s->cols[sset[i]]);
   if (extra_set)
     buf_printf(&b, ", %s%s", d->set_prefix, extra_set);
   if (keyed)
@@ -122,28 +122,45 @@ static char *update_sql(const writer *w, const stage *s, const char *on, const c
   return buf_steal(&b);
 }
 
+/* The quoted table columns of the key, then valid_from (with_vf), into
+ * m[]; returns how many. */
+static size_t match_cols(const writer *w, int with_vf, const char **m)
+{
+  const target *t = w->t;
+  size_t n = 0;
+  for (size_t i = 0; i < w->cols->nkey; i++)
+    m[n++] = t->cols[tcol_of(w, w->cols->key[i])].q;
+  if (with_vf)
+    m[n++] = t->cols[t->ix[TC_VALID_FROM]].q;
+  return n;
+}
+
 /* The statement applying a stage: SET pairs are (target column, stage
- * column); with_vf adds the version's valid_from to the join.  Where the
- * dialect has keyed statements and the key index serves the join (a
- * current version's, or upsert's key), the keyed one too, into the
- * stage's apply_keyed_sql (stages_apply chooses). */
-static char *apply_sql(writer *w, int kind, const char *const *tset, const char *const *sset, size_t nset,
-                       const char *extra_set, int with_vf)
+ * column index); with_vf adds the version's valid_from to the join.
+ * Where the dialect has keyed statements and the key index serves the
+ * join (a current version's, or upsert's key), the keyed one too, into
+ * the stage's apply_keyed_sql (stages_apply chooses); for a remote table,
+ * its key lists (staged_lists.c). */
+static char *apply_sql(writer *w, int kind, const char *const *tset, const size_t *sset, size_t nset,
+                       const char *extra_set, int with_vf, dwl_error *err)
 {
   const target *t = w->t;
   const dialect *d = t->d;
   stage *s = &w->stages[kind];
-  dwl_buf on, b;
+  dwl_buf on, b, cur;
   buf_init(&on, 0);
   buf_init(&b, 0);
+  buf_init(&cur, 0);
   join_keys(w, s, &on);
   /* Operations on a current version repeat the current predicate: it is
    * what lets the key index (partial, on current versions) serve the join. */
   int indexed = t->spec->mode == MODE_UPSERT;
-  if (kind != SLOT_REMOVE && with_vf) {
+  with_vf = with_vf && kind != SLOT_REMOVE;
+  if (with_vf) {
     buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey]);
     if (t->ix[TC_CURRENT] >= 0) {
-      buf_printf(&on, " AND d.%s = %s", t->cols[t->ix[TC_CURRENT]].q, d->true_lit);
+      buf_printf(&cur, "%s = %s", t->cols[t->ix[TC_CURRENT]].q, d->true_lit);
+      buf_printf(&on, " AND d.%s", cur.data);
       indexed = 1;
     }
   }
@@ -160,29 +177,42 @@ static char *apply_sql(writer *w, int kind, const char *const *tset, const char 
       sql = NULL;
     }
   }
+  if (sql && t->remote[0]) {
+    const char **m = calloc(w->cols->nkey + 1, sizeof *m);
+    size_t nm = m ? match_cols(w, with_vf, m) : 0;
+    if (!m || buf_failed(&cur) ||
+        stage_lists_init(w, s, kind == SLOT_REMOVE, m, nm, tset, sset, nset, cur.len ? cur.data : NULL, extra_set,
+                         err) != 0) {
+      free(sql);
+      sql = NULL;
+    }
+    free(m);
+  }
   buf_free(&b);
   buf_free(&on);
+  buf_free(&cur);
   return sql;
 }
 
 /* SET pairs for source columns idx[], whose stage columns start at `off`,
  * and the run id column from the stage column after them. */
 static char *apply_set(writer *w, int kind, const size_t *idx, size_t n, size_t off, const char *extra,
-                       int with_vf)
+                       int with_vf, dwl_error *err)
 {
-  const char **tset = calloc(n + 1, sizeof *tset), **sset = calloc(n + 1, sizeof *sset);
+  const char **tset = calloc(n + 1, sizeof *tset);
+  size_t *sset = calloc(n + 1, sizeof *sset);
   char *sql = NULL;
   if (tset && sset) {
     for (size_t i = 0; i < n; i++) {
       tset[i] = w->t->cols[tcol_of(w, idx[i])].q;
-      sset[i] = w->stages[kind].cols[off + i];
+      sset[i] = off + i;
     }
     size_t nset = n;
     if (has_run_id(w)) {
       tset[nset] = w->t->cols[w->t->ix[TC_RUN_ID]].q;
-      sset[nset++] = w->stages[kind].cols[off + n];
+      sset[nset++] = off + n;
     }
-    sql = apply_sql(w, kind, tset, sset, nset, extra, with_vf);
+    sql = apply_sql(w, kind, tset, sset, nset, extra, with_vf, err);
   }
   free(tset);
   free(sset);
@@ -194,6 +224,32 @@ static char *apply_set(writer *w, int kind, const size_t *idx, size_t n, size_t 
  * joined on those.  Staged on SQLite too (UPDATE ... FROM, SQLite 3.33):
  * the key index covers current versions only, so a statement per closed
  * version would scan the table each time. */
+/* A remote table's drop or reshape by key lists: matched on the key,
+ * valid_from [and deleted]; a reshape sets what[0..nset) from the stage
+ * columns after those. */
+static int history_lists(writer *w, int slot, int del, const long *what, size_t nset, dwl_error *err)
+{
+  const target *t = w->t;
+  size_t nk = w->cols->nkey, nm;
+  const char **m = calloc(nk + 2, sizeof *m), **set = calloc(nset + 1, sizeof *set);
+  size_t *src = calloc(nset + 1, sizeof *src);
+  int rc = m && set && src ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (rc == 0) {
+    nm = match_cols(w, 1, m);
+    if (del)
+      m[nm++] = t->cols[t->ix[TC_DELETED]].q;
+    for (size_t i = 0; i < nset; i++) {
+      set[i] = t->cols[what_tcol(w, what[i])].q;
+      src[i] = nm + i;
+    }
+    rc = stage_lists_init(w, &w->stages[slot], slot == SLOT_DROP, m, nm, set, src, nset, NULL, NULL, err);
+  }
+  free(m);
+  free(set);
+  free(src);
+  return rc;
+}
+
 static int history_stages(writer *w, dwl_error *err)
 {
   const target *t = w->t;
@@ -232,6 +288,8 @@ static int history_stages(writer *w, dwl_error *err)
     }
     buf_free(&on);
     w->stages[slot].apply_sql = buf_steal(&b);
+    if (t->remote[0] && w->stages[slot].apply_sql)
+      rc = history_lists(w, slot, del, extra + ne, nset, err);
   }
   free(extra);
   return rc;
@@ -258,16 +316,16 @@ int build_stages(writer *w, dwl_error *err)
     if (rc == 0) {
       stage *s = &w->stages[SLOT_EXPIRE];
       const char *tset[2] = {t->cols[t->ix[TC_VALID_TO]].q, NULL};
-      const char *sset[2] = {s->cols[nk + 1], NULL};
+      size_t sset[2] = {nk + 1, 0};
       size_t nset = 1;
       if (t->ix[TC_DELETED] >= 0) {
         tset[nset] = t->cols[t->ix[TC_DELETED]].q;
-        sset[nset++] = s->cols[nk + 2];
+        sset[nset++] = nk + 2;
       }
       char cur[300] = "";
       if (t->ix[TC_CURRENT] >= 0)
         snprintf(cur, sizeof cur, "%s = %s", t->cols[t->ix[TC_CURRENT]].q, t->d->false_lit);
-      s->apply_sql = apply_sql(w, SLOT_EXPIRE, tset, sset, nset, cur[0] ? cur : NULL, 1);
+      s->apply_sql = apply_sql(w, SLOT_EXPIRE, tset, sset, nset, cur[0] ? cur : NULL, 1, err);
     }
     /* type 1, current version: key, valid_from, t1...; every version: key, t1... */
     if (rc == 0 && c->nt1) {
@@ -279,11 +337,11 @@ int build_stages(writer *w, dwl_error *err)
         extra[ne++] = SC_RUN;
       rc = stage_init(w, SLOT_T1_CUR, "dwl_stage_type1", extra, ne, err);
       if (rc == 0)
-        w->stages[SLOT_T1_CUR].apply_sql = apply_set(w, SLOT_T1_CUR, c->t1, c->nt1, nk + 1, NULL, 1);
+        w->stages[SLOT_T1_CUR].apply_sql = apply_set(w, SLOT_T1_CUR, c->t1, c->nt1, nk + 1, NULL, 1, err);
       if (rc == 0)
         rc = stage_init(w, SLOT_T1_ALL, "dwl_stage_type1_all", extra + 1, ne - 1, err);
       if (rc == 0)
-        w->stages[SLOT_T1_ALL].apply_sql = apply_set(w, SLOT_T1_ALL, c->t1, c->nt1, nk, NULL, 0);
+        w->stages[SLOT_T1_ALL].apply_sql = apply_set(w, SLOT_T1_ALL, c->t1, c->nt1, nk, NULL, 0, err);
     }
     if (rc == 0)
       rc = history_stages(w, err);
@@ -295,14 +353,14 @@ int build_stages(writer *w, dwl_error *err)
       extra[ne++] = SC_RUN;
     rc = stage_init(w, SLOT_UPDATE, "dwl_stage_update", extra, ne, err);
     if (rc == 0)
-      w->stages[SLOT_UPDATE].apply_sql = apply_set(w, SLOT_UPDATE, c->t2, c->nt2, nk, NULL, 0);
+      w->stages[SLOT_UPDATE].apply_sql = apply_set(w, SLOT_UPDATE, c->t2, c->nt2, nk, NULL, 0, err);
   }
   if (rc == 0)
     rc = stage_init(w, SLOT_REMOVE, "dwl_stage_remove", extra, 0, err);
   if (rc == 0)
     rc = stage_init(w, STAGE_KEYS, "dwl_stage_keys", extra, 0, err);
   if (rc == 0)
-    w->stages[SLOT_REMOVE].apply_sql = apply_sql(w, SLOT_REMOVE, NULL, NULL, 0, NULL, 0);
+    w->stages[SLOT_REMOVE].apply_sql = apply_sql(w, SLOT_REMOVE, NULL, NULL, 0, NULL, 0, err);
   free(extra);
   for (int k = 0; rc == 0 && k < NSLOTS; k++)
     if (w->stages[k].ncols && !w->stages[k].apply_sql)
@@ -326,6 +384,8 @@ static int stage_create(writer *w, stage *s, dwl_error *err)
   }
   if (s->nindex && w->t->d->stage_index)
     w->t->d->stage_index(&b, s->cols, s->decl, s->index, s->nindex);
+  if (s->lists)  /* read back in pages by it (staged_lists.c) */
+    buf_printf(&b, ", %s %s", s->lists->serial, w->t->d->remote_stage_serial);
   buf_addc(&b, ')');
   int rc = b.data ? run_sql(w, NULL, b.data, NULL, NULL, 0, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
   buf_free(&b);
@@ -368,6 +428,9 @@ static long long stage_statements(const writer *w, const stage *s)
 {
   if (!s->used || (batch_pending(s->b) == 0 && batch_sent(s->b) == s->applied))
     return 0;
+  if (s->lists)
+    return (batch_pending(s->b) > 0) +
+           stage_lists_statements(s, batch_sent(s->b) + (long long)batch_pending(s->b) - s->applied) + 1;
   return (batch_pending(s->b) > 0) + (w->t->d->analyze_sql != NULL) + 2;
 }
 
@@ -381,10 +444,35 @@ long long stages_pending(const writer *w)
 
 /* One more statement of the write phase run (none counted when NULL: an
  * application in the middle of the apply phase, sink.c). */
-static void step(long long *steps)
+void stage_step(long long *steps)
 {
   if (steps)
     progress_step(++*steps);
+}
+
+/* Stage s applied by its one joined statement. */
+static int stage_apply_join(writer *w, stage *s, long long *steps, dwl_error *err)
+{
+  /* Fresh statistics let the planner probe the key index per staged row
+   * instead of hashing the whole table. */
+  if (w->t->d->analyze_sql) {
+    char sql[96];
+    snprintf(sql, sizeof sql, "%s %s", w->t->d->analyze_sql, s->name);
+    if (run_sql(w, NULL, sql, NULL, NULL, 0, err) != 0)
+      return -1;
+    stage_step(steps);
+  }
+  /* (the rows this statement applies: those sent since the last) */
+  long long rows = batch_sent(s->b) - s->applied;
+  int keyed = s->apply_keyed_sql ? target_keyed(w->t, rows, err) : 0;
+  if (keyed < 0)
+    return -1;
+  if (keyed)
+    log_msg(LOG_DEBUG, "%s applied by key: %lld rows against ~%lld in the table", s->name, rows, w->t->counted);
+  if (run_sql(w, NULL, keyed ? s->apply_keyed_sql : s->apply_sql, NULL, NULL, 0, err) != 0)
+    return -1;
+  stage_step(steps);
+  return 0;
 }
 
 /* Applies what is staged.  Staged operations name the version they change
@@ -400,33 +488,20 @@ int stages_apply(writer *w, long long *steps, dwl_error *err)
     if (batch_pending(s->b) > 0) {
       if (batch_flush(s->b, err) != 0)
         return -1;
-      step(steps);
+      stage_step(steps);
     }
-    /* Fresh statistics let the planner probe the key index per staged row
-     * instead of hashing the whole table. */
-    if (w->t->d->analyze_sql) {
-      char sql[96];
-      snprintf(sql, sizeof sql, "%s %s", w->t->d->analyze_sql, s->name);
-      if (run_sql(w, NULL, sql, NULL, NULL, 0, err) != 0)
+    if (s->lists) {
+      if (stage_lists_apply(w, s, steps, err) != 0)
         return -1;
-      step(steps);
+    } else if (stage_apply_join(w, s, steps, err) != 0) {
+      return -1;
     }
-    /* (the rows this statement applies: those sent since the last) */
-    long long rows = batch_sent(s->b) - s->applied;
-    int keyed = s->apply_keyed_sql ? target_keyed(w->t, rows, err) : 0;
-    if (keyed < 0)
-      return -1;
-    if (keyed)
-      log_msg(LOG_DEBUG, "%s applied by key: %lld rows against ~%lld in the table", s->name, rows, w->t->counted);
-    if (run_sql(w, NULL, keyed ? s->apply_keyed_sql : s->apply_sql, NULL, NULL, 0, err) != 0)
-      return -1;
-    step(steps);
     /* Emptied, so the next application only carries what came since. */
     char sql[80];
     snprintf(sql, sizeof sql, "DELETE FROM %s", s->name);
     if (run_sql(w, NULL, sql, NULL, NULL, 0, err) != 0)
       return -1;
-    step(steps);
+    stage_step(steps);
     s->applied = batch_sent(s->b);
   }
   return 0;
@@ -565,5 +640,7 @@ void stage_free(stage *s)
   free(s->apply_sql);
   free(s->apply_keyed_sql);
   free(s->index);
+  stage_lists_free(s->lists);
+  free(s->types);
 }
 

@@ -2,7 +2,7 @@
  * state, its staged kinds of operation and the functions one file of it
  * calls in another.  writer.c opens and closes the writer; plan.c runs or
  * prints a statement; slots.c builds the per-key statements; staged.c the
- * stages and their applying; sink.c is the engine's sink; batch.c the
+ * stages and their applying (staged_lists.c a distributed table's); sink.c is the engine's sink; batch.c the
  * bulk inserts they all send rows through. */
 #ifndef DWL_WRITER_IMPL_H
 #define DWL_WRITER_IMPL_H
@@ -21,6 +21,24 @@ enum { STAGE_KEYS = NSLOTS, NSTAGES };
  * columns (which are their indexes, >= 0): the bookkeeping values. */
 enum { SC_VF = -1, SC_VT = -2, SC_DEL = -3, SC_OLDVF = -4, SC_OLDDEL = -5, SC_CUR = -6, SC_SK = -7, SC_RUN = -8 };
 
+/* The same application by key lists, for a remote (Spider) table
+ * (staged_lists.c): the stage's first nmatch columns match table columns
+ * mcol[]; SET pairs set table column set[i] from stage column src[i]. */
+typedef struct stage_lists {
+  int del;                 /* a DELETE (no SET pairs) */
+  size_t nmatch;
+  const char **mcol;       /* quoted table columns (borrowed from the target) */
+  size_t nset;
+  const char **set;        /* quoted table columns (borrowed) */
+  size_t *src;             /* stage column indexes */
+  char *where;             /* a condition without parameters ANDed to the matches, or NULL */
+  char *set_fixed;         /* a SET pair without parameters, or NULL */
+  char serial[64];         /* the quoted column numbering the stage's rows, read back by it */
+  size_t rows;             /* staged rows per statement */
+  char *full_sql;          /* the statement for `rows` rows */
+  odbc_stmt *full;         /* and its preparation, made once */
+} stage_lists;
+
 /* A staged kind of operation: its temporary table and the statement that
  * applies it. */
 typedef struct stage {
@@ -31,12 +49,14 @@ typedef struct stage {
   dwl_column *decl;        /* their types */
   const char **collate;    /* the table column's character set and collation each takes, or NULL
                             * (borrowed from the target's columns) */
+  SQLSMALLINT *types;      /* their parameter types (stage_init's stages), or NULL */
   batch *b;
   char *apply_sql;
   char *apply_keyed_sql;   /* the same with the dialect's keyed statement, or NULL (apply_sql) */
   long long applied;       /* rows of b already applied */
   size_t *index;           /* columns indexed in its CREATE TEMPORARY TABLE (dialect stage_index) */
   size_t nindex;
+  stage_lists *lists;      /* applied by key lists (a remote table), or NULL */
 } stage;
 
 struct writer {
@@ -100,6 +120,22 @@ int staged_key(const writer *w, const dwl_value *keyrow);
  * NULL; stages_pending: how many it will run. */
 int stages_apply(writer *w, long long *steps, dwl_error *err);
 long long stages_pending(const writer *w);
+void stage_step(long long *steps);
+
+/* staged_lists.c: a remote table's stages, applied by key lists.
+ * stage_lists_init describes stage s's application (after stage_init
+ * made its columns): match the first nmatch stage columns with table
+ * columns mcol[], ANDed with `where` (or NULL); set table columns set[]
+ * from stage columns src[], and `set_fixed` (or NULL); del: a DELETE.
+ * A stage that sets a column it matches on keeps its join (s->lists
+ * stays NULL). */
+int stage_lists_init(writer *w, stage *s, int del, const char *const *mcol, size_t nmatch, const char *const *set,
+                     const size_t *src, size_t nset, const char *where, const char *set_fixed, dwl_error *err);
+/* The statements stage_lists_apply runs for `rows` staged rows. */
+long long stage_lists_statements(const stage *s, long long rows);
+/* Reads s back page by page and applies it; stage_step for each statement. */
+int stage_lists_apply(writer *w, stage *s, long long *steps, dwl_error *err);
+void stage_lists_free(stage_lists *l);
 
 /* sink.c: the key's values of a source row into p; returns how many. */
 size_t key_params(const writer *w, const dwl_value *row, dwl_value *p);

@@ -57,22 +57,23 @@ sql "CREATE SERVER $S1 FOREIGN DATA WRAPPER mysql OPTIONS (HOST '$DWL_SPIDER_SHA
 sql "CREATE SERVER $S2 FOREIGN DATA WRAPPER mysql OPTIONS (HOST '$DWL_SPIDER_SHARD2_HOST',
        PORT $DWL_SPIDER_SHARD2_PORT, USER '$DWL_SPIDER_USER', PASSWORD '$DWL_SPIDER_PASSWORD', DATABASE '$WH_DB')"
 
-# spider_table T: dwload's scd2 layout for T, as a Spider table on the head
-# partitioned by KEY (id) over the shards, and its partitions on them.  The
-# partition key must be in every unique key: the primary key is
-# (dim_id, id).
+# spider_table T [COLUMNS]: dwload's scd2 layout for T (or COLUMNS), as a
+# Spider table on the head partitioned by KEY (id) over the shards, and its
+# partitions on them.  The partition key must be in every unique key: the
+# primary key is (dim_id, id).
 spider_table() {
-  _cols="dim_id BIGINT NOT NULL, id BIGINT NOT NULL, name VARCHAR(20), lmd DATETIME(6), valid_from DATETIME(6),
+  _cols=${2:-"dim_id BIGINT NOT NULL, id BIGINT NOT NULL, name VARCHAR(20), lmd DATETIME(6), valid_from DATETIME(6),
          valid_to DATETIME(6), is_current BOOLEAN NOT NULL, is_deleted BOOLEAN NOT NULL,
-         PRIMARY KEY (dim_id, id), KEY ${1}_key (id, is_current)"
+         PRIMARY KEY (dim_id, id), KEY ${1}_key (id, is_current)"}
   shard 1 -D "$WH_DB" -e "CREATE TABLE $1 ($_cols) ENGINE=InnoDB"
   shard 2 -D "$WH_DB" -e "CREATE TABLE $1 ($_cols) ENGINE=InnoDB"
   sql "CREATE TABLE $1 ($_cols) ENGINE=SPIDER COMMENT='wrapper \"mysql\", table \"$1\"'
          PARTITION BY KEY (id) (PARTITION p1 COMMENT = 'srv \"$S1\"', PARTITION p2 COMMENT = 'srv \"$S2\"')"
 }
 
-# spider_job NAME TABLE CONN [TARGET-LINES]: a csv -> scd2 job on ${FEED}
-spider_job() {
+# feed_job NAME TABLE CONN REST: a csv job on ${FEED}; REST: what follows
+# target.table (more target keys, the load mapping, ...)
+feed_job() {
   job "$1" <<EOF
 version: 1
 job: $1
@@ -82,12 +83,17 @@ source:
 target:
   connection: "$3"
   table: $2
-${4:-}
+$4
+EOF
+}
+
+# spider_job NAME TABLE CONN [TARGET-LINES]: a csv -> scd2 job on ${FEED}
+spider_job() {
+  feed_job "$1" "$2" "$3" "${4:-}
 load:
   mode: scd2
   key: [id]
-  lmd: lmd
-EOF
+  lmd: lmd"
 }
 
 # history T: every version through the head; on_shards T: the same read
@@ -204,14 +210,15 @@ is "$(on_shards dim_acc)" "$(history dim_acc)" "accept_non_atomic: the same rows
 spider_table dim_bulk
 J_BULK=$(spider_job dim_bulk dim_bulk "$XA_ON")
 awk 'BEGIN { print "id,name,lmd"; for (i = 1; i <= 2000; i++) printf "%d,n%d,2024-01-01\n", i, i }' >"$WORK/bulk.csv"
-com_insert() {
-  shard "$1" -e "SHOW GLOBAL STATUS LIKE 'Com_insert'" | cut -f2
+# com STATEMENT: how many of them (Com_insert, Com_update) both shards ran
+com() {
+  echo $(($(shard 1 -e "SHOW GLOBAL STATUS LIKE 'Com_$1'" | cut -f2) +
+          $(shard 2 -e "SHOW GLOBAL STATUS LIKE 'Com_$1'" | cut -f2)))
 }
-INS1=$(com_insert 1)
-INS2=$(com_insert 2)
+INS0=$(com insert)
 FEED=$WORK/bulk.csv dw run "$J_BULK"
 is "$RC" 0 "bulk: a 2000-row initial load exits 0"
-INS=$(($(com_insert 1) - INS1 + $(com_insert 2) - INS2))
+INS=$(($(com insert) - INS0))
 PS=$(per_shard dim_bulk)
 is "$(($(echo "$PS" | cut -d, -f1) + $(echo "$PS" | cut -d, -f2)))" 2000 "bulk: the shards hold the 2000 rows"
 if [ "$INS" -gt 0 ] && [ "$INS" -lt 200 ]; then
@@ -222,14 +229,20 @@ fi
 is "$(on_shards dim_bulk | sed -n '1p;2000p')" "1|n1|2024-01-01 00:00:00||1
 2000|n2000|2024-01-01 00:00:00||1" "bulk: the first and last keys' versions on the shards"
 
-# ---- statistics of an empty table: the expire still probes the key -----------------
+# ---- statistics of an empty table; the expire as key lists --------------------------
 # The head plans with the shards' statistics as it last fetched them:
 # held here for an hour (spider_sts_interval, spider_crd_interval), they
 # are those of dim_stats before its load, an empty table, and a plan made
-# with them read the table again for the expire.  dwload's sessions fetch
-# them for each statement.  Handler_read_rnd_next counts the rows a
-# server reads by full scans: reading the current versions is one scan
-# of the 2000 rows (200 keys are not a tenth of the table: no keyed read).
+# with them read the table again for each staged row of an expire joined
+# with its stage (87 s for 6,000 rows into 100k).  dwload's sessions fetch
+# them for each statement, and the expire goes as key lists, a statement
+# the head hands to each shard whole (src/write/staged_lists.c): a few
+# UPDATE statements on the shards, not one per expired version (and a
+# SELECT before each).  Handler_read_rnd_next counts the rows a server
+# reads by full scans: reading the current versions is one scan of the
+# 2000 rows (200 keys are not a tenth of the table: no keyed read), and
+# each shard may scan its 1000 once more for the expire, where a read per
+# staged row would be 200 times that.
 STATS_WAS=$(sql "SELECT CONCAT('spider_sts_interval = ', @@GLOBAL.spider_sts_interval,
                                 ', spider_crd_interval = ', @@GLOBAL.spider_crd_interval)")
 WH_AT_EXIT="$WH_AT_EXIT
@@ -244,18 +257,214 @@ scan_rows() {
   echo $(($(shard 1 -e "SHOW GLOBAL STATUS LIKE 'Handler_read_rnd_next'" | cut -f2) +
           $(shard 2 -e "SHOW GLOBAL STATUS LIKE 'Handler_read_rnd_next'" | cut -f2)))
 }
+FEED=$WORK/bulk2.csv dw plan --sql "$J_STATS"
+is "$RC" 0 "key lists: plan exits 0"
+like "$OUT" "-- dwl_stage_expire: its 200 rows read back in order of \`dwl_stage_row\` and applied 500 a statement, as:
+UPDATE \`dim_stats\` USE INDEX () SET \`valid_to\` = CASE WHEN (\`id\` = ? AND \`valid_from\` = ?) THEN ? END" \
+  "key lists: plan --sql shows how the expire would go"
 SCAN0=$(scan_rows)
-FEED=$WORK/bulk2.csv dw run "$J_STATS"
+UPD0=$(com update)
+FEED=$WORK/bulk2.csv dw --log-level debug run "$J_STATS"
 is "$RC" 0 "stale statistics: the delta exits 0"
 is "$(counts)" "read=200 skipped=0 inserted=200 expired=200 updated=0 deleted=0 unchanged=0" \
   "stale statistics: the delta's counts"
 SCANNED=$(($(scan_rows) - SCAN0))
-if [ "$SCANNED" -lt 3000 ]; then
-  pass "stale statistics: the shards read $SCANNED rows by full scans (the current versions once)"
+UPD=$(($(com update) - UPD0))
+if [ "$SCANNED" -lt 6000 ]; then
+  pass "stale statistics: the shards read $SCANNED rows by full scans (the current versions, and each shard's part)"
 else
-  fail "stale statistics: the shards read fewer than 3000 rows by full scans" "got: $SCANNED"
+  fail "stale statistics: the shards read fewer than 6000 rows by full scans" "got: $SCANNED"
+fi
+like "$ERR" "dwl_stage_expire applied by key lists: 200 rows in 1 statements" "key lists: the log says how"
+# (the checkpoint's row on shard 1 takes an UPDATE too)
+if [ "$UPD" -gt 0 ] && [ "$UPD" -le 6 ]; then
+  pass "key lists: the shards ran $UPD UPDATE statements for 200 expires"
+else
+  fail "key lists: the shards ran at most 6 UPDATE statements for 200 expires" "got: $UPD"
 fi
 sql "SET GLOBAL $STATS_WAS"
+
+# ---- key lists: a Spider table's history equals a local table's -----------------------
+# A Spider table's staged expires (deletions among them), type 1
+# overwrites of every version and history repairs go to the shards as key
+# lists (src/write/staged_lists.c); a table of the head alone takes them
+# as joins.  Random change streams with late rows (tests/late_gen.py),
+# run after run into both, must leave the same history, row for row.
+KL_SEED=${DWL_DIFF_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+echo "# key lists: seed $KL_SEED (DWL_DIFF_SEED=$KL_SEED to repeat)"
+python3 "$TOP_SRCDIR/tests/late_gen.py" "$KL_SEED" 40 "$WORK/kl" 7200
+spider_table kl "sk CHAR(64) NOT NULL, id VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  v TEXT, t TEXT, op TEXT, lmd DATETIME(6), valid_from DATETIME(6), valid_to DATETIME(6),
+  is_current BOOLEAN NOT NULL, is_deleted BOOLEAN NOT NULL, PRIMARY KEY (sk, id), KEY kl_key (id, is_current)"
+# list_job NAME TABLE LOAD: a csv job on ${FEED} into TABLE through the
+# head, XA on; LOAD: its load (and dimension) mappings
+list_job() {
+  feed_job "$1" "$2" "$XA_ON" "$3"
+}
+# side_by_side WHAT TABLE FEED: FEED into TABLE_local, then (logging at
+# debug) into the Spider table TABLE: both exit 0, with the same counts
+side_by_side() {
+  FEED=$3 dw run "$WORK/${2}_local.yaml"
+  is "$RC" 0 "$1: the local table's run exits 0"
+  _sbs=$(counts)
+  FEED=$3 dw --log-level debug run "$WORK/$2.yaml"
+  is "$RC" 0 "$1: the Spider table's run exits 0"
+  is "$(counts)" "$_sbs" "$1: the same counts as the local table's"
+}
+# the late-row scd2 job of late_diff.sh's second layout
+KL_LOAD="load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+  deletes: {column: op, values: [D]}
+  lookback: 2h
+  late: repair
+  type1: [t]
+  type1_scope: all
+dimension:
+  surrogate_key: sk
+  surrogate_strategy: hash"
+J_KL=$(list_job kl kl "$KL_LOAD")
+J_KLL=$(list_job kl_local kl_local "$KL_LOAD")
+_k=1 _bad="" _lists="" _late=0 _expired=0 _deleted=0
+while [ "$_k" -le "$(cat "$WORK/kl/runs")" ]; do
+  cp "$WORK/kl/run$_k.csv" "$WORK/kl/src.csv"
+  FEED=$WORK/kl/src.csv dw run "$J_KLL"
+  [ "$RC" = 0 ] || { _bad="local run $_k exited $RC: $(printf '%s' "$ERR" | grep -v ' info: ' | head -n 3)"; break; }
+  FEED=$WORK/kl/src.csv dw --log-level debug run "$J_KL"
+  [ "$RC" = 0 ] || { _bad="Spider run $_k exited $RC: $(printf '%s' "$ERR" | grep -v ' info: ' | head -n 3)"; break; }
+  _lists="$_lists $(printf '%s' "$ERR" | sed -n 's/.* \(dwl_stage_[a-z0-9_]*\) applied by key lists.*/\1/p' | tr '\n' ' ')"
+  _late=$((_late + $(field late_repaired)))
+  _expired=$((_expired + $(field expired)))
+  _deleted=$((_deleted + $(field deleted)))
+  _k=$((_k + 1))
+done
+is "$_bad" "" "key lists: every run succeeds on both tables"
+for _s in dwl_stage_expire dwl_stage_type1_all; do
+  case " $_lists " in
+    *" $_s "*) pass "key lists: $_s went as key lists" ;;
+    *) fail "key lists: $_s went as key lists (seed $KL_SEED)" "got: $_lists" ;;
+  esac
+done
+# (a reshape moves valid_from, which its key lists would match on: it
+# keeps its join)
+case " $_lists " in
+  *" dwl_stage_reshape "*) fail "key lists: dwl_stage_reshape keeps its join" "got: $_lists" ;;
+  *) pass "key lists: dwl_stage_reshape keeps its join" ;;
+esac
+if [ "$_late" -gt 0 ] && [ "$_expired" -gt 0 ] && [ "$_deleted" -gt 0 ]; then
+  pass "key lists: the runs repaired $_late late rows, expired $_expired versions, deleted $_deleted keys"
+else
+  fail "key lists: the runs repaired, expired and deleted (seed $KL_SEED)" \
+    "late $_late, expired $_expired, deleted $_deleted"
+fi
+KL_Q="SELECT sk, id, v, t, op, lmd, valid_from, valid_to, is_current, is_deleted FROM %s ORDER BY id, valid_from, is_deleted"
+# shellcheck disable=SC2059
+KL_LOCAL=$(sql "$(printf "$KL_Q" kl_local)")
+# shellcheck disable=SC2059
+KL_SPIDER=$(sql "$(printf "$KL_Q" kl)")
+if [ -n "$KL_LOCAL" ] && [ "$KL_SPIDER" = "$KL_LOCAL" ]; then
+  pass "key lists: the Spider table's $(printf '%s\n' "$KL_SPIDER" | wc -l) versions equal the local table's"
+else
+  printf '%s\n' "$KL_SPIDER" >"$WORK/kl/spider.txt"
+  printf '%s\n' "$KL_LOCAL" >"$WORK/kl/local.txt"
+  fail "key lists: the Spider table's history equals the local table's (seed $KL_SEED)" \
+    "$(diff "$WORK/kl/spider.txt" "$WORK/kl/local.txt" | head -n 20)"
+fi
+
+# ---- key lists: a stage read back in pages ------------------------------------
+# The stage is read back 10,000 rows a page (20 statements of 500):
+# 10,500 expires take two pages and 21 statements, and every key keeps
+# one current version.
+spider_table pg
+J_PG=$(spider_job pg pg "$XA_ON")
+awk 'BEGIN { print "id,name,lmd"; for (i = 1; i <= 10500; i++) printf "%d,n%d,2024-01-01\n", i, i }' >"$WORK/pg1.csv"
+awk 'BEGIN { print "id,name,lmd"; for (i = 1; i <= 10500; i++) printf "%d,m%d,2024-01-02\n", i, i }' >"$WORK/pg2.csv"
+FEED=$WORK/pg1.csv dw run "$J_PG"
+is "$RC" 0 "pages: the 10,500-row initial load exits 0"
+FEED=$WORK/pg2.csv dw --log-level debug run "$J_PG"
+is "$RC" 0 "pages: the delta exits 0"
+is "$(counts)" "read=10500 skipped=0 inserted=10500 expired=10500 updated=0 deleted=0 unchanged=0" "pages: the delta's counts"
+like "$ERR" "dwl_stage_expire applied by key lists: 10500 rows in 21 statements" "pages: two pages, 21 statements"
+is "$(sql "SELECT COUNT(*), SUM(is_current), SUM(is_current = 0 AND valid_to = '2024-01-02 00:00:00'),
+                  COUNT(DISTINCT CASE WHEN is_current = 1 THEN id END) FROM pg")" "21000|10500|10500|10500" \
+  "pages: every key's first version expired, its second current"
+# A keyed lookup of 1000 keys: two key lists, a SELECT on each shard for
+# each (Com_select), where a join with the head's key stage ran one per key.
+J_PGK=$(spider_job pg_keys pg "$XA_ON")
+echo "  lookup: keys" >>"$J_PGK"
+awk 'BEGIN { print "id,name,lmd"; for (i = 1; i <= 10500; i += 10) printf "%d,o%d,2024-01-03\n", i, i }' >"$WORK/pg3.csv"
+SEL0=$(com select)
+FEED=$WORK/pg3.csv dw --log-level debug run "$J_PGK"
+SEL=$(($(com select) - SEL0))
+is "$RC|$(counts)" "0|read=1050 skipped=0 inserted=1050 expired=1050 updated=0 deleted=0 unchanged=0" \
+  "keyed lookup: the delta of 1050 keys loads"
+like "$ERR" "the delta's keys read by key lists: 3 statements" "keyed lookup: its keys read by 3 key lists"
+if [ "$SEL" -gt 0 ] && [ "$SEL" -le 20 ]; then
+  pass "keyed lookup: the shards ran $SEL SELECT statements for 1050 keys"
+else
+  fail "keyed lookup: the shards ran at most 20 SELECT statements for 1050 keys" "got: $SEL"
+fi
+
+# ---- key lists: a history repair's drops ---------------------------------------
+# A stored history with two equal versions in a row (late.sh's redundant
+# case, for 300 keys): a late row makes the replay merge them, one
+# version reshaped (by its join), the other dropped (by key lists).
+RD_COLS="dim_id BIGINT NOT NULL, id BIGINT NOT NULL, v VARCHAR(8), lmd DATETIME(6), valid_from DATETIME(6) NOT NULL, valid_to DATETIME(6),
+  is_current BOOLEAN NOT NULL, is_deleted BOOLEAN NOT NULL, PRIMARY KEY (id, valid_from, is_deleted)"
+spider_table rd "$RD_COLS"
+sql "CREATE TABLE rd_local ($RD_COLS)"
+RD_LOAD="load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+  lookback: 30d"
+J_RD=$(list_job rd rd "$RD_LOAD")
+J_RDL=$(list_job rd_local rd_local "$RD_LOAD")
+awk 'BEGIN { print "id,v,lmd"; for (i = 1; i <= 300; i++) printf "%d,a,2024-01-01\n%d,b,2024-01-10\n", i, i }' >"$WORK/rd1.csv"
+awk 'BEGIN { print "id,v,lmd"; for (i = 1; i <= 300; i++) printf "%d,a,2024-01-05\n", i }' >"$WORK/rd2.csv"
+for _t in rd_local rd; do
+  FEED=$WORK/rd1.csv dw run "$WORK/$_t.yaml"
+  is "$RC" 0 "drops: the history loads into $_t"
+  sql "UPDATE $_t SET v = 'a' WHERE valid_from = '2024-01-10 00:00:00'"
+done
+side_by_side drops rd "$WORK/rd2.csv"
+like "$ERR" "dwl_stage_drop applied by key lists: 300 rows in 1 statements" "drops: the drops as key lists"
+like "$ERR" "the keys with late rows read by key lists: 1 statements" "drops: their histories read by a key list"
+RD_Q="SELECT id, v, valid_from, valid_to, is_current, is_deleted FROM %s ORDER BY id, valid_from"
+# shellcheck disable=SC2059
+RD_LOCAL=$(sql "$(printf "$RD_Q" rd_local)")
+# shellcheck disable=SC2059
+is "$(sql "$(printf "$RD_Q" rd)")" "$RD_LOCAL" "drops: the Spider table's history equals the local table's"
+is "$(printf '%s\n' "$RD_LOCAL" | grep -c '|a|2024-01-01 00:00:00||1|0$')" 300 \
+  "drops: each key has one version, a, current since 2024-01-01"
+
+# ---- key lists: upsert's updates and removals ------------------------------------
+spider_table up "id BIGINT NOT NULL, name VARCHAR(20), op VARCHAR(4), lmd DATETIME(6), PRIMARY KEY (id)"
+UP_LOAD="load:
+  mode: upsert
+  key: [id]
+  lmd: lmd
+  deletes: {column: op, values: [D]}"
+J_UP=$(list_job up up "$UP_LOAD")
+J_UPL=$(list_job up_local up_local "$UP_LOAD")
+awk 'BEGIN { print "id,name,op,lmd"; for (i = 1; i <= 600; i++) printf "%d,n%d,,2024-01-01\n", i, i }' >"$WORK/up1.csv"
+# every third key changes, every seventh that does not is deleted (57), 50 are new
+awk 'BEGIN { print "id,name,op,lmd"
+             for (i = 1; i <= 650; i++)
+               if (i > 600 || i % 3 == 0) printf "%d,m%d,,2024-01-02\n", i, i
+               else if (i % 7 == 0) printf "%d,n%d,D,2024-01-02\n", i, i }' >"$WORK/up2.csv"
+for _j in "$J_UPL" "$J_UP"; do
+  FEED=$WORK/up1.csv dw run "$_j"
+  is "$RC" 0 "upsert: the initial load exits 0 ($(basename "$_j" .yaml))"
+done
+side_by_side upsert up "$WORK/up2.csv"
+like "$(counts)" "updated=200 deleted=57" "upsert: 200 updated, 57 deleted"
+like "$ERR" "dwl_stage_update applied by key lists: 200 rows in 1 statements" "upsert: the updates as key lists"
+like "$ERR" "dwl_stage_remove applied by key lists: 57 rows in 1 statements" "upsert: the removals as key lists"
+UP_LOCAL=$(sql "SELECT id, name, op, lmd FROM up_local ORDER BY CAST(id AS UNSIGNED)")
+is "$(sql "SELECT id, name, op, lmd FROM up ORDER BY id")" "$UP_LOCAL" "upsert: the Spider table's rows equal the local table's"
+is "$(printf '%s\n' "$UP_LOCAL" | wc -l)" 593 "upsert: 593 rows"
 
 # ---- engine: pushdown on a Spider table: the memory engine's history ----------------
 # The same two feeds as dim_stats (memory engine) into dim_pd with
