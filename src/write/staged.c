@@ -160,6 +160,7 @@ static char *apply_sql(writer *w, int kind, const char *const *tset, const size_
     buf_printf(&on, " AND d.%s = s.%s", t->cols[t->ix[TC_VALID_FROM]].q, s->cols[w->cols->nkey]);
     if (t->ix[TC_CURRENT] >= 0) {
       buf_printf(&cur, "%s = %s", t->cols[t->ix[TC_CURRENT]].q, d->true_lit);
+      buf_taint(&on, &cur);
       buf_printf(&on, " AND d.%s", cur.data);
       indexed = 1;
     }
@@ -219,11 +220,6 @@ static char *apply_set(writer *w, int kind, const size_t *idx, size_t n, size_t 
   return sql;
 }
 
-/* Staged drop and reshape: key, valid_from [, deleted] of the stored
- * version, then (reshape) what it becomes; applied by one DELETE or UPDATE
- * joined on those.  Staged on SQLite too (UPDATE ... FROM, SQLite 3.33):
- * the key index covers current versions only, so a statement per closed
- * version would scan the table each time. */
 /* A remote table's drop or reshape by key lists: matched on the key,
  * valid_from [and deleted]; a reshape sets what[0..nset) from the stage
  * columns after those. */
@@ -250,6 +246,11 @@ static int history_lists(writer *w, int slot, int del, const long *what, size_t 
   return rc;
 }
 
+/* Staged drop and reshape: key, valid_from [, deleted] of the stored
+ * version, then (reshape) what it becomes; applied by one DELETE or UPDATE
+ * joined on those.  Staged on SQLite too (UPDATE ... FROM, SQLite 3.33):
+ * the key index covers current versions only, so a statement per closed
+ * version would scan the table each time. */
 static int history_stages(writer *w, dwl_error *err)
 {
   const target *t = w->t;
