@@ -101,9 +101,12 @@ int stage_lists_init(writer *w, stage *s, int del, const char *const *mcol, size
   l->mcol = calloc(nmatch ? nmatch : 1, sizeof *l->mcol);
   l->set = calloc(nset ? nset : 1, sizeof *l->set);
   l->src = calloc(nset ? nset : 1, sizeof *l->src);
-  int rc = l->mcol && l->set && l->src && (!where || (l->where = strdup(where))) &&
-                   (!set_fixed || del || (l->set_fixed = strdup(set_fixed)))
-               ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (where)
+    l->where = strdup(where);
+  if (set_fixed && !del)
+    l->set_fixed = strdup(set_fixed);
+  int ok = l->mcol && l->set && l->src && (!where || l->where) && (!set_fixed || del || l->set_fixed);
+  int rc = ok ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; rc == 0 && i < nmatch; i++)
     l->mcol[i] = mcol[i];
   for (size_t i = 0; rc == 0 && i < l->nset; i++) {
@@ -235,28 +238,30 @@ static int read_page(writer *w, stage *s, size_t max, page *pg, dwl_error *err)
   return rc < 0 ? -1 : 0;
 }
 
+/* Column col of the page's row `row` as parameter *k (and its type). */
+static void put(const stage *s, const page *pg, size_t row, size_t col, dwl_value *p, SQLSMALLINT *ty, size_t *k)
+{
+  const pval *v = &pg->v[row * pg->ncols + col];
+  /* (an empty page's bytes may have no buffer at all) */
+  p[*k] = (dwl_value){.data = v->len ? pg->bytes.data + v->off : "", .len = v->len, .is_null = v->is_null};
+  ty[(*k)++] = s->types[col];
+}
+
 /* Rows [first, first + n) of the page as the statement's parameters, in
  * its order: each SET column's CASE, then the WHERE's matches. */
 static void chunk_params(const stage *s, const page *pg, size_t first, size_t n, dwl_value *p, SQLSMALLINT *ty)
 {
   const stage_lists *l = s->lists;
   size_t k = 0;
-#define PUT(r, col)                                                                         \
-  do {                                                                                      \
-    const pval *v_ = &pg->v[(first + (r)) * pg->ncols + (col)];                             \
-    p[k] = (dwl_value){.data = pg->bytes.data + v_->off, .len = v_->len, .is_null = v_->is_null}; \
-    ty[k++] = s->types[col];                                                                \
-  } while (0)
   for (size_t j = 0; j < l->nset; j++)
-    for (size_t r = 0; r < n; r++) {
+    for (size_t r = first; r < first + n; r++) {
       for (size_t m = 0; m < l->nmatch; m++)
-        PUT(r, m);
-      PUT(r, l->src[j]);
+        put(s, pg, r, m, p, ty, &k);
+      put(s, pg, r, l->src[j], p, ty, &k);
     }
-  for (size_t r = 0; r < n; r++)
+  for (size_t r = first; r < first + n; r++)
     for (size_t m = 0; m < l->nmatch; m++)
-      PUT(r, m);
-#undef PUT
+      put(s, pg, r, m, p, ty, &k);
 }
 
 /* Plan mode: nothing was staged to read back; what a run would do, with
