@@ -102,6 +102,9 @@ trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+. "$TOP_SRCDIR/tests/python3-direct.sh"
+python3_direct "$WORK/.bin" || exit 1
+
 # Field and record separators of psql's output, which no test value holds.
 _US=$(printf '\037')
 _RS=$(printf '\036')
