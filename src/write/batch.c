@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "plan.h"
+#include "rowbuf.h"
 
 /* Rows per INSERT statement: hundreds amortise the per-statement cost of
  * the driver round trip; the dialect caps parameters per statement. */
@@ -20,11 +21,6 @@
 /* Rows per parameter set (dialect param_sets): one bulk command each. */
 #define WRITER_SET_ROWS 2000
 
-typedef struct pval {
-  size_t off, len;
-  int is_null;
-} pval;
-
 /* Multi-row inserts into one table, buffered. */
 struct batch {
   odbc_conn *c;
@@ -34,9 +30,8 @@ struct batch {
   size_t ncols;
   SQLSMALLINT *ptypes;     /* ncols * rows_per */
   size_t rows_per;
-  pval *pend;              /* rows_per * ncols pending values */
-  size_t npend;
-  dwl_buf arena;           /* their bytes */
+  rowbuf pend;             /* the pending rows (not with row_array) */
+  size_t npend;            /* rows pending */
   dwl_value *params;       /* rows_per * ncols: binding scratch of a flush, made at the first */
   odbc_stmt *full;         /* arrays: prepared for any number of rows */
   odbc_stmt *bound;        /* otherwise: for rows_per rows, bound to its own buffers */
@@ -94,7 +89,7 @@ int batch_open(odbc_conn *c, const dialect *d, const char *table_q, char *const 
   b->plan = o->print;
   b->sqlout = o->sqlout;
   b->what = o->what;
-  buf_init(&b->arena, 0);
+  rowbuf_init(&b->pend, ncols);
   int rc = (b->table_q = strdup(table_q)) && (b->cols = calloc(ncols ? ncols : 1, sizeof *b->cols))
                ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; rc == 0 && i < ncols; i++, b->ncols++)
@@ -121,9 +116,8 @@ int batch_open(odbc_conn *c, const dialect *d, const char *table_q, char *const 
       buf_init(&b->lit[k][i], 0);
   }
   if (rc == 0 && !b->row_array) {
-    b->pend = calloc(b->rows_per * ncols, sizeof *b->pend);
     b->ptypes = calloc(b->rows_per * ncols, sizeof *b->ptypes);
-    if (!b->pend || !b->ptypes)
+    if (rowbuf_reserve(&b->pend, b->rows_per) != 0 || !b->ptypes)
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
     for (size_t i = 0; rc == 0 && i < b->rows_per * ncols; i++)
       b->ptypes[i] = types[i % ncols];
@@ -150,8 +144,7 @@ void batch_free(batch *b)
     free(b->lit[k]);
     free(b->aparams[k]);
   }
-  buf_free(&b->arena);
-  free(b->pend);
+  rowbuf_free(&b->pend);
   free(b->ptypes);
   free(b->params);
   for (size_t i = 0; b->cols && i < b->ncols; i++)
@@ -177,6 +170,7 @@ int batch_unadd(batch *b)
     return -1;
   if (b->npend == 0)
     return 0;
+  rowbuf_pop(&b->pend);
   b->npend--;
   return 1;
 }
@@ -270,26 +264,26 @@ static int array_literal(const batch *b, size_t col, dwl_buf *out)
   if (buf_addc(out, '{') != 0)
     return -1;
   for (size_t r = 0; r < b->npend; r++) {
-    const pval *v = &b->pend[r * b->ncols + col];
+    dwl_value v = rowbuf_get(&b->pend, r, col);
     if (r && buf_addc(out, ',') != 0)
       return -1;
-    if (v->is_null) {
+    if (v.is_null) {
       if (buf_add(out, "NULL", 4) != 0)
         return -1;
       continue;
     }
-    const char *p = b->arena.data + v->off;
-    if (buf_grow(out, v->len + 2) != 0 || buf_addc(out, '"') != 0)
+    const char *p = v.data;
+    if (buf_grow(out, v.len + 2) != 0 || buf_addc(out, '"') != 0)
       return -1;
     size_t run = 0;
-    for (size_t i = 0; i < v->len; i++) {
+    for (size_t i = 0; i < v.len; i++) {
       if (p[i] != '"' && p[i] != '\\')
         continue;
       if (buf_add(out, p + run, i - run) != 0 || buf_addc(out, '\\') != 0 || buf_addc(out, p[i]) != 0)
         return -1;
       run = i + 1;
     }
-    if (buf_add(out, p + run, v->len - run) != 0 || buf_addc(out, '"') != 0)
+    if (buf_add(out, p + run, v.len - run) != 0 || buf_addc(out, '"') != 0)
       return -1;
   }
   return buf_addc(out, '}');
@@ -347,11 +341,8 @@ static int batch_flush_rows(batch *b, dwl_error *err)
   size_t nc = b->ncols, n = b->npend * nc;
   if (!b->params && !(b->params = calloc(b->rows_per * nc, sizeof *b->params)))
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  for (size_t i = 0; i < n; i++) {
-    b->params[i].is_null = b->pend[i].is_null;
-    b->params[i].len = b->pend[i].len;
-    b->params[i].data = b->pend[i].is_null ? NULL : b->arena.data + b->pend[i].off;
-  }
+  for (size_t i = 0; i < n; i++)
+    b->params[i] = rowbuf_get(&b->pend, i / nc, i % nc);
   int rc = 0;
   if (b->sets) {
     /* Any number of rows, one statement prepared for one row. */
@@ -410,7 +401,7 @@ int batch_flush(batch *b, dwl_error *err)
                         : batch_flush_rows(b, err);
   b->rows += (long long)b->npend;
   b->npend = 0;
-  buf_reset(&b->arena);
+  rowbuf_reset(&b->pend);
   return rc;
 }
 
@@ -421,14 +412,8 @@ int batch_add(batch *b, const dwl_value *row, dwl_error *err)
       return err_set(err, DWL_EXIT_FAILED, "out of memory");
     return ++b->npend >= b->rows_per ? batch_flush(b, err) : 0;
   }
-  pval *p = &b->pend[b->npend * b->ncols];
-  for (size_t i = 0; i < b->ncols; i++) {
-    p[i].is_null = row[i].is_null;
-    p[i].len = row[i].is_null ? 0 : row[i].len;
-    p[i].off = b->arena.len;
-    if (!p[i].is_null && buf_add(&b->arena, row[i].data, row[i].len) != 0)
-      return err_set(err, DWL_EXIT_FAILED, "out of memory buffering inserts");
-  }
+  if (rowbuf_add(&b->pend, row) != 0)
+    return err_set(err, DWL_EXIT_FAILED, "out of memory buffering inserts");
   b->npend++;
-  return b->npend == b->rows_per || (b->arrays && b->arena.len >= WRITER_ARRAY_BYTES) ? batch_flush(b, err) : 0;
+  return b->npend == b->rows_per || (b->arrays && b->pend.bytes.len >= WRITER_ARRAY_BYTES) ? batch_flush(b, err) : 0;
 }

@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "rowbuf.h"
 #include "writer_impl.h"
 
 /* Rows per statement: beyond a few hundred, each shard's CASE is longer to
@@ -29,11 +30,6 @@
 #define LISTS_ROWS 500
 /* Statements' worth of rows per page read back. */
 #define LISTS_PAGE 20
-
-typedef struct pval {
-  size_t off, len;
-  int is_null;
-} pval;
 
 /* Parameters one staged row takes: its match in each CASE and in the
  * WHERE, and its value for each SET column. */
@@ -175,12 +171,9 @@ static char *lists_sql(const writer *w, const stage_lists *l, size_t n)
   return buf_steal(&b);
 }
 
-/* A page read back: its rows' values (ncols each) and their bytes. */
+/* A page read back: its rows (the stage's ncols values each). */
 typedef struct page {
-  dwl_buf bytes;
-  pval *v;
-  size_t n, cap;           /* rows */
-  size_t ncols;
+  rowbuf rows;
   char last[32];           /* the serial of its last row */
 } page;
 
@@ -205,45 +198,25 @@ static int read_page(writer *w, stage *s, size_t max, page *pg, dwl_error *err)
   dwl_value after;
   odbc_text(&after, pg->last);
   SQLSMALLINT bigint = SQL_BIGINT;
-  pg->n = 0;
-  buf_reset(&pg->bytes);
+  rowbuf_reset(&pg->rows);
   rc = ostmt_execute(st, &after, &bigint, 1, err);
   const dwl_value *row;
   while (rc == 0 && (rc = ostmt_fetch(st, &row, err)) == 1) {
     rc = 0;
-    if (pg->n == pg->cap) {
-      size_t cap = pg->cap ? pg->cap * 2 : 256;
-      pval *v = realloc(pg->v, cap * pg->ncols * sizeof *v);
-      if (!v) {
-        rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
-        break;
-      }
-      pg->v = v;
-      pg->cap = cap;
+    if (rowbuf_add(&pg->rows, row) != 0) {
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+      break;
     }
-    for (size_t i = 0; i < pg->ncols; i++) {
-      pval *p = &pg->v[pg->n * pg->ncols + i];
-      p->off = pg->bytes.len;
-      p->len = row[i].len;
-      p->is_null = row[i].is_null;
-      if (!row[i].is_null)
-        buf_add(&pg->bytes, row[i].data, row[i].len);
-    }
-    snprintf(pg->last, sizeof pg->last, "%.*s", (int)row[pg->ncols].len, row[pg->ncols].data);
-    pg->n++;
+    snprintf(pg->last, sizeof pg->last, "%.*s", (int)row[s->ncols].len, row[s->ncols].data);
   }
   ostmt_free(st);
-  if (rc == 0 && buf_failed(&pg->bytes))
-    rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   return rc < 0 ? -1 : 0;
 }
 
 /* Column col of the page's row `row` as parameter *k (and its type). */
 static void put(const stage *s, const page *pg, size_t row, size_t col, dwl_value *p, SQLSMALLINT *ty, size_t *k)
 {
-  const pval *v = &pg->v[row * pg->ncols + col];
-  /* (an empty page's bytes may have no buffer at all) */
-  p[*k] = (dwl_value){.data = v->len ? pg->bytes.data + v->off : "", .len = v->len, .is_null = v->is_null};
+  p[*k] = rowbuf_get(&pg->rows, row, col);
   ty[(*k)++] = s->types[col];
 }
 
@@ -288,8 +261,8 @@ int stage_lists_apply(writer *w, stage *s, long long *steps, dwl_error *err)
     return print_plan(w, s, steps, err);
   stage_lists *l = s->lists;
   size_t per = params_per_row(l), max = l->rows * LISTS_PAGE;
-  page pg = {.ncols = s->ncols};
-  buf_init(&pg.bytes, 0);
+  page pg;
+  rowbuf_init(&pg.rows, s->ncols);
   snprintf(pg.last, sizeof pg.last, "0");
   dwl_value *p = calloc(l->rows * per, sizeof *p);
   SQLSMALLINT *ty = calloc(l->rows * per, sizeof *ty);
@@ -300,8 +273,8 @@ int stage_lists_apply(writer *w, stage *s, long long *steps, dwl_error *err)
   do {
     if (rc != 0 || (rc = read_page(w, s, max, &pg, err)) != 0)
       break;
-    for (size_t first = 0; rc == 0 && first < pg.n; first += l->rows) {
-      size_t n = pg.n - first < l->rows ? pg.n - first : l->rows;
+    for (size_t first = 0; rc == 0 && first < pg.rows.n; first += l->rows) {
+      size_t n = pg.rows.n - first < l->rows ? pg.rows.n - first : l->rows;
       chunk_params(s, &pg, first, n, p, ty);
       if (n == l->rows) {
         rc = run_sql(w, &l->full, l->full_sql, p, ty, n * per, err);
@@ -313,12 +286,11 @@ int stage_lists_apply(writer *w, stage *s, long long *steps, dwl_error *err)
       stage_step(steps);
       statements++;
     }
-    rows += (long long)pg.n;
-  } while (rc == 0 && pg.n == max);
+    rows += (long long)pg.rows.n;
+  } while (rc == 0 && pg.rows.n == max);
   if (rc == 0)
     log_msg(LOG_DEBUG, "%s applied by key lists: %lld rows in %lld statements", s->name, rows, statements);
-  buf_free(&pg.bytes);
-  free(pg.v);
+  rowbuf_free(&pg.rows);
   free(p);
   free(ty);
   return rc;

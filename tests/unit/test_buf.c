@@ -3,7 +3,10 @@
  * nothing, its text is gone, buf_steal gives NULL), only buf_reset and
  * buf_free start over, buf_taint carries a failure from one buffer to
  * another; and a statement built from a poisoned buffer is
- * refused at the ODBC entry points before anything reaches a driver. */
+ * refused at the ODBC entry points before anything reaches a driver.
+ * And src/rows/rowbuf.c, rows of values copied into one such buffer:
+ * values round-trip (NULL and empty apart), pop, a failed add. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +14,7 @@
 #include "check_main.h"
 #include "err.h"
 #include "odbc_conn.h"
+#include "rowbuf.h"
 
 /* Appends of each kind after the cap was hit in the middle. */
 static void fill_past_cap(dwl_buf *b)
@@ -149,6 +153,109 @@ START_TEST(test_exec_refuses_failed_statement)
 }
 END_TEST
 
+/* ---- rowbuf.h: rows copied into one buffer ---- */
+
+static dwl_value val(const char *s)
+{
+  return (dwl_value){.data = s, .len = s ? strlen(s) : 0, .is_null = s == NULL};
+}
+
+static void assert_val(dwl_value v, const char *want)
+{
+  ck_assert_int_eq(v.is_null, want == NULL);
+  if (!want) {
+    ck_assert_ptr_null(v.data);
+    return;
+  }
+  ck_assert_ptr_nonnull(v.data);
+  ck_assert_uint_eq(v.len, strlen(want));
+  ck_assert_int_eq(memcmp(v.data, want, v.len), 0);
+}
+
+/* Values come back as they went in, NULL and empty apart, after the
+ * cells and the bytes have both moved (past 256 rows, long values). */
+START_TEST(test_rowbuf_round_trip)
+{
+  rowbuf rb;
+  rowbuf_init(&rb, 3);
+  char num[32], big[2000];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  for (int r = 0; r < 1000; r++) {
+    snprintf(num, sizeof num, "%d", r);
+    dwl_value row[3] = {val(num), val(r % 3 == 0 ? NULL : r % 3 == 1 ? "" : big), val("a\0b")};
+    row[2].len = 3;  /* a NUL byte inside */
+    ck_assert_int_eq(rowbuf_add(&rb, row), 0);
+  }
+  ck_assert_uint_eq(rb.n, 1000);
+  for (int r = 0; r < 1000; r++) {
+    snprintf(num, sizeof num, "%d", r);
+    assert_val(rowbuf_get(&rb, r, 0), num);
+    assert_val(rowbuf_get(&rb, r, 1), r % 3 == 0 ? NULL : r % 3 == 1 ? "" : big);
+    dwl_value v = rowbuf_get(&rb, r, 2);
+    ck_assert_uint_eq(v.len, 3);
+    ck_assert_int_eq(memcmp(v.data, "a\0b", 3), 0);
+  }
+  rowbuf_free(&rb);
+}
+END_TEST
+
+/* A buffer of only empty values has no bytes: its values are "", not
+ * NULL pointers. */
+START_TEST(test_rowbuf_empty_values)
+{
+  rowbuf rb;
+  rowbuf_init(&rb, 1);
+  dwl_value row[1] = {val("")};
+  ck_assert_int_eq(rowbuf_add(&rb, row), 0);
+  assert_val(rowbuf_get(&rb, 0, 0), "");
+  rowbuf_free(&rb);
+}
+END_TEST
+
+/* pop drops the last row: the next add takes its place, and the rows
+ * before it are untouched (batch_unadd relies on it). */
+START_TEST(test_rowbuf_pop)
+{
+  rowbuf rb;
+  rowbuf_init(&rb, 2);
+  ck_assert_int_eq(rowbuf_pop(&rb), 0);
+  dwl_value a[2] = {val("1"), val("one")}, b[2] = {val("2"), val("two")}, c[2] = {val("3"), val(NULL)};
+  ck_assert_int_eq(rowbuf_add(&rb, a), 0);
+  ck_assert_int_eq(rowbuf_add(&rb, b), 0);
+  ck_assert_int_eq(rowbuf_pop(&rb), 1);
+  ck_assert_uint_eq(rb.n, 1);
+  ck_assert_int_eq(rowbuf_add(&rb, c), 0);
+  ck_assert_uint_eq(rb.n, 2);
+  assert_val(rowbuf_get(&rb, 0, 1), "one");
+  assert_val(rowbuf_get(&rb, 1, 0), "3");
+  assert_val(rowbuf_get(&rb, 1, 1), NULL);
+  rowbuf_free(&rb);
+}
+END_TEST
+
+/* A failed add adds nothing, and every add after it fails until a
+ * reset: no row is ever half there. */
+START_TEST(test_rowbuf_failure_is_sticky)
+{
+  rowbuf rb;
+  rowbuf_init(&rb, 2);
+  rb.bytes.max = 8;
+  dwl_value ok[2] = {val("ab"), val("cd")}, big[2] = {val("ef"), val("0123456789")};
+  ck_assert_int_eq(rowbuf_add(&rb, ok), 0);
+  ck_assert_int_eq(rowbuf_add(&rb, big), -1);
+  ck_assert_uint_eq(rb.n, 1);
+  ck_assert_int_eq(rowbuf_add(&rb, ok), -1);
+  ck_assert_uint_eq(rb.n, 1);
+  rowbuf_reset(&rb);
+  ck_assert_uint_eq(rb.n, 0);
+  ck_assert_int_eq(rowbuf_add(&rb, ok), 0);
+  assert_val(rowbuf_get(&rb, 0, 0), "ab");
+  assert_val(rowbuf_get(&rb, 0, 1), "cd");
+  rowbuf_free(&rb);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
   Suite *s = suite_create("buf");
@@ -161,5 +268,11 @@ static Suite *make_suite(void)
   tcase_add_test(tc, test_taint);
   tcase_add_test(tc, test_exec_refuses_failed_statement);
   suite_add_tcase(s, tc);
+  TCase *rows = tcase_create("rowbuf");
+  tcase_add_test(rows, test_rowbuf_round_trip);
+  tcase_add_test(rows, test_rowbuf_empty_values);
+  tcase_add_test(rows, test_rowbuf_pop);
+  tcase_add_test(rows, test_rowbuf_failure_is_sticky);
+  suite_add_tcase(s, rows);
   return s;
 }
