@@ -51,37 +51,19 @@ static long by_key_lists(run_ctx *r, const rowset *rows, list_fn fn, void *arg, 
   const scd_cols *c = &r->e.cols;
   size_t per = r->t->d->max_params / (c->nkey + 1);
   per = per < 1 ? 1 : per > TARGET_KEY_LIST ? TARGET_KEY_LIST : per;
-  const dwl_value **list = calloc(per, sizeof *list);
-  keymap seen;
-  if (!list || keymap_init(&seen, rows->n) != 0) {
-    free(list);
-    return err_set(err, DWL_EXIT_FAILED, "out of memory");
-  }
-  target_keys k = {.key = c->key, .nkey = c->nkey, .keyrows = list};
+  size_t nkeys;
+  const dwl_value **keys = writer_key_rows(r->w, rows, &nkeys, err);
+  if (!keys)
+    return -1;
+  target_keys k = {.key = c->key, .nkey = c->nkey};
   long lists = 0;
   int rc = 0;
-  for (size_t i = 0; rc == 0 && i <= rows->n; i++) {
-    if (i < rows->n) {
-      const rs_row *d = &rows->rows[i];
-      int created;
-      if (has_null_key(r, d->vals))
-        continue;
-      if (!keymap_put(&seen, d->key, &created)) {
-        rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
-        break;
-      }
-      if (!created)
-        continue;
-      list[k.nkeyrows++] = d->vals;
-    }
-    if (k.nkeyrows == per || (i == rows->n && k.nkeyrows > 0)) {
-      rc = fn(r, &k, arg, err);
-      k.nkeyrows = 0;
-      lists++;
-    }
+  for (size_t first = 0; rc == 0 && first < nkeys; first += per, lists++) {
+    k.keyrows = keys + first;
+    k.nkeyrows = nkeys - first < per ? nkeys - first : per;
+    rc = fn(r, &k, arg, err);
   }
-  keymap_free(&seen);
-  free(list);
+  free(keys);
   return rc == 0 ? lists : -1;
 }
 

@@ -508,12 +508,41 @@ int stages_apply(writer *w, long long *steps, dwl_error *err)
   return 0;
 }
 
+const dwl_value **writer_key_rows(const writer *w, const rowset *rows, size_t *n, dwl_error *err)
+{
+  keymap seen;
+  const dwl_value **out = malloc((rows->n ? rows->n : 1) * sizeof *out);
+  if (!out || keymap_init(&seen, rows->n) != 0) {
+    free(out);
+    err_set(err, DWL_EXIT_FAILED, "out of memory");
+    return NULL;
+  }
+  *n = 0;
+  for (size_t i = 0; i < rows->n; i++) {
+    const rs_row *r = &rows->rows[i];
+    if (!staged_key(w, r->vals))
+      continue;
+    int created;
+    if (!keymap_put(&seen, r->key, &created)) {
+      free(out);
+      out = NULL;
+      err_set(err, DWL_EXIT_FAILED, "out of memory");
+      break;
+    }
+    if (created)
+      out[(*n)++] = r->vals;
+  }
+  keymap_free(&seen);
+  return out;
+}
+
 long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *const **cols, dwl_error *err)
 {
   stage *s = &w->stages[STAGE_KEYS];
-  keymap seen;
-  if (keymap_init(&seen, rows->n) != 0)
-    return err_set(err, DWL_EXIT_FAILED, "out of memory");
+  size_t nkeys;
+  const dwl_value **keys = writer_key_rows(w, rows, &nkeys, err);
+  if (!keys)
+    return -1;
   long n = 0;
   int rc = 0;
   /* Staged even in plan mode: the lookup reads through it, and a temporary
@@ -527,25 +556,15 @@ long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *
     rc = run_sql(w, NULL, sql, NULL, NULL, 0, err);
     s->applied = batch_sent(s->b);
   }
-  for (size_t i = 0; rc == 0 && i < rows->n; i++) {
-    const rs_row *r = &rows->rows[i];
-    if (!staged_key(w, r->vals))
-      continue;
-    int created;
-    if (!keymap_put(&seen, r->key, &created)) {
-      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
-      break;
-    }
-    if (!created)
-      continue;
-    key_params(w, r->vals, w->row);
+  for (size_t i = 0; rc == 0 && i < nkeys; i++) {
+    key_params(w, keys[i], w->row);
     rc = stage_add(w, STAGE_KEYS, w->row, err);
     n++;
   }
   if (rc == 0 && s->used)
     rc = batch_flush(s->b, err);
   w->plan = plan;
-  keymap_free(&seen);
+  free(keys);
   *table = s->name;
   *cols = s->cols;
   return rc == 0 ? n : -1;

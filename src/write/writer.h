@@ -37,6 +37,11 @@ int writer_flush(writer *w, dwl_error *err);
  * quoted column names (owned by the writer).  Returns the number of keys
  * staged, or -1.  Rows whose key has a NULL part are left to the caller. */
 long writer_stage_keys(writer *w, const rowset *rows, const char **table, char *const **cols, dwl_error *err);
+/* The first row of each distinct key of `rows` that has no NULL part, in
+ * the rows' order: what writer_stage_keys stages, for a caller that sends
+ * the keys as lists instead.  An array the caller frees, its length in
+ * *n; NULL (an error set) when out of memory. */
+const dwl_value **writer_key_rows(const writer *w, const rowset *rows, size_t *n, dwl_error *err);
 /* A temporary table of the caller's own, filled with the same batched
  * multi-row inserts (pushdown stages the delta so).  Created at open;
  * staged even in plan mode (a temporary table is no write).  cols are
