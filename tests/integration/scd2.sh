@@ -462,4 +462,39 @@ is "$RC" 1 "same lmd as the current version, other values: exit 1"
 like "$ERR" "the same as a stored version of the key" "same lmd as the current version: said so"
 is "$(tdump d_late dim_id)" "$before" "same lmd as the current version: nothing written"
 
+# Several type 1 changes of one current version in one batch, for keys
+# one after another: the writer stages the first, replaces it with the
+# second (batch_unadd), and goes on with the next key; each key's last
+# value must land, and the next key's rows after the replaced one too.
+csv=$(file t1many.csv <<'EOF'
+id,city,phone,lmd
+1,a,p0,2024-01-01 00:00:00
+2,b,q0,2024-01-01 00:00:00
+3,c,r0,2024-01-01 00:00:00
+EOF
+)
+j=$(mkjob t1many "$csv" d_t1many <<'EOF'
+load:
+  mode: scd2
+  key: id
+  lmd: lmd
+  type2: [city]
+  type1: [phone]
+EOF
+)
+run_ok "$j" "type 1 twice a batch: the first load"
+file t1many.csv >/dev/null <<'EOF'
+id,city,phone,lmd
+1,a,p1,2024-01-02 00:00:00
+1,a,p2,2024-01-03 00:00:00
+2,b,q1,2024-01-02 00:00:00
+2,b,q2,2024-01-03 00:00:00
+3,c,r1,2024-01-02 00:00:00
+EOF
+run_ok "$j" "type 1 twice a batch: the changes"
+is "$(sqln "select id, city, phone, valid_to from d_t1many order by id, valid_from")" \
+"1|a|p2|<null>
+2|b|q2|<null>
+3|c|r1|<null>" "type 1 twice a batch: each key's last type 1 value, no new version"
+
 done_testing
