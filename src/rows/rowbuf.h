@@ -30,7 +30,8 @@ void rowbuf_free(rowbuf *rb);
 /* Room for `rows` rows in all without growing: 0, or -1 out of memory. */
 int rowbuf_reserve(rowbuf *rb, size_t rows);
 /* Copies the row's ncols values in: 0, or -1 out of memory, the row not
- * added (and every later add fails too until rowbuf_reset). */
+ * added.  Once the bytes failed, every later add fails too until
+ * rowbuf_reset (buf.h): a row is never half there. */
 int rowbuf_add(rowbuf *rb, const dwl_value *row);
 /* Drops the last row (its bytes stay until rowbuf_reset): 1, or 0 when
  * there is none. */
