@@ -31,7 +31,7 @@ struct batch {
   SQLSMALLINT *ptypes;     /* ncols * rows_per */
   size_t rows_per;
   rowbuf pend;             /* the pending rows (not with row_array) */
-  size_t npend;            /* rows pending */
+  size_t lit_rows;         /* row_array: the rows in the literal being built */
   dwl_value *params;       /* rows_per * ncols: binding scratch of a flush, made at the first */
   odbc_stmt *full;         /* arrays: prepared for any number of rows */
   odbc_stmt *bound;        /* otherwise: for rows_per rows, bound to its own buffers */
@@ -156,7 +156,7 @@ void batch_free(batch *b)
 
 size_t batch_pending(const batch *b)
 {
-  return b->npend;
+  return b->row_array ? b->lit_rows : b->pend.n;
 }
 
 long long batch_sent(const batch *b)
@@ -166,13 +166,7 @@ long long batch_sent(const batch *b)
 
 int batch_unadd(batch *b)
 {
-  if (b->row_array)
-    return -1;
-  if (b->npend == 0)
-    return 0;
-  rowbuf_pop(&b->pend);
-  b->npend--;
-  return 1;
+  return b->row_array ? -1 : rowbuf_pop(&b->pend);
 }
 
 /* "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)" for `rows` rows. */
@@ -263,7 +257,7 @@ static int array_literal(const batch *b, size_t col, dwl_buf *out)
   buf_reset(out);
   if (buf_addc(out, '{') != 0)
     return -1;
-  for (size_t r = 0; r < b->npend; r++) {
+  for (size_t r = 0; r < b->pend.n; r++) {
     dwl_value v = rowbuf_get(&b->pend, r, col);
     if (r && buf_addc(out, ',') != 0)
       return -1;
@@ -338,7 +332,7 @@ static int batch_flush_row_array(batch *b, dwl_error *err)
 
 static int batch_flush_rows(batch *b, dwl_error *err)
 {
-  size_t nc = b->ncols, n = b->npend * nc;
+  size_t nc = b->ncols, n = b->pend.n * nc;
   if (!b->params && !(b->params = calloc(b->rows_per * nc, sizeof *b->params)))
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; i < n; i++)
@@ -353,8 +347,8 @@ static int batch_flush_rows(batch *b, dwl_error *err)
       free(sql);
     }
     if (rc == 0)
-      rc = ostmt_execute_set(*st, b->params, b->ptypes, nc, b->npend, err);
-  } else if (!b->plan && b->npend == b->rows_per) {
+      rc = ostmt_execute_set(*st, b->params, b->ptypes, nc, b->pend.n, err);
+  } else if (!b->plan && b->pend.n == b->rows_per) {
     /* A full batch: its values are copied into the buffers the statement
      * stays bound to.  (Sent synchronously: on a thread of its own it was
      * slower here, on SQLite and on MariaDB, where building a batch costs
@@ -377,12 +371,12 @@ static int batch_flush_rows(batch *b, dwl_error *err)
       char *sql = insert_sql(b, 1);
       fprintf(b->sqlout, "%s;\n", sql ? sql : "INSERT");
       free(sql);
-      for (size_t r = 0; r < b->npend; r++)
+      for (size_t r = 0; r < b->pend.n; r++)
         print_params(b->sqlout, &b->params[r * nc], nc);
     }
   } else {
     /* The last, partial batch: prepared once, used once. */
-    char *sql = insert_sql(b, b->npend);
+    char *sql = insert_sql(b, b->pend.n);
     rc = sql ? odbc_exec(b->c, sql, b->params, b->ptypes, n, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
     free(sql);
   }
@@ -393,14 +387,15 @@ static int batch_flush_rows(batch *b, dwl_error *err)
 
 int batch_flush(batch *b, dwl_error *err)
 {
-  if (b->npend == 0)
+  size_t n = batch_pending(b);
+  if (n == 0)
     return 0;
   /* An arrays failure, here or of the batch sent before, names the table already. */
   int rc = b->row_array ? batch_flush_row_array(b, err)
            : b->arrays  ? batch_flush_arrays(b, err)
                         : batch_flush_rows(b, err);
-  b->rows += (long long)b->npend;
-  b->npend = 0;
+  b->rows += (long long)n;
+  b->lit_rows = 0;
   rowbuf_reset(&b->pend);
   return rc;
 }
@@ -408,12 +403,11 @@ int batch_flush(batch *b, dwl_error *err)
 int batch_add(batch *b, const dwl_value *row, dwl_error *err)
 {
   if (b->row_array) {
-    if (b->d->row_array_add(b->lit[b->cur], b->npend == 0, row, b->ncols) != 0)
+    if (b->d->row_array_add(b->lit[b->cur], b->lit_rows == 0, row, b->ncols) != 0)
       return err_set(err, DWL_EXIT_FAILED, "out of memory");
-    return ++b->npend >= b->rows_per ? batch_flush(b, err) : 0;
+    return ++b->lit_rows >= b->rows_per ? batch_flush(b, err) : 0;
   }
   if (rowbuf_add(&b->pend, row) != 0)
     return err_set(err, DWL_EXIT_FAILED, "out of memory buffering inserts");
-  b->npend++;
-  return b->npend == b->rows_per || (b->arrays && b->pend.bytes.len >= WRITER_ARRAY_BYTES) ? batch_flush(b, err) : 0;
+  return b->pend.n == b->rows_per || (b->arrays && b->pend.bytes.len >= WRITER_ARRAY_BYTES) ? batch_flush(b, err) : 0;
 }
