@@ -11,8 +11,8 @@
 #   --out FILE   where the results go (default bench/results.spider.md)
 #   --keep       keep the work directory (data, job files, logs)
 #   --ref PATH   also run this build of dwload (an earlier commit's) on
-#                Spider beside each memory-engine B2, for the ratio of
-#                the two side by side
+#                Spider beside each B2 run (both engines), for the ratio
+#                of the two side by side
 #   DWLOAD=PATH  benchmark another build of dwload (default src/dwload)
 #
 # Both targets load the same extract with dwload (B1), then take the same
@@ -220,17 +220,17 @@ bench_size() {
         spider=$(history headsql "$t")
         [ "$single" = "$spider" ] || die "B2 ($n rows, $eng): the Spider table differs from the single server's"
       fi
-      if [ -n "$ref" ] && [ -z "$v" ]; then
+      if [ -n "$ref" ]; then
         spider_restore "$base" "$t" "$job" "$cp"
         local own=$dw
         dw=$ref
-        dw_run spider "$job" "$work/data/delta_$n.csv" "spiderref.$job.$eng.$i"
+        dw_run spider "$job${v:+.$v}" "$work/data/delta_$n.csv" "spiderref.$job.$eng.$i"
         dw=$own
         record "spiderref.b2_$n.$eng" "$last_s" "$last_rss"
         say "B2 ($n rows) run $i, $eng: Spider, reference dwload ${last_s}s"
         if [ "$i" -eq 1 ]; then
           spider=$(history headsql "$t")
-          [ "$single" = "$spider" ] || die "B2 ($n rows, reference): the Spider table differs from the single server's"
+          [ "$single" = "$spider" ] || die "B2 ($n rows, $eng, reference): the Spider table differs from the single server's"
         fi
       fi
     done
@@ -264,15 +264,17 @@ report() {
   done
   if [ -n "$ref" ]; then
     echo
-    echo "Beside the reference dwload ($ref: $("$ref" --version 2>&1 | head -n 1)), memory engine, on Spider:"
+    echo "Beside the reference dwload ($ref: $("$ref" --version 2>&1 | head -n 1)), on Spider:"
     echo
-    echo "| bench | reference | this dwload | this / reference |"
-    echo "|---|---:|---:|---:|"
+    echo "| bench | engine | reference | this dwload | this / reference |"
+    echo "|---|---|---:|---:|---:|"
     local n
     for n in "$rows" "$small"; do
-      s1=$(med "spiderref.b2_$n.memory")
-      sp=$(med "spider.b2_$n.memory")
-      echo "| B2 $delta-row delta into $n rows | $s1 | $sp | $(div "$sp" "$s1") |"
+      for eng in memory pushdown; do
+        s1=$(med "spiderref.b2_$n.$eng")
+        sp=$(med "spider.b2_$n.$eng")
+        echo "| B2 $delta-row delta into $n rows | $eng | $s1 | $sp | $(div "$sp" "$s1") |"
+      done
     done
   fi
   echo
@@ -283,8 +285,11 @@ report() {
   for k in "b1_$rows" "b1_$small" "b2_$rows.memory" "b2_$rows.pushdown" "b2_$small.memory" "b2_$small.pushdown"; do
     echo "| $k | $(all_of "single.$k") | $(all_of "spider.$k") |"
   done
-  [ -z "$ref" ] || echo "| b2_$rows.memory, reference | | $(all_of "spiderref.b2_$rows.memory") |"
-  [ -z "$ref" ] || echo "| b2_$small.memory, reference | | $(all_of "spiderref.b2_$small.memory") |"
+  if [ -n "$ref" ]; then
+    for k in "b2_$rows.memory" "b2_$rows.pushdown" "b2_$small.memory" "b2_$small.pushdown"; do
+      echo "| $k, reference | | $(all_of "spiderref.$k") |"
+    done
+  fi
   echo
   echo "Peak RSS of dwload (KiB, medians): B2 $rows rows, memory engine: single $(med "single.b2_$rows.memory" 2), Spider $(med "spider.b2_$rows.memory" 2); pushdown: single $(med "single.b2_$rows.pushdown" 2), Spider $(med "spider.b2_$rows.pushdown" 2)."
   echo

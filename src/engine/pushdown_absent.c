@@ -617,16 +617,9 @@ int absent_delete(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
     tc[ns] = tq(p, TC_DELETED);
     ex[ns++] = is_tomb(p) ? t->d->false_lit : t->d->true_lit;
   }
-  dwl_buf on;
-  buf_init(&on, 0);
-  keyeq(p, &on, "d", "s");
-  buf_printf(&on, " AND d.%s = s.dwl_cvf AND ", tq(p, TC_VALID_FROM));
-  curpred(p, &on, "d", "s");
   /* Closing a version leaves its run id, as apply_expires. */
   if (rc == 0)
-    rc = on.data ? update_from(p, b, "dwl_pd_ab", tc, ex, ns, on.data, 1, NULL, NULL, 0, err)
-                 : err_set(err, DWL_EXIT_FAILED, "out of memory");
-  buf_free(&on);
+    rc = update_from(p, b, "dwl_pd_ab", tc, ex, ns, &(pd_match){.version = 1}, 1, NULL, NULL, 0, err);
   if (rc == 0) {
     counts->deleted += a.n;
     if (is_tomb(p))

@@ -112,17 +112,8 @@ int write_type1(pushdown *p, dwl_buf *b, dwl_error *err)
   int all = p->spec->type1_scope == T1_ALL;
   if (p->nt1 == 0)
     return 0;
-  dwl_buf on;
-  buf_init(&on, 0);
-  keyeq(p, &on, "d", "s");
-  if (!all) {
-    buf_printf(&on, " AND d.%s = s.dwl_cvf AND ", tq(p, TC_VALID_FROM));
-    curpred(p, &on, "d", "s");
-  }
-  int rc = on.data ? update_cols(p, b, "dwl_pd_t1", c->t1, c->nt1, on.data, !all, err)
-                   : err_set(err, DWL_EXIT_FAILED, "out of memory");
-  buf_free(&on);
-  return rc;
+  /* scope current: the current versions; all: every version of the key */
+  return update_cols(p, b, "dwl_pd_t1", c->t1, c->nt1, &(pd_match){.version = !all}, !all, err);
 }
 
 /* Closing current versions: those of keys whose first event is in the
@@ -160,16 +151,9 @@ int apply_expires(pushdown *p, dwl_buf *b, dwl_error *err)
     tc[ns] = tq(p, TC_DELETED);
     ex[ns++] = del;
   }
-  dwl_buf on;
-  buf_init(&on, 0);
-  keyeq(p, &on, "d", "s");
-  buf_printf(&on, " AND d.%s = s.dwl_cvf AND ", tq(p, TC_VALID_FROM));
-  curpred(p, &on, "d", "s");
-  /* Closing a version leaves its run id: the run changed none of its values. */
-  int rc = on.data ? update_from(p, b, "dwl_pd_x", tc, ex, ns, on.data, 1, NULL, NULL, 0, err)
-                   : err_set(err, DWL_EXIT_FAILED, "out of memory");
-  buf_free(&on);
-  return rc;
+  /* Closing a version leaves its run id: the run changed none of its
+   * values. */
+  return update_from(p, b, "dwl_pd_x", tc, ex, ns, &(pd_match){.version = 1}, 1, NULL, NULL, 0, err);
 }
 
 /* Reads the greatest sequence surrogate key. */
@@ -338,20 +322,11 @@ int run_upsert(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
     np += rid_param(p, &rid[np], &rty[np]);
     rc = apply(p, b, np ? rid : NULL, np ? rty : NULL, np, err);
   } else {
-    if (del) {
-      dwl_buf don;
-      buf_init(&don, 0);
-      buf_printf(&don, "s.dwl_del = 1 AND %s", on.data);
-      buf_taint(b, &don);
-      t->d->delete_matching(b, t->table_q, "dwl_pd_u", don.data);
-      buf_free(&don);
-      rc = apply(p, b, NULL, NULL, 0, err);
-    }
-    if (rc == 0 && upd) {
-      buf_adds(&on, " AND s.dwl_del = 0 AND s.dwl_ceq2 = 0");
-      rc = on.data ? update_cols(p, b, "dwl_pd_u", c->t2, c->nt2, on.data, 1, err)
-                   : err_set(err, DWL_EXIT_FAILED, "out of memory");
-    }
+    if (del)
+      rc = delete_from(p, b, "dwl_pd_u", &(pd_match){.filter = "s.dwl_del = 1 AND s.dwl_ck = 1"}, err);
+    if (rc == 0 && upd)
+      rc = update_cols(p, b, "dwl_pd_u", c->t2, c->nt2,
+                       &(pd_match){.filter = "s.dwl_del = 0 AND s.dwl_ck = 1 AND s.dwl_ceq2 = 0"}, 1, err);
     if (rc == 0 && ins) {
       buf_printf(b, "INSERT INTO %s ", t->table_q);
       insert_cols(p, b, " SELECT ", "");

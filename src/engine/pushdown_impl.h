@@ -161,14 +161,25 @@ void join_current(const pushdown *p, dwl_buf *b, const char *d, const char *a);
 /* The run id column (target.run_id_column): 1 when the table has one,
  * with its value bound into *v and *ty; else 0. */
 size_t rid_param(const pushdown *p, dwl_value *v, SQLSMALLINT *ty);
-/* An update of the dimension from a stage; `indexed`: the key index
- * serves `on` (the key, and for scd2 the current predicate), so it may be
- * keyed (p->keyed). */
+/* What an update of the dimension from stage s changes: the rows of each
+ * staged row's key, and with `version` only its current version, the one
+ * s.dwl_cvf names by its valid_from; `filter` (or NULL): a condition on
+ * the staged rows alone. */
+typedef struct pd_match {
+  int version;
+  const char *filter;
+} pd_match;
+/* An update of the dimension from a stage (m: which rows); `indexed`: the
+ * key index serves the match (the key, and for scd2 the current
+ * predicate), so it may be keyed (p->keyed).  On a distributed table by
+ * key lists. */
 int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols, const char *const *exprs,
-                size_t n, const char *on, int indexed, const dwl_value *params, const SQLSMALLINT *types,
+                size_t n, const pd_match *m, int indexed, const dwl_value *params, const SQLSMALLINT *types,
                 size_t np, dwl_error *err);
-int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const char *on,
+int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const pd_match *m,
                 int indexed, dwl_error *err);
+/* A delete of the dimension's rows a stage's rows name (m), the same way. */
+int delete_from(pushdown *p, dwl_buf *b, const char *stage, const pd_match *m, dwl_error *err);
 void insert_cols(const pushdown *p, dwl_buf *b, const char *mid, const char *end);
 
 /* ---- pushdown_stage.c: the temporary tables (open, free and staging are

@@ -1,7 +1,9 @@
 /* Pushdown's SQL fragments: key lists and equalities (NULL-safe where a
  * staged key has a NULL part), the current-version predicate, window
  * clauses, the staged column list, and updates of the dimension from a
- * stage in the dialect's syntax.  Text only: nothing here runs. */
+ * stage in the dialect's syntax (on a distributed table, those of the
+ * current versions by the writer's key lists).  Text only, but for
+ * those updates. */
 #include "pushdown_impl.h"
 
 #include <inttypes.h>
@@ -196,28 +198,137 @@ size_t rid_param(const pushdown *p, dwl_value *v, SQLSMALLINT *ty)
   return 1;
 }
 
-/* An update of the dimension from a stage, in the dialect's syntax.
- * set[] pairs target columns with expressions over s (and params); `on`
- * matches d and s. */
+/* The table column whose quoted name is q. */
+static size_t tcol_named(const target *t, const char *q)
+{
+  size_t i = 0;
+  while (i + 1 < t->ncols && strcmp(t->cols[i].q, q) != 0)
+    i++;
+  return i;
+}
+
+/* "a.b", allocated (NULL when out of memory). */
+static char *dotted(const char *a, const char *b)
+{
+  dwl_buf e;
+  buf_init(&e, 0);
+  buf_printf(&e, "%s.%s", a, b);
+  return buf_steal(&e);
+}
+
+/* "d.k = s.k ...[ AND <the version>][ AND filter]": what m matches. */
+static void match_on(const pushdown *p, dwl_buf *on, const pd_match *m)
+{
+  keyeq(p, on, "d", "s");
+  if (m->version) {
+    buf_printf(on, " AND d.%s = s.dwl_cvf AND ", tq(p, TC_VALID_FROM));
+    curpred(p, on, "d", "s");
+  }
+  if (m->filter)
+    buf_printf(on, " AND %s", m->filter);
+}
+
+/* An update (n > 0) or delete (n == 0) of the rows a stage's rows name
+ * (m), on a distributed table: by key lists (writer_update_lists), the
+ * key and, for a version, its valid_from (s.dwl_cvf) matched, the current
+ * predicate (curpred) a condition on the table or one more match.  1 when
+ * so applied, 0 when not (a staged key with a NULL part needs the join's
+ * NULL-safe match). */
+static int by_lists(pushdown *p, const char *stage, const pd_match *m, const char *const *tcols,
+                    const char *const *exprs, size_t n, const dwl_value *params, const SQLSMALLINT *types, size_t np,
+                    dwl_error *err)
+{
+  const target *t = p->t;
+  const scd_cols *c = &p->e->cols;
+  if (!t->remote[0] || p->nullkeys)
+    return 0;
+  size_t max = c->nkey + 2 + n, nm = 0;
+  size_t *idx = calloc(max, sizeof *idx);
+  char **ex = calloc(max, sizeof *ex);
+  dwl_buf where, from;
+  buf_init(&where, 0);
+  buf_init(&from, 0);
+  int rc = idx && ex ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; rc == 0 && i < c->nkey; i++) {
+    idx[nm] = tcol_named(t, p->q[c->key[i]]);
+    ex[nm++] = dotted("s", p->q[c->key[i]]);
+  }
+  if (rc == 0 && m->version) {
+    idx[nm] = (size_t)t->ix[TC_VALID_FROM];
+    ex[nm++] = strdup("s.dwl_cvf");
+    if (t->ix[TC_CURRENT] >= 0) {
+      buf_printf(&where, "%s = %s", tq(p, TC_CURRENT), t->d->true_lit);
+    } else if (t->open_end[0]) {
+      idx[nm] = (size_t)t->ix[TC_VALID_TO];
+      ex[nm++] = strdup("s.dwl_oe");
+    } else {
+      buf_printf(&where, "%s IS NULL", tq(p, TC_VALID_TO));
+    }
+  }
+  for (size_t j = 0; rc == 0 && j < n; j++) {
+    idx[nm + j] = tcol_named(t, tcols[j]);
+    ex[nm + j] = strdup(exprs[j]);
+  }
+  buf_printf(&from, "FROM %s s", stage);
+  if (m->filter)
+    buf_printf(&from, " WHERE %s", m->filter);
+  for (size_t i = 0; rc == 0 && i < nm + n; i++)
+    if (!ex[i])
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (rc == 0 && (!from.data || buf_failed(&where)))
+    rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (rc == 0)
+    rc = writer_update_lists(p->w, (const char *const *)ex, from.data, params, types, np, idx, nm, idx + nm, n,
+                             where.data, err);
+  for (size_t i = 0; ex && i < max; i++)
+    free(ex[i]);
+  free(ex);
+  free(idx);
+  buf_free(&where);
+  buf_free(&from);
+  return rc;
+}
+
+/* An update of the dimension from a stage, in the dialect's syntax, or
+ * on a distributed table by key lists (by_lists).  set[] pairs target
+ * columns with expressions over s (and params); m says which rows; no
+ * pair: a delete of them. */
 int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols, const char *const *exprs,
-                size_t n, const char *on, int indexed, const dwl_value *params, const SQLSMALLINT *types,
+                size_t n, const pd_match *m, int indexed, const dwl_value *params, const SQLSMALLINT *types,
                 size_t np, dwl_error *err)
 {
   const dialect *d = p->t->d;
-  d->update_begin(b, p->t->table_q, stage, on);
-  for (size_t i = 0; i < n; i++)
-    buf_printf(b, "%s%s%s = %s", i ? ", " : "", d->set_prefix, tcols[i], exprs[i]);
-  if (indexed && p->keyed)
-    d->update_keyed_end(b, p->t->table_q, stage, on);
-  else
-    d->update_end(b, stage, on);
+  int done = by_lists(p, stage, m, tcols, exprs, n, params, types, np, err);
+  if (done != 0)
+    return done < 0 ? -1 : 0;
+  dwl_buf on;
+  buf_init(&on, 0);
+  match_on(p, &on, m);
+  buf_taint(b, &on);
+  if (n == 0) {
+    d->delete_matching(b, p->t->table_q, stage, on.data);
+  } else {
+    d->update_begin(b, p->t->table_q, stage, on.data);
+    for (size_t i = 0; i < n; i++)
+      buf_printf(b, "%s%s%s = %s", i ? ", " : "", d->set_prefix, tcols[i], exprs[i]);
+    if (indexed && p->keyed)
+      d->update_keyed_end(b, p->t->table_q, stage, on.data);
+    else
+      d->update_end(b, stage, on.data);
+  }
+  buf_free(&on);
   return apply(p, b, params, types, np, err);
+}
+
+int delete_from(pushdown *p, dwl_buf *b, const char *stage, const pd_match *m, dwl_error *err)
+{
+  return update_from(p, b, stage, NULL, NULL, 0, m, 0, NULL, NULL, 0, err);
 }
 
 /* update_from setting the source columns idx[] from the stage's columns
  * of the same names, and the run id column: the run changes these rows'
  * values in place. */
-int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const char *on,
+int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const pd_match *m,
                 int indexed, dwl_error *err)
 {
   const char **tc = calloc(n + 1, sizeof *tc);
@@ -240,7 +351,7 @@ int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, s
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
   if (rc == 0)
-    rc = update_from(p, b, stage, tc, (const char *const *)ex, nset, on, indexed, &rid, &rty, np, err);
+    rc = update_from(p, b, stage, tc, (const char *const *)ex, nset, m, indexed, &rid, &rty, np, err);
   for (size_t i = 0; ex && i < nset; i++)
     free(ex[i]);
   free(ex);

@@ -295,3 +295,69 @@ int stage_lists_apply(writer *w, stage *s, long long *steps, dwl_error *err)
   free(ty);
   return rc;
 }
+
+int writer_update_lists(writer *w, const char *const *exprs, const char *from, const dwl_value *params,
+                        const SQLSMALLINT *ptypes, size_t np, const size_t *match, size_t nmatch, const size_t *set,
+                        size_t nset, const char *where, dwl_error *err)
+{
+  const target *t = w->t;
+  if (!t->remote[0] || !t->d->remote_stage_serial || nmatch == 0)
+    return 0;
+  size_t n = nmatch + nset;
+  stage s = {0};
+  snprintf(s.name, sizeof s.name, "dwl_lists_%d", w->nlists++);
+  char(*names)[24] = calloc(n, sizeof *names);
+  s.cols = calloc(n, sizeof *s.cols);
+  s.types = calloc(n, sizeof *s.types);
+  const char **mcol = calloc(nmatch, sizeof *mcol), **scol = calloc(nset + 1, sizeof *scol);
+  size_t *src = calloc(nset + 1, sizeof *src);
+  int rc = names && s.cols && s.types && mcol && scol && src ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    size_t tc = i < nmatch ? match[i] : set[i - nmatch];
+    snprintf(names[i], sizeof names[i], "dwl_l%zu", i);
+    s.cols[i] = names[i];
+    s.types[i] = col_ptype(w, tc);
+    if (i < nmatch) {
+      mcol[i] = t->cols[tc].q;
+    } else {
+      scol[i - nmatch] = t->cols[tc].q;
+      src[i - nmatch] = i;
+    }
+  }
+  s.ncols = n;
+  if (rc == 0)
+    rc = stage_lists_init(w, &s, nset == 0, mcol, nmatch, scol, src, nset, where, NULL, err);
+  int done = rc == 0 && s.lists;  /* (none when a column set is matched on) */
+  if (done && w->plan) {
+    char *sql = lists_sql(w, s.lists, 1);
+    if (!sql)
+      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
+    else if (w->sqlout)
+      fprintf(w->sqlout, "-- the rows of SELECT ... %s, applied %zu a statement, as:\n%s;\n", from, s.lists->rows,
+              sql);
+    free(sql);
+  } else if (done) {
+    /* The values to match and set, evaluated once on the head into a
+     * stage numbered as the writer's own, then applied as those are. */
+    dwl_buf b;
+    buf_init(&b, 0);
+    buf_printf(&b, "CREATE TEMPORARY TABLE %s (%s %s) AS SELECT ", s.name, s.lists->serial,
+               t->d->remote_stage_serial);
+    for (size_t i = 0; i < n; i++)
+      buf_printf(&b, "%s%s AS %s", i ? ", " : "", exprs[i], names[i]);
+    buf_printf(&b, " %s", from);
+    rc = b.data ? odbc_exec(t->c, b.data, params, ptypes, np, err) : err_set(err, DWL_EXIT_FAILED, "out of memory");
+    buf_free(&b);
+    log_msg(LOG_DEBUG, "%s: the rows of SELECT ... %s", s.name, from);
+    if (rc == 0)
+      rc = stage_lists_apply(w, &s, NULL, err);
+  }
+  stage_lists_free(s.lists);
+  free(src);
+  free(scol);
+  free(mcol);
+  free(s.types);
+  free(s.cols);
+  free(names);
+  return rc != 0 ? -1 : done;
+}

@@ -83,6 +83,7 @@ struct writer {
   size_t rs_n;
   int staged_t1;           /* a type 1 overwrite of a current version was staged: */
   fp128 t1_key;            /* its key */
+  int nlists;              /* writer_update_lists' stages made: the next one's number */
 };
 
 /* The functions the writer's files share: hidden, so that a plugin

@@ -10,110 +10,7 @@
 # Runs as spider.mariadb.wh only, on the Spider head instead of the plain
 # MariaDB server; skipped without the Spider servers (DWL_SPIDER=1, and CI,
 # start them), except under CI=true, where that is a failure.
-if [ "${WAREHOUSE:-sqlite}" = mariadb ]; then
-  if [ -z "${DWL_SPIDER_PORT:-}" ]; then
-    if [ "${CI:-}" = true ]; then
-      echo "Bail out! no Spider servers (DWL_SPIDER_*): tests/servers.sh starts them in CI"
-      exit 1
-    fi
-    echo "1..0 # SKIP no Spider servers (DWL_SPIDER=1 scripts/test, or tests/servers.sh's spider_start)"
-    exit 0
-  fi
-  DWL_MARIADB_HOST=$DWL_SPIDER_HOST
-  DWL_MARIADB_PORT=$DWL_SPIDER_PORT
-  DWL_MARIADB_USER=$DWL_SPIDER_USER
-  DWL_MARIADB_PASSWORD=$DWL_SPIDER_PASSWORD
-fi
-. "$TOP_SRCDIR/tests/integration/lib.sh"
-skip_unless_warehouse mariadb "Spider is a MariaDB engine: spider.mariadb.wh runs this on its head"
-
-# shard N ARGS...: the mariadb client on shard N's copy of the database
-shard() {
-  eval "_sh_host=\$DWL_SPIDER_SHARD$1_HOST _sh_port=\$DWL_SPIDER_SHARD$1_PORT"
-  shift
-  MYSQL_PWD=$DWL_SPIDER_PASSWORD mariadb --no-defaults --protocol=tcp -h "$_sh_host" -P "$_sh_port" \
-    -u "$DWL_SPIDER_USER" --connect-timeout=10 -N -B "$@"
-}
-
-# The shards' databases and the head's SERVERs go with the test.
-S1=dwl_s1_$$
-S2=dwl_s2_$$
-WH_AT_EXIT='shard 1 -e "DROP DATABASE IF EXISTS $WH_DB" >/dev/null 2>&1
-shard 2 -e "DROP DATABASE IF EXISTS $WH_DB" >/dev/null 2>&1
-sql "DROP SERVER IF EXISTS $S1" >/dev/null 2>&1; sql "DROP SERVER IF EXISTS $S2" >/dev/null 2>&1'
-for n in 1 2; do
-  # A prepared XA branch makes a run wait this long on a shard, whatever
-  # the head's lock timeouts: the shard's own, shortened for the test (new
-  # sessions only: each run's Spider connections are new).
-  # A prepared XA branch survives a crash only with its redo written at
-  # the prepare: innodb_flush_log_at_trx_commit 1 (tests/servers.sh
-  # starts the servers with 0, for speed).
-  shard $n -e "SET GLOBAL innodb_lock_wait_timeout = 2; SET GLOBAL innodb_flush_log_at_trx_commit = 1;
-               CREATE DATABASE $WH_DB" ||
-    { echo "Bail out! cannot create the database on shard $n"; exit 1; }
-done
-sql "CREATE SERVER $S1 FOREIGN DATA WRAPPER mysql OPTIONS (HOST '$DWL_SPIDER_SHARD1_HOST',
-       PORT $DWL_SPIDER_SHARD1_PORT, USER '$DWL_SPIDER_USER', PASSWORD '$DWL_SPIDER_PASSWORD', DATABASE '$WH_DB')"
-sql "CREATE SERVER $S2 FOREIGN DATA WRAPPER mysql OPTIONS (HOST '$DWL_SPIDER_SHARD2_HOST',
-       PORT $DWL_SPIDER_SHARD2_PORT, USER '$DWL_SPIDER_USER', PASSWORD '$DWL_SPIDER_PASSWORD', DATABASE '$WH_DB')"
-
-# spider_table T [COLUMNS]: dwload's scd2 layout for T (or COLUMNS), as a
-# Spider table on the head partitioned by KEY (id) over the shards, and its
-# partitions on them.  The partition key must be in every unique key: the
-# primary key is (dim_id, id).
-spider_table() {
-  _cols=${2:-"dim_id BIGINT NOT NULL, id BIGINT NOT NULL, name VARCHAR(20), lmd DATETIME(6), valid_from DATETIME(6),
-         valid_to DATETIME(6), is_current BOOLEAN NOT NULL, is_deleted BOOLEAN NOT NULL,
-         PRIMARY KEY (dim_id, id), KEY ${1}_key (id, is_current)"}
-  shard 1 -D "$WH_DB" -e "CREATE TABLE $1 ($_cols) ENGINE=InnoDB"
-  shard 2 -D "$WH_DB" -e "CREATE TABLE $1 ($_cols) ENGINE=InnoDB"
-  sql "CREATE TABLE $1 ($_cols) ENGINE=SPIDER COMMENT='wrapper \"mysql\", table \"$1\"'
-         PARTITION BY KEY (id) (PARTITION p1 COMMENT = 'srv \"$S1\"', PARTITION p2 COMMENT = 'srv \"$S2\"')"
-}
-
-# feed_job NAME TABLE CONN REST: a csv job on ${FEED}; REST: what follows
-# target.table (more target keys, the load mapping, ...)
-feed_job() {
-  job "$1" <<EOF
-version: 1
-job: $1
-source:
-  plugin: csv
-  path: \${FEED}
-target:
-  connection: "$3"
-  table: $2
-$4
-EOF
-}
-
-# spider_job NAME TABLE CONN [TARGET-LINES]: a csv -> scd2 job on ${FEED}
-spider_job() {
-  feed_job "$1" "$2" "$3" "${4:-}
-load:
-  mode: scd2
-  key: [id]
-  lmd: lmd"
-}
-
-# history T: every version through the head; on_shards T: the same read
-# from both shards; per_shard T: "rows on shard 1, rows on shard 2, keys
-# on both"
-history() {
-  sql "SELECT id, name, valid_from, valid_to, is_current FROM $1 ORDER BY id, valid_from"
-}
-on_shards() {
-  for n in 1 2; do
-    shard $n -D "$WH_DB" -e "SELECT id, name, valid_from, valid_to, is_current FROM $1"
-  done | sort -t "$(printf '\t')" -k1,1n -k3,3 | tr '\t' '|' | sed 's/|NULL|/||/; s/\.000000//g'
-}
-per_shard() {
-  _a=$(shard 1 -D "$WH_DB" -e "SELECT COUNT(*) FROM $1")
-  _b=$(shard 2 -D "$WH_DB" -e "SELECT COUNT(*) FROM $1")
-  _both=$( { shard 1 -D "$WH_DB" -e "SELECT DISTINCT id FROM $1"; shard 2 -D "$WH_DB" -e "SELECT DISTINCT id FROM $1"; } |
-           sort | uniq -d | wc -l)
-  echo "$_a,$_b,$_both"
-}
+. "$TOP_SRCDIR/tests/integration/spider_lib.sh"
 
 printf 'id,name,lmd\n1,ann,2024-01-01\n2,bob,2024-01-01\n3,cy,2024-01-01\n4,dee,2024-01-01\n' >"$WORK/day1.csv"
 printf 'id,name,lmd\n1,ann2,2024-01-02\n2,bob,2024-01-01\n3,cy,2024-01-01\n4,dee2,2024-01-02\n5,eve,2024-01-02\n' \
@@ -215,6 +112,15 @@ com() {
   echo $(($(shard 1 -e "SHOW GLOBAL STATUS LIKE 'Com_$1'" | cut -f2) +
           $(shard 2 -e "SHOW GLOBAL STATUS LIKE 'Com_$1'" | cut -f2)))
 }
+# ran_at_most MAX GOT WHAT STATEMENTS: the shards ran GOT statements, at
+# least one and at most MAX
+ran_at_most() {
+  if [ "$2" -gt 0 ] && [ "$2" -le "$1" ]; then
+    pass "$3: the shards ran $2 $4"
+  else
+    fail "$3: the shards ran at most $1 $4" "got: $2"
+  fi
+}
 INS0=$(com insert)
 FEED=$WORK/bulk.csv dw run "$J_BULK"
 is "$RC" 0 "bulk: a 2000-row initial load exits 0"
@@ -277,11 +183,7 @@ else
 fi
 like "$ERR" "dwl_stage_expire applied by key lists: 200 rows in 1 statements" "key lists: the log says how"
 # (the checkpoint's row on shard 1 takes an UPDATE too)
-if [ "$UPD" -gt 0 ] && [ "$UPD" -le 6 ]; then
-  pass "key lists: the shards ran $UPD UPDATE statements for 200 expires"
-else
-  fail "key lists: the shards ran at most 6 UPDATE statements for 200 expires" "got: $UPD"
-fi
+ran_at_most 6 "$UPD" "key lists" "UPDATE statements for 200 expires"
 sql "SET GLOBAL $STATS_WAS"
 
 # ---- key lists: a Spider table's history equals a local table's -----------------------
@@ -400,11 +302,7 @@ SEL=$(($(com select) - SEL0))
 is "$RC|$(counts)" "0|read=1050 skipped=0 inserted=1050 expired=1050 updated=0 deleted=0 unchanged=0" \
   "keyed lookup: the delta of 1050 keys loads"
 like "$ERR" "the delta's keys read by key lists: 3 statements" "keyed lookup: its keys read by 3 key lists"
-if [ "$SEL" -gt 0 ] && [ "$SEL" -le 20 ]; then
-  pass "keyed lookup: the shards ran $SEL SELECT statements for 1050 keys"
-else
-  fail "keyed lookup: the shards ran at most 20 SELECT statements for 1050 keys" "got: $SEL"
-fi
+ran_at_most 20 "$SEL" "keyed lookup" "SELECT statements for 1050 keys"
 
 # ---- key lists: a history repair's drops ---------------------------------------
 # A stored history with two equal versions in a row (late.sh's redundant
@@ -465,6 +363,28 @@ like "$ERR" "dwl_stage_remove applied by key lists: 57 rows in 1 statements" "up
 UP_LOCAL=$(sql "SELECT id, name, op, lmd FROM up_local ORDER BY CAST(id AS UNSIGNED)")
 is "$(sql "SELECT id, name, op, lmd FROM up ORDER BY id")" "$UP_LOCAL" "upsert: the Spider table's rows equal the local table's"
 is "$(printf '%s\n' "$UP_LOCAL" | wc -l)" 593 "upsert: 593 rows"
+# The same with engine: pushdown: its updates and removals from the head's
+# temporary table go as key lists too.
+spider_table upp "id BIGINT NOT NULL, name VARCHAR(20), op VARCHAR(4), lmd DATETIME(6), PRIMARY KEY (id)"
+J_UPP=$(list_job upp upp "$UP_LOAD
+  engine: pushdown")
+FEED=$WORK/up1.csv dw run "$J_UPP"
+is "$RC" 0 "upsert, pushdown: the initial load exits 0"
+UPD0=$(com update)
+DEL0=$(com delete)
+FEED=$WORK/up2.csv dw --log-level debug run "$J_UPP"
+UPD=$(($(com update) - UPD0))
+DEL=$(($(com delete) - DEL0))
+is "$RC" 0 "upsert, pushdown: the delta exits 0"
+like "$(counts)" "updated=200 deleted=57" "upsert, pushdown: 200 updated, 57 deleted"
+like "$ERR" "changes computed and applied in the warehouse" "upsert, pushdown: the changes computed in the warehouse"
+like "$ERR" "the rows of SELECT ... FROM dwl_pd_u s WHERE s.dwl_del = 1 AND s.dwl_ck = 1" "upsert, pushdown: the removals staged for key lists"
+like "$ERR" "applied by key lists: 57 rows in 1 statements" "upsert, pushdown: the removals as key lists"
+like "$ERR" "applied by key lists: 200 rows in 1 statements" "upsert, pushdown: the updates as key lists"
+ran_at_most 6 "$UPD" "upsert, pushdown" "UPDATE statements for 200 updates"
+ran_at_most 6 "$DEL" "upsert, pushdown" "DELETE statements for 57 removals"
+is "$(sql "SELECT id, name, op, lmd FROM upp ORDER BY id")" "$UP_LOCAL" \
+  "upsert, pushdown: the Spider table's rows equal the local table's"
 
 # ---- engine: pushdown on a Spider table: the memory engine's history ----------------
 # The same two feeds as dim_stats (memory engine) into dim_pd with
@@ -476,13 +396,74 @@ echo "  engine: pushdown" >>"$J_PD"
 FEED=$WORK/bulk.csv dw run "$J_PD"
 is "$RC" 0 "pushdown: the 2000-row initial load exits 0"
 like "$ERR" "engine: pushdown: load.engine" "pushdown: the run says which engine"
-FEED=$WORK/bulk2.csv dw run "$J_PD"
+# Its joins with the Spider table batch their keys (join_cache_level,
+# dialect.h) and its expires go as key lists: a few statements on the
+# shards, where a join ran a SELECT (and an UPDATE) per staged key.
+SEL0=$(com select)
+UPD0=$(com update)
+FEED=$WORK/bulk2.csv dw --log-level debug run "$J_PD"
+SEL=$(($(com select) - SEL0))
+UPD=$(($(com update) - UPD0))
 is "$RC" 0 "pushdown: the delta exits 0"
+ran_at_most 40 "$SEL" "pushdown" "SELECT statements for 200 keys"
+like "$ERR" "dwl_lists_0: the rows of SELECT ... FROM dwl_pd_x s" "pushdown: the expires staged for key lists"
+like "$ERR" "dwl_lists_0 applied by key lists: 200 rows in 1 statements" "pushdown: the expires as key lists"
+ran_at_most 6 "$UPD" "pushdown" "UPDATE statements for 200 expires"
 like "$ERR" "changes computed and applied in the warehouse" "pushdown: the delta's changes were computed in the warehouse"
 is "$(counts)" "read=200 skipped=0 inserted=200 expired=200 updated=0 deleted=0 unchanged=0" "pushdown: the delta's counts"
 is "$(history dim_pd | md5sum)" "$(history dim_stats | md5sum)" "pushdown: the memory engine's history, through the head"
 is "$(on_shards dim_pd | md5sum)" "$(history dim_stats | md5sum)" "pushdown: and on the shards"
 is "$(sql "SELECT COUNT(*) FROM dim_pd")" 2200 "pushdown: 2200 versions"
+
+# Its type 1 overwrites of current versions and the expires of keys absent
+# from a full extract go as key lists too: the same feeds into a local
+# table with the memory engine and into a Spider table with pushdown.
+spider_table pt "dim_id BIGINT NOT NULL, id BIGINT NOT NULL, name VARCHAR(20), t VARCHAR(20), lmd DATETIME(6),
+  valid_from DATETIME(6), valid_to DATETIME(6), is_current BOOLEAN NOT NULL, is_deleted BOOLEAN NOT NULL,
+  PRIMARY KEY (dim_id, id), KEY pt_key (id, is_current)"
+PT_LOAD="load:
+  mode: scd2
+  key: [id]
+  lmd: lmd
+  type1: [t]
+  deletes: absent"
+J_PTL=$(list_job pt_local pt_local "$PT_LOAD")
+J_PT=$(list_job pt pt "$PT_LOAD
+  engine: pushdown")
+awk 'BEGIN { print "id,name,t,lmd"; for (i = 1; i <= 300; i++) printf "%d,n%d,t%d,2024-01-01\n", i, i, i }' \
+  >"$WORK/pt1.csv"
+# every fifth key absent (60), every seventh left a new name (type 2: 34),
+# every third left a new t (type 1: 68, not counting the 12 with a new name)
+awk 'BEGIN { print "id,name,t,lmd"
+             for (i = 1; i <= 300; i++) if (i % 5)
+               printf "%d,%s%d,%s%d,2024-01-02\n", i, i % 7 ? "n" : "m", i, i % 3 ? "t" : "u", i, i }' \
+  >"$WORK/pt2.csv"
+for _j in "$J_PTL" "$J_PT"; do
+  FEED=$WORK/pt1.csv dw run "$_j"
+  is "$RC" 0 "pushdown lists: the initial load exits 0 ($(basename "$_j" .yaml))"
+done
+FEED=$WORK/pt2.csv dw plan --sql "$J_PT"
+is "$RC" 0 "pushdown lists: plan exits 0"
+like "$OUT" "-- the rows of SELECT ... FROM dwl_pd_ab s, applied 500 a statement, as:
+UPDATE \`pt\` USE INDEX () SET \`valid_to\` = CASE WHEN (\`id\` = ? AND \`valid_from\` = ?) THEN ? END" \
+  "pushdown lists: plan --sql shows how the absent keys' expires would go"
+is "$(sql "SELECT COUNT(*), SUM(is_current) FROM pt")" "300|300" "pushdown lists: plan changed nothing"
+UPD0=$(com update)
+side_by_side "pushdown lists" pt "$WORK/pt2.csv"
+UPD=$(($(com update) - UPD0))
+like "$(counts)" "inserted=34 expired=34 updated=68 deleted=60" "pushdown lists: 34 changed, 68 overwritten, 60 absent"
+like "$ERR" "changes computed and applied in the warehouse" "pushdown lists: the changes computed in the warehouse"
+like "$ERR" "dwl_lists_0: the rows of SELECT ... FROM dwl_pd_t1 s" "pushdown lists: the type 1 overwrites staged for key lists"
+like "$ERR" "dwl_lists_0 applied by key lists: 68 rows in 1 statements" "pushdown lists: the type 1 overwrites as key lists"
+like "$ERR" "dwl_lists_2: the rows of SELECT ... FROM dwl_pd_ab s" "pushdown lists: the absent keys' expires staged for key lists"
+like "$ERR" "dwl_lists_2 applied by key lists: 60 rows in 1 statements" "pushdown lists: the absent keys' expires as key lists"
+ran_at_most 12 "$UPD" "pushdown lists" "UPDATE statements"
+PT_Q="SELECT id, name, t, valid_from, valid_to, is_current, is_deleted FROM %s ORDER BY CAST(id AS UNSIGNED), valid_from"
+# shellcheck disable=SC2059
+PT_LOCAL=$(sql "$(printf "$PT_Q" pt_local)")
+# shellcheck disable=SC2059
+is "$(sql "$(printf "$PT_Q" pt)")" "$PT_LOCAL" "pushdown lists: the Spider table's history equals the local table's"
+is "$(printf '%s\n' "$PT_LOCAL" | grep -c '|0|1$')" 60 "pushdown lists: 60 versions closed as deleted"
 
 # ---- a prepared XA transaction left behind holds a key's rows -------------------------
 # As a coordinator that crashed after XA PREPARE leaves it: the branch on
