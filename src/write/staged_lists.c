@@ -14,7 +14,9 @@
  * (bench/RESULTS.md, "Key lists on Spider").  The rows are staged as for
  * a join, so the order of application across kinds stays stages_apply's,
  * and read back from the head's temporary table in pages by its serial
- * column: the client holds one page, never the whole stage. */
+ * column: the client holds one page, never the whole stage.
+ * writer_update_lists applies the same way the rows a caller (pushdown)
+ * selects from temporary tables of its own. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

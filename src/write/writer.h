@@ -70,16 +70,16 @@ int writer_reload_sk(writer *w, dwl_error *err);
 int writer_exec(writer *w, const char *sql, const dwl_value *params, const SQLSMALLINT *types, size_t n,
                 dwl_error *err);
 /* An update (nset > 0) or a delete (nset == 0) of a distributed (Spider)
- * table's rows that rows the caller selects on the head name, by key
- * lists, as the writer applies its own stages there
- * (staged_lists.c), where an UPDATE ... JOIN would run a SELECT and an
- * UPDATE per row on the shards.  exprs[] are nmatch + nset expressions
- * over `from` ("FROM stage s WHERE ..."; params bound): each row's values
- * of table columns match[] (by index), which name the rows it changes
- * (with `where`, a condition on the table alone, or NULL), then the
- * values it sets into table columns set[], if any.  They are evaluated once into
- * a temporary table, read back in pages.  Plan mode prints the form of
- * the statements.  1 when applied; 0 when the table is not a distributed
+ * table's rows, named by rows the caller selects on the head, by key
+ * lists as the writer applies its own stages there (staged_lists.c),
+ * where an UPDATE ... JOIN would run a SELECT and an UPDATE per row on
+ * the shards.  exprs[] are nmatch + nset expressions over `from` ("FROM
+ * stage s WHERE ..."; params bound): each row's values of table columns
+ * match[] (by index), which name the rows it changes (with `where`, a
+ * condition on the table alone, or NULL), then the values it sets into
+ * table columns set[], if any.  They are evaluated once into a temporary
+ * table, read back in pages.  Plan mode prints the form of the
+ * statements.  1 when applied; 0 when the table is not a distributed
  * one, or a column set is matched on (the caller joins instead); -1 on
  * error. */
 int writer_update_lists(writer *w, const char *const *exprs, const char *from, const dwl_value *params,
