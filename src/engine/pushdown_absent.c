@@ -605,16 +605,17 @@ int absent_delete(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
   int rc = stage_absent(p, b, &a, err);
   if (rc == 0 && is_tomb(p))
     rc = insert_tombstones(p, b, err);
-  const char *tc[3], *ex[3];
+  size_t tc[3];
+  const char *ex[3];
   size_t ns = 0;
-  tc[ns] = tq(p, TC_VALID_TO);
+  tc[ns] = (size_t)t->ix[TC_VALID_TO];
   ex[ns++] = "s.dwl_vt";
   if (t->ix[TC_CURRENT] >= 0) {
-    tc[ns] = tq(p, TC_CURRENT);
+    tc[ns] = (size_t)t->ix[TC_CURRENT];
     ex[ns++] = t->d->false_lit;
   }
   if (t->ix[TC_DELETED] >= 0) {
-    tc[ns] = tq(p, TC_DELETED);
+    tc[ns] = (size_t)t->ix[TC_DELETED];
     ex[ns++] = is_tomb(p) ? t->d->false_lit : t->d->true_lit;
   }
   /* Closing a version leaves its run id, as apply_expires. */

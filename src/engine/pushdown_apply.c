@@ -135,20 +135,20 @@ int apply_expires(pushdown *p, dwl_buf *b, dwl_error *err)
     return (int)n;
   if (analyze(p, "dwl_pd_x", err) != 0)
     return -1;
-  const char *tc[3];
+  size_t tc[3];
   const char *ex[3];
   char cur[128], del[128];
   size_t ns = 0;
-  tc[ns] = tq(p, TC_VALID_TO);
+  tc[ns] = (size_t)t->ix[TC_VALID_TO];
   ex[ns++] = "s.dwl_vt";
   if (t->ix[TC_CURRENT] >= 0) {
     snprintf(cur, sizeof cur, "%s", t->d->false_lit);
-    tc[ns] = tq(p, TC_CURRENT);
+    tc[ns] = (size_t)t->ix[TC_CURRENT];
     ex[ns++] = cur;
   }
   if (t->ix[TC_DELETED] >= 0) {
     snprintf(del, sizeof del, "CASE WHEN s.dwl_xdel = 1 THEN %s ELSE %s END", t->d->true_lit, t->d->false_lit);
-    tc[ns] = tq(p, TC_DELETED);
+    tc[ns] = (size_t)t->ix[TC_DELETED];
     ex[ns++] = del;
   }
   /* Closing a version leaves its run id: the run changed none of its

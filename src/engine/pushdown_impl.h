@@ -173,7 +173,7 @@ typedef struct pd_match {
  * key index serves the match (the key, and for scd2 the current
  * predicate), so it may be keyed (p->keyed).  On a distributed table by
  * key lists. */
-int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols, const char *const *exprs,
+int update_from(pushdown *p, dwl_buf *b, const char *stage, const size_t *tcols, const char *const *exprs,
                 size_t n, const pd_match *m, int indexed, const dwl_value *params, const SQLSMALLINT *types,
                 size_t np, dwl_error *err);
 int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const pd_match *m,

@@ -198,15 +198,6 @@ size_t rid_param(const pushdown *p, dwl_value *v, SQLSMALLINT *ty)
   return 1;
 }
 
-/* The table column whose quoted name is q. */
-static size_t tcol_named(const target *t, const char *q)
-{
-  size_t i = 0;
-  while (i + 1 < t->ncols && strcmp(t->cols[i].q, q) != 0)
-    i++;
-  return i;
-}
-
 /* "a.b", allocated (NULL when out of memory). */
 static char *dotted(const char *a, const char *b)
 {
@@ -234,7 +225,7 @@ static void match_on(const pushdown *p, dwl_buf *on, const pd_match *m)
  * predicate (curpred) a condition on the table or one more match.  1 when
  * so applied, 0 when not (a staged key with a NULL part needs the join's
  * NULL-safe match). */
-static int by_lists(pushdown *p, const char *stage, const pd_match *m, const char *const *tcols,
+static int by_lists(pushdown *p, const char *stage, const pd_match *m, const size_t *tcols,
                     const char *const *exprs, size_t n, const dwl_value *params, const SQLSMALLINT *types, size_t np,
                     dwl_error *err)
 {
@@ -250,7 +241,7 @@ static int by_lists(pushdown *p, const char *stage, const pd_match *m, const cha
   buf_init(&from, 0);
   int rc = idx && ex ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; rc == 0 && i < c->nkey; i++) {
-    idx[nm] = tcol_named(t, p->q[c->key[i]]);
+    idx[nm] = target_src_col(t, c->key[i]);
     ex[nm++] = dotted("s", p->q[c->key[i]]);
   }
   if (rc == 0 && m->version) {
@@ -266,7 +257,7 @@ static int by_lists(pushdown *p, const char *stage, const pd_match *m, const cha
     }
   }
   for (size_t j = 0; rc == 0 && j < n; j++) {
-    idx[nm + j] = tcol_named(t, tcols[j]);
+    idx[nm + j] = tcols[j];
     ex[nm + j] = strdup(exprs[j]);
   }
   buf_printf(&from, "FROM %s s", stage);
@@ -293,7 +284,7 @@ static int by_lists(pushdown *p, const char *stage, const pd_match *m, const cha
  * on a distributed table by key lists (by_lists).  set[] pairs target
  * columns with expressions over s (and params); m says which rows; no
  * pair: a delete of them. */
-int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *tcols, const char *const *exprs,
+int update_from(pushdown *p, dwl_buf *b, const char *stage, const size_t *tcols, const char *const *exprs,
                 size_t n, const pd_match *m, int indexed, const dwl_value *params, const SQLSMALLINT *types,
                 size_t np, dwl_error *err)
 {
@@ -310,7 +301,7 @@ int update_from(pushdown *p, dwl_buf *b, const char *stage, const char *const *t
   } else {
     d->update_begin(b, p->t->table_q, stage, on.data);
     for (size_t i = 0; i < n; i++)
-      buf_printf(b, "%s%s%s = %s", i ? ", " : "", d->set_prefix, tcols[i], exprs[i]);
+      buf_printf(b, "%s%s%s = %s", i ? ", " : "", d->set_prefix, p->t->cols[tcols[i]].q, exprs[i]);
     if (indexed && p->keyed)
       d->update_keyed_end(b, p->t->table_q, stage, on.data);
     else
@@ -331,14 +322,14 @@ int delete_from(pushdown *p, dwl_buf *b, const char *stage, const pd_match *m, d
 int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, size_t n, const pd_match *m,
                 int indexed, dwl_error *err)
 {
-  const char **tc = calloc(n + 1, sizeof *tc);
+  size_t *tc = calloc(n + 1, sizeof *tc);
   char **ex = calloc(n + 1, sizeof *ex);
   int rc = tc && ex ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; rc == 0 && i < n; i++) {
-    tc[i] = p->q[idx[i]];
+    tc[i] = target_src_col(p->t, idx[i]);
     dwl_buf e1;
     buf_init(&e1, 0);
-    buf_printf(&e1, "s.%s", tc[i]);
+    buf_printf(&e1, "s.%s", p->q[idx[i]]);
     if (!(ex[i] = buf_steal(&e1)))
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   }
@@ -346,7 +337,7 @@ int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, s
   SQLSMALLINT rty;
   size_t nset = n, np = rid_param(p, &rid, &rty);
   if (rc == 0 && np) {
-    tc[nset] = tq(p, TC_RUN_ID);
+    tc[nset] = (size_t)p->t->ix[TC_RUN_ID];
     if (!(ex[nset++] = strdup("?")))
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   }

@@ -132,6 +132,14 @@ typedef struct target {
   int lock_marked;
 } target;
 
+/* The table column of source column src: target_layout lays the source
+ * columns out in order, after the sequence surrogate key when there is
+ * one, and before every other role's column. */
+static inline size_t target_src_col(const target *t, size_t src)
+{
+  return src + (t->ix[TC_SK] >= 0 ? 1 : 0);
+}
+
 /* Connects (adding the dialect's connection attributes), detects the
  * dialect.  Does not touch any table. */
 int target_connect(const dwl_spec *spec, target **out, dwl_error *err);

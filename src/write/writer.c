@@ -31,7 +31,7 @@ SQLSMALLINT col_ptype(const writer *w, size_t tc)
 /* Target column of source column `src`. */
 size_t tcol_of(const writer *w, size_t src)
 {
-  return src + (w->t->ix[TC_SK] >= 0 ? 1 : 0);
+  return target_src_col(w->t, src);
 }
 
 int has_run_id(const writer *w)
