@@ -389,32 +389,26 @@ int pushdown_count_truncate(pushdown *p, long long *current, long long *reached,
  * a truncate reaches. */
 int apply_absent(pushdown *p, dwl_buf *b, scd_counts *counts, dwl_error *err)
 {
-  const target *t = p->t;
   if (p->spec->mode == MODE_SCD2)
     return absent_delete(p, b, counts, err);
   if (p->nabsent == 0)
     return 0;
-  dwl_buf on;
-  buf_init(&on, 0);
-  keyeq(p, &on, "d", "s");
-  if (!on.data)
-    return err_set(err, DWL_EXIT_FAILED, "out of memory");
   counts->deleted += p->nabsent;
   /* truncates (truncate_count counted those): the rows stored before the
    * last truncate that the delta has no row of */
   dwl_value v;
   SQLSMALLINT ty;
   size_t np = 0;
-  if (p->e->ntrunc) {
-    t->d->delete_unmatched(b, t->table_q, "dwl_pd_src", on.data, "dwl_seq");
-    np = reached_by_last(p, b, "d", &v, &ty);
-  } else {
-    t->d->delete_unmatched(b, t->table_q, "dwl_pd_seen", on.data, "dwl_one");
-    in_partitions(p, b, "d");
-  }
-  int rc = apply(p, b, np ? &v : NULL, np ? &ty : NULL, np, err);
-  buf_free(&on);
-  return rc < 0 ? -1 : 0;
+  dwl_buf cond;
+  buf_init(&cond, 0);
+  if (p->e->ntrunc)
+    np = reached_by_last(p, &cond, "d", &v, &ty);
+  else
+    in_partitions(p, &cond, "d");
+  int rc = delete_unmatched(p, b, p->e->ntrunc ? "dwl_pd_src" : "dwl_pd_seen", p->e->ntrunc ? "dwl_seq" : "dwl_one",
+                            &cond, np ? &v : NULL, np ? &ty : NULL, np, err);
+  buf_free(&cond);
+  return rc;
 }
 
 /* upsert, deletes: absent: the keys whose rows the checkpoint skipped but

@@ -180,6 +180,12 @@ int update_cols(pushdown *p, dwl_buf *b, const char *stage, const size_t *idx, s
                 int indexed, dwl_error *err);
 /* A delete of the dimension's rows a stage's rows name (m), the same way. */
 int delete_from(pushdown *p, dwl_buf *b, const char *stage, const pd_match *m, dwl_error *err);
+/* A delete of the table's rows whose key no row of `stage` has (its column
+ * scol NULL in a left join of the stage as s to the table as d) and that
+ * meet cond (" AND ..." on d, params its parameters); on a distributed
+ * table by key lists where its key columns hold no NULL. */
+int delete_unmatched(pushdown *p, dwl_buf *b, const char *stage, const char *scol, const dwl_buf *cond,
+                     const dwl_value *params, const SQLSMALLINT *types, size_t np, dwl_error *err);
 void insert_cols(const pushdown *p, dwl_buf *b, const char *mid, const char *end);
 
 /* ---- pushdown_stage.c: the temporary tables (open, free and staging are

@@ -219,39 +219,38 @@ static void match_on(const pushdown *p, dwl_buf *on, const pd_match *m)
     buf_printf(on, " AND %s", m->filter);
 }
 
-/* An update (n > 0) or delete (n == 0) of the rows a stage's rows name
- * (m), on a distributed table: by key lists (writer_update_lists), the
- * key and, for a version, its valid_from (s.dwl_cvf) matched, the current
- * predicate (curpred) a condition on the table or one more match.  1 when
- * so applied, 0 when not (a staged key with a NULL part needs the join's
- * NULL-safe match). */
-static int by_lists(pushdown *p, const char *stage, const pd_match *m, const size_t *tcols,
-                    const char *const *exprs, size_t n, const dwl_value *params, const SQLSMALLINT *types, size_t np,
-                    dwl_error *err)
+/* An update (n > 0) or delete (n == 0) of a distributed table's rows by
+ * key lists (writer_update_lists): the rows whose key is a's key columns
+ * in `from` ("FROM ... a ..."), and for a version (`version`) whose
+ * valid_from is a.dwl_cvf, the current predicate (curpred) a condition on
+ * the table or one more match.  1 when so applied, 0 when not (a local
+ * table). */
+static int lists_apply(pushdown *p, const char *a, const char *from, int version, const size_t *tcols,
+                       const char *const *exprs, size_t n, const dwl_value *params, const SQLSMALLINT *types,
+                       size_t np, dwl_error *err)
 {
   const target *t = p->t;
   const scd_cols *c = &p->e->cols;
-  if (!t->remote[0] || p->nullkeys)
+  if (!t->remote[0])
     return 0;
   size_t max = c->nkey + 2 + n, nm = 0;
   size_t *idx = calloc(max, sizeof *idx);
   char **ex = calloc(max, sizeof *ex);
-  dwl_buf where, from;
+  dwl_buf where;
   buf_init(&where, 0);
-  buf_init(&from, 0);
   int rc = idx && ex ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t i = 0; rc == 0 && i < c->nkey; i++) {
     idx[nm] = target_src_col(t, c->key[i]);
-    ex[nm++] = dotted("s", p->q[c->key[i]]);
+    ex[nm++] = dotted(a, p->q[c->key[i]]);
   }
-  if (rc == 0 && m->version) {
+  if (rc == 0 && version) {
     idx[nm] = (size_t)t->ix[TC_VALID_FROM];
-    ex[nm++] = strdup("s.dwl_cvf");
+    ex[nm++] = dotted(a, "dwl_cvf");
     if (t->ix[TC_CURRENT] >= 0) {
       buf_printf(&where, "%s = %s", tq(p, TC_CURRENT), t->d->true_lit);
     } else if (t->open_end[0]) {
       idx[nm] = (size_t)t->ix[TC_VALID_TO];
-      ex[nm++] = strdup("s.dwl_oe");
+      ex[nm++] = dotted(a, "dwl_oe");
     } else {
       buf_printf(&where, "%s IS NULL", tq(p, TC_VALID_TO));
     }
@@ -260,24 +259,77 @@ static int by_lists(pushdown *p, const char *stage, const pd_match *m, const siz
     idx[nm + j] = tcols[j];
     ex[nm + j] = strdup(exprs[j]);
   }
-  buf_printf(&from, "FROM %s s", stage);
-  if (m->filter)
-    buf_printf(&from, " WHERE %s", m->filter);
   for (size_t i = 0; rc == 0 && i < nm + n; i++)
     if (!ex[i])
       rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
-  if (rc == 0 && (!from.data || buf_failed(&where)))
+  if (rc == 0 && buf_failed(&where))
     rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
   if (rc == 0)
-    rc = writer_update_lists(p->w, (const char *const *)ex, from.data, params, types, np, idx, nm, idx + nm, n,
+    rc = writer_update_lists(p->w, (const char *const *)ex, from, params, types, np, idx, nm, idx + nm, n,
                              where.data, err);
   for (size_t i = 0; ex && i < max; i++)
     free(ex[i]);
   free(ex);
   free(idx);
   buf_free(&where);
+  return rc;
+}
+
+/* lists_apply of the rows a stage's rows name (m).  0 as well when a
+ * staged key has a NULL part: that needs the join's NULL-safe match. */
+static int by_lists(pushdown *p, const char *stage, const pd_match *m, const size_t *tcols,
+                    const char *const *exprs, size_t n, const dwl_value *params, const SQLSMALLINT *types, size_t np,
+                    dwl_error *err)
+{
+  if (!p->t->remote[0] || p->nullkeys)
+    return 0;
+  dwl_buf from;
+  buf_init(&from, 0);
+  buf_printf(&from, "FROM %s s", stage);
+  if (m->filter)
+    buf_printf(&from, " WHERE %s", m->filter);
+  int rc = from.data ? lists_apply(p, "s", from.data, m->version, tcols, exprs, n, params, types, np, err)
+                     : err_set(err, DWL_EXIT_FAILED, "out of memory");
   buf_free(&from);
   return rc;
+}
+
+/* A delete of the table's rows whose key no row of `stage` has (its
+ * column scol NULL in a left join), and `cond` (appended by the caller,
+ * and its parameters): the dialect's anti-join, or on a distributed table
+ * whose key columns hold no NULL, the anti-join's keys read on the head
+ * and deleted by key lists (lists_apply).  Spider runs an anti-join
+ * DELETE as a DELETE per row on the shards. */
+int delete_unmatched(pushdown *p, dwl_buf *b, const char *stage, const char *scol, const dwl_buf *cond,
+                     const dwl_value *params, const SQLSMALLINT *types, size_t np, dwl_error *err)
+{
+  const target *t = p->t;
+  const scd_cols *c = &p->e->cols;
+  int nonull = 1;
+  for (size_t i = 0; i < c->nkey; i++) {
+    const tcol *k = &t->cols[target_src_col(t, c->key[i])];
+    nonull = nonull && k->have_known && k->have.nullable == 0;
+  }
+  const char *more = cond->data ? cond->data : "";
+  dwl_buf on, from;
+  buf_init(&on, 0);
+  buf_init(&from, 0);
+  keyeq(p, &on, "d", "s");
+  buf_taint(&on, cond);
+  int rc = on.data ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  if (rc == 0 && t->remote[0] && nonull) {
+    buf_printf(&from, "FROM %s d LEFT JOIN %s s ON %s WHERE s.%s IS NULL%s", t->table_q, stage, on.data, scol, more);
+    rc = from.data ? lists_apply(p, "d", from.data, 0, NULL, NULL, 0, params, types, np, err)
+                   : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  }
+  if (rc == 0) {
+    t->d->delete_unmatched(b, t->table_q, stage, on.data, scol);
+    buf_adds(b, more);
+    rc = apply(p, b, params, types, np, err);
+  }
+  buf_free(&on);
+  buf_free(&from);
+  return rc < 0 ? -1 : 0;
 }
 
 /* An update of the dimension from a stage, in the dialect's syntax, or

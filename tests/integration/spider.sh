@@ -213,6 +213,15 @@ side_by_side() {
   is "$RC" 0 "$1: the Spider table's run exits 0"
   is "$(counts)" "$_sbs" "$1: the same counts as the local table's"
 }
+# initial WHAT FEED JOB...: FEED into each JOB, each run exiting 0
+initial() {
+  _what=$1 _feed=$2
+  shift 2
+  for _j in "$@"; do
+    FEED=$_feed dw run "$_j"
+    is "$RC" 0 "$_what: the initial load exits 0 ($(basename "$_j" .yaml))"
+  done
+}
 # the late-row scd2 job of late_diff.sh's second layout
 KL_LOAD="load:
   mode: scd2
@@ -352,10 +361,7 @@ awk 'BEGIN { print "id,name,op,lmd"
              for (i = 1; i <= 650; i++)
                if (i > 600 || i % 3 == 0) printf "%d,m%d,,2024-01-02\n", i, i
                else if (i % 7 == 0) printf "%d,n%d,D,2024-01-02\n", i, i }' >"$WORK/up2.csv"
-for _j in "$J_UPL" "$J_UP"; do
-  FEED=$WORK/up1.csv dw run "$_j"
-  is "$RC" 0 "upsert: the initial load exits 0 ($(basename "$_j" .yaml))"
-done
+initial "upsert" "$WORK/up1.csv" "$J_UPL" "$J_UP"
 side_by_side upsert up "$WORK/up2.csv"
 like "$(counts)" "updated=200 deleted=57" "upsert: 200 updated, 57 deleted"
 like "$ERR" "dwl_stage_update applied by key lists: 200 rows in 1 statements" "upsert: the updates as key lists"
@@ -385,6 +391,67 @@ ran_at_most 6 "$UPD" "upsert, pushdown" "UPDATE statements for 200 updates"
 ran_at_most 6 "$DEL" "upsert, pushdown" "DELETE statements for 57 removals"
 is "$(sql "SELECT id, name, op, lmd FROM upp ORDER BY id")" "$UP_LOCAL" \
   "upsert, pushdown: the Spider table's rows equal the local table's"
+
+# upsert with deletes: absent, pushdown: the rows of keys a full extract
+# no longer has are found by the anti-join on the head and deleted by key
+# lists, not by a DELETE joined with the head's stage, which Spider runs
+# as a DELETE per row on the shards.
+spider_table upa "id BIGINT NOT NULL, name VARCHAR(20), lmd DATETIME(6), PRIMARY KEY (id)"
+UPA_LOAD="load:
+  mode: upsert
+  key: [id]
+  lmd: lmd
+  deletes: absent"
+J_UPAL=$(list_job upa_local upa_local "$UPA_LOAD")
+J_UPA=$(list_job upa upa "$UPA_LOAD
+  engine: pushdown")
+awk 'BEGIN { print "id,name,lmd"; for (i = 1; i <= 600; i++) printf "%d,n%d,2024-01-01\n", i, i }' >"$WORK/upa1.csv"
+# every fifth key absent (120); the others come with a new lmd, every
+# third with a new name
+awk 'BEGIN { print "id,name,lmd"
+             for (i = 1; i <= 600; i++) if (i % 5) printf "%d,%s%d,2024-01-02\n", i, i % 3 ? "n" : "m", i }' \
+  >"$WORK/upa2.csv"
+initial "upsert absent, pushdown" "$WORK/upa1.csv" "$J_UPAL" "$J_UPA"
+FEED=$WORK/upa2.csv dw plan --sql "$J_UPA"
+is "$RC" 0 "upsert absent, pushdown: plan exits 0"
+like "$OUT" "-- the rows of SELECT ... FROM \`upa\` d LEFT JOIN dwl_pd_seen s ON" \
+  "upsert absent, pushdown: plan --sql shows the absent keys' rows staged for key lists"
+is "$(sql "SELECT COUNT(*) FROM upa")" 600 "upsert absent, pushdown: plan deleted nothing"
+DEL0=$(com delete)
+side_by_side "upsert absent, pushdown" upa "$WORK/upa2.csv"
+DEL=$(($(com delete) - DEL0))
+like "$(counts)" "updated=480 deleted=120" "upsert absent, pushdown: 480 updated, 120 absent"
+like "$ERR" "changes computed and applied in the warehouse" "upsert absent, pushdown: the changes computed in the warehouse"
+like "$ERR" "applied by key lists: 120 rows in 1 statements" "upsert absent, pushdown: the absent keys' rows deleted by key lists"
+ran_at_most 6 "$DEL" "upsert absent, pushdown" "DELETE statements for 120 absent keys"
+is "$(sql "SELECT id, name, lmd FROM upa ORDER BY id")" "$(sql "SELECT id, name, lmd FROM upa_local ORDER BY CAST(id AS UNSIGNED)")" \
+  "upsert absent, pushdown: the Spider table's rows equal the local table's"
+is "$(sql "SELECT COUNT(*) FROM upa")" 480 "upsert absent, pushdown: 480 rows"
+
+# The same with a truncate row: the rows stored before it that the delta
+# has no row of.
+spider_table upt "id BIGINT NOT NULL, op VARCHAR(4), amount BIGINT, lmd DATETIME(6), PRIMARY KEY (id)"
+UPT_LOAD="load:
+  mode: upsert
+  key: [id]
+  lmd: lmd
+  deletes: {column: op, values: [D], truncate_values: [T]}"
+J_UPTL=$(list_job upt_local upt_local "$UPT_LOAD")
+J_UPT=$(list_job upt upt "$UPT_LOAD
+  engine: pushdown")
+printf 'id,op,amount,lmd\n1,I,10,2024-01-01\n2,I,20,2024-01-01\n3,I,30,2024-01-01\n' >"$WORK/upt1.csv"
+printf 'id,op,amount,lmd\n1,U,11,2024-02-01\n,T,,2024-02-02\n2,I,22,2024-02-03\n4,I,40,2024-02-04\n' >"$WORK/upt2.csv"
+for _j in "$J_UPTL" "$J_UPT"; do
+  FEED=$WORK/upt1.csv dw run "$_j"
+  FEED=$WORK/upt2.csv dw --log-level debug run --max-deletes all "$_j"
+  is "$RC" 0 "upsert truncate, pushdown: the truncate applies ($(basename "$_j" .yaml))"
+done
+like "$ERR" "the rows of SELECT ... FROM \`upt\` d LEFT JOIN dwl_pd_src s ON" \
+  "upsert truncate, pushdown: the rows the truncate reaches staged for key lists"
+is "$(sql "SELECT id, amount, lmd FROM upt ORDER BY id" | tr '\n' ' ')" \
+  "$(sql "SELECT id, amount, lmd FROM upt_local ORDER BY CAST(id AS UNSIGNED)" | tr '\n' ' ')" \
+  "upsert truncate, pushdown: the Spider table's rows equal the local table's"
+is "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM upt")" "2,4" "upsert truncate, pushdown: keys 2 and 4 are left"
 
 # ---- engine: pushdown on a Spider table: the memory engine's history ----------------
 # The same two feeds as dim_stats (memory engine) into dim_pd with
@@ -438,10 +505,7 @@ awk 'BEGIN { print "id,name,t,lmd"
              for (i = 1; i <= 300; i++) if (i % 5)
                printf "%d,%s%d,%s%d,2024-01-02\n", i, i % 7 ? "n" : "m", i, i % 3 ? "t" : "u", i, i }' \
   >"$WORK/pt2.csv"
-for _j in "$J_PTL" "$J_PT"; do
-  FEED=$WORK/pt1.csv dw run "$_j"
-  is "$RC" 0 "pushdown lists: the initial load exits 0 ($(basename "$_j" .yaml))"
-done
+initial "pushdown lists" "$WORK/pt1.csv" "$J_PTL" "$J_PT"
 FEED=$WORK/pt2.csv dw plan --sql "$J_PT"
 is "$RC" 0 "pushdown lists: plan exits 0"
 like "$OUT" "-- the rows of SELECT ... FROM dwl_pd_ab s, applied 500 a statement, as:
