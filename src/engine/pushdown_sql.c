@@ -1,9 +1,10 @@
 /* Pushdown's SQL fragments: key lists and equalities (NULL-safe where a
  * staged key has a NULL part), the current-version predicate, window
  * clauses, the staged column list; and the updates and deletes of the
- * dimension from a stage (update_from, delete_from), which run what they
- * build: in the dialect's syntax, or on a distributed table by the
- * writer's key lists. */
+ * dimension from a stage (update_from, delete_from) and the delete of its
+ * rows no staged row names (delete_unmatched), which run what they build:
+ * in the dialect's syntax, or on a distributed table by the writer's key
+ * lists. */
 #include "pushdown_impl.h"
 
 #include <inttypes.h>

@@ -133,8 +133,8 @@ typedef struct target {
 } target;
 
 /* The table column of source column src: target_layout lays the source
- * columns out in order, after the sequence surrogate key when there is
- * one, and before every other role's column. */
+ * columns out in order, after the surrogate key column when there is one
+ * and before every other role's column. */
 static inline size_t target_src_col(const target *t, size_t src)
 {
   return src + (t->ix[TC_SK] >= 0 ? 1 : 0);
