@@ -29,14 +29,6 @@ static int on_gone(void *ud, const dwl_value *row, const dwl_ts *valid_to, int d
   return scd_add_gone(&r->e, row, valid_to, err);
 }
 
-static int has_null_key(const run_ctx *r, const dwl_value *row)
-{
-  for (size_t j = 0; j < r->e.cols.nkey; j++)
-    if (row[r->e.cols.key[j]].is_null)
-      return 1;
-  return 0;
-}
-
 /* The scans of one list of keys (by_key_lists). */
 typedef int (*list_fn)(run_ctx *r, const target_keys *k, void *arg, dwl_error *err);
 
@@ -134,7 +126,7 @@ int run_read_current(run_ctx *r, int keyed, dwl_error *err)
     k.stage = NULL;
     for (size_t i = 0; rc == 0 && i < r->e.delta.n; i++) {
       const rs_row *d = &r->e.delta.rows[i];
-      if (!has_null_key(r, d->vals) || keymap_get(&r->e.km, d->key))
+      if (!scd_null_key(&r->e.cols, d->vals) || keymap_get(&r->e.km, d->key))
         continue;
       k.keyrow = d->vals;
       rc = target_scan_keys(r->t, scan, nscan, 0, &k, on_current, r, err);
@@ -188,7 +180,7 @@ int run_read_history(run_ctx *r, dwl_error *err)
   }
   k.stage = NULL;
   for (size_t i = 0; rc == 0 && i < keys->n; i++) {
-    if (stage && !has_null_key(r, keys->rows[i].vals))
+    if (stage && !scd_null_key(&r->e.cols, keys->rows[i].vals))
       continue;
     k.keyrow = keys->rows[i].vals;
     rc = target_scan_history(r->t, &k, on_history, r, err);

@@ -33,6 +33,16 @@ typedef struct scd_cols {
   ssize_t del;           /* delete-flag column, -1: none */
 } scd_cols;
 
+/* 1 when a part of row's key is NULL: equality joins and key lists miss
+ * such a key, which needs a NULL-safe statement of its own. */
+static inline int scd_null_key(const scd_cols *c, const dwl_value *row)
+{
+  for (size_t i = 0; i < c->nkey; i++)
+    if (row[c->key[i]].is_null)
+      return 1;
+  return 0;
+}
+
 /* One version to insert. */
 typedef struct scd_version {
   const dwl_value *vals;    /* source-layout row that started the version */

@@ -409,10 +409,7 @@ int stage_add(writer *w, int kind, const dwl_value *vals, dwl_error *err)
  * NULL-safe per-key statement instead. */
 int staged_key(const writer *w, const dwl_value *keyrow)
 {
-  for (size_t i = 0; i < w->cols->nkey; i++)
-    if (keyrow[w->cols->key[i]].is_null)
-      return 0;
-  return 1;
+  return !scd_null_key(w->cols, keyrow);
 }
 
 
