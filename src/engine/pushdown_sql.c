@@ -223,8 +223,8 @@ static void match_on(const pushdown *p, dwl_buf *on, const pd_match *m)
 /* An update (n > 0) or delete (n == 0) of a distributed table's rows by
  * key lists (writer_update_lists): the rows whose key is a's key columns
  * in `from` ("FROM ... a ..."), and for a version (`version`) whose
- * valid_from is a.dwl_cvf, the current predicate (curpred) a condition on
- * the table or one more match.  1 when so applied, 0 when not (a local
+ * valid_from is a.dwl_cvf, with the current flag or a NULL valid_to as a
+ * condition on the table.  1 when so applied, 0 when not (a local
  * table). */
 static int lists_apply(pushdown *p, const char *a, const char *from, int version, const size_t *tcols,
                        const char *const *exprs, size_t n, const dwl_value *params, const SQLSMALLINT *types,
@@ -234,7 +234,7 @@ static int lists_apply(pushdown *p, const char *a, const char *from, int version
   const scd_cols *c = &p->e->cols;
   if (!t->remote[0])
     return 0;
-  size_t max = c->nkey + 2 + n, nm = 0;
+  size_t max = c->nkey + 1 + n, nm = 0;
   size_t *idx = calloc(max, sizeof *idx);
   char **ex = calloc(max, sizeof *ex);
   dwl_buf where;
@@ -247,14 +247,15 @@ static int lists_apply(pushdown *p, const char *a, const char *from, int version
   if (rc == 0 && version) {
     idx[nm] = (size_t)t->ix[TC_VALID_FROM];
     ex[nm++] = dotted(a, "dwl_cvf");
-    if (t->ix[TC_CURRENT] >= 0) {
+    /* With an open end and no current flag, the key and valid_from name
+     * the version, as the writer's key lists take them (staged.c): a
+     * match on valid_to = the open end would match on the column an
+     * expire sets, which a key list cannot (its CASE reads the column it
+     * sets), and the open end would be a literal in the statement. */
+    if (t->ix[TC_CURRENT] >= 0)
       buf_printf(&where, "%s = %s", tq(p, TC_CURRENT), t->d->true_lit);
-    } else if (t->open_end[0]) {
-      idx[nm] = (size_t)t->ix[TC_VALID_TO];
-      ex[nm++] = dotted(a, "dwl_oe");
-    } else {
+    else if (!t->open_end[0])
       buf_printf(&where, "%s IS NULL", tq(p, TC_VALID_TO));
-    }
   }
   for (size_t j = 0; rc == 0 && j < n; j++) {
     idx[nm + j] = tcols[j];

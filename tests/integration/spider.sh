@@ -107,20 +107,6 @@ is "$(on_shards dim_acc)" "$(history dim_acc)" "accept_non_atomic: the same rows
 spider_table dim_bulk
 J_BULK=$(spider_job dim_bulk dim_bulk "$XA_ON")
 awk 'BEGIN { print "id,name,lmd"; for (i = 1; i <= 2000; i++) printf "%d,n%d,2024-01-01\n", i, i }' >"$WORK/bulk.csv"
-# com STATEMENT: how many of them (Com_insert, Com_update) both shards ran
-com() {
-  echo $(($(shard 1 -e "SHOW GLOBAL STATUS LIKE 'Com_$1'" | cut -f2) +
-          $(shard 2 -e "SHOW GLOBAL STATUS LIKE 'Com_$1'" | cut -f2)))
-}
-# ran_at_most MAX GOT WHAT STATEMENTS: the shards ran GOT statements, at
-# least one and at most MAX
-ran_at_most() {
-  if [ "$2" -gt 0 ] && [ "$2" -le "$1" ]; then
-    pass "$3: the shards ran $2 $4"
-  else
-    fail "$3: the shards ran at most $1 $4" "got: $2"
-  fi
-}
 INS0=$(com insert)
 FEED=$WORK/bulk.csv dw run "$J_BULK"
 is "$RC" 0 "bulk: a 2000-row initial load exits 0"
@@ -198,30 +184,6 @@ python3 "$TOP_SRCDIR/tests/late_gen.py" "$KL_SEED" 40 "$WORK/kl" 7200
 spider_table kl "sk CHAR(64) NOT NULL, id VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   v TEXT, t TEXT, op TEXT, lmd DATETIME(6), valid_from DATETIME(6), valid_to DATETIME(6),
   is_current BOOLEAN NOT NULL, is_deleted BOOLEAN NOT NULL, PRIMARY KEY (sk, id), KEY kl_key (id, is_current)"
-# list_job NAME TABLE LOAD: a csv job on ${FEED} into TABLE through the
-# head, XA on; LOAD: its load (and dimension) mappings
-list_job() {
-  feed_job "$1" "$2" "$XA_ON" "$3"
-}
-# side_by_side WHAT TABLE FEED: FEED into TABLE_local, then (logging at
-# debug) into the Spider table TABLE: both exit 0, with the same counts
-side_by_side() {
-  FEED=$3 dw run "$WORK/${2}_local.yaml"
-  is "$RC" 0 "$1: the local table's run exits 0"
-  _sbs=$(counts)
-  FEED=$3 dw --log-level debug run "$WORK/$2.yaml"
-  is "$RC" 0 "$1: the Spider table's run exits 0"
-  is "$(counts)" "$_sbs" "$1: the same counts as the local table's"
-}
-# initial WHAT FEED JOB...: FEED into each JOB, each run exiting 0
-initial() {
-  _what=$1 _feed=$2
-  shift 2
-  for _j in "$@"; do
-    FEED=$_feed dw run "$_j"
-    is "$RC" 0 "$_what: the initial load exits 0 ($(basename "$_j" .yaml))"
-  done
-}
 # the late-row scd2 job of late_diff.sh's second layout
 KL_LOAD="load:
   mode: scd2
@@ -539,6 +501,30 @@ PT_LOCAL=$(sql "$(printf "$PT_Q" pt_local)")
 # shellcheck disable=SC2059
 is "$(sql "$(printf "$PT_Q" pt)")" "$PT_LOCAL" "pushdown lists: the Spider table's history equals the local table's"
 is "$(printf '%s\n' "$PT_LOCAL" | grep -c '|0|1$')" 60 "pushdown lists: 60 versions closed as deleted"
+
+# Without a current flag, with an open end: the key and valid_from name the
+# version to close, as the memory engine's key lists take them; matching
+# valid_to = the open end too matched on the column the expire sets, and
+# fell back to the join.
+spider_table oe "dim_id BIGINT NOT NULL, id BIGINT NOT NULL, name VARCHAR(20), lmd DATETIME(6),
+  valid_from DATETIME(6), valid_to DATETIME(6), is_deleted BOOLEAN NOT NULL, PRIMARY KEY (dim_id, id), KEY oe_key (id)"
+OE_LOAD="dimension: {current: null, open_end: '9999-12-31 00:00:00'}
+load: {mode: scd2, key: [id], lmd: lmd"
+J_OEL=$(list_job oe_local oe_local "$OE_LOAD}")
+J_OE=$(list_job oe oe "$OE_LOAD, engine: pushdown}")
+awk 'BEGIN { print "id,name,lmd"; for (i = 1; i <= 200; i++) printf "%d,n%d,2024-01-01\n", i, i }' >"$WORK/oe1.csv"
+awk 'BEGIN { print "id,name,lmd"; for (i = 2; i <= 200; i += 2) printf "%d,m%d,2024-01-02\n", i, i }' >"$WORK/oe2.csv"
+initial "open end" "$WORK/oe1.csv" "$J_OEL" "$J_OE"
+UPD0=$(com update)
+side_by_side "open end" oe "$WORK/oe2.csv"
+UPD=$(($(com update) - UPD0))
+like "$(counts)" "inserted=100 expired=100" "open end: 100 changed"
+like "$ERR" "dwl_lists_0 applied by key lists: 100 rows in 1 statements" "open end: the expires as key lists"
+ran_at_most 12 "$UPD" "open end" "UPDATE statements for 100 expires"
+OE_Q="SELECT id, name, valid_from, valid_to, is_deleted FROM %s ORDER BY CAST(id AS UNSIGNED), valid_from"
+# shellcheck disable=SC2059
+is "$(sql "$(printf "$OE_Q" oe)")" "$(sql "$(printf "$OE_Q" oe_local)")" "open end: the Spider table's history equals the local table's"
+is "$(sql "SELECT COUNT(*) FROM oe WHERE valid_to = '9999-12-31'")" 200 "open end: 200 versions open"
 
 # ---- a prepared XA transaction left behind holds a key's rows -------------------------
 # As a coordinator that crashed after XA PREPARE leaves it: the branch on

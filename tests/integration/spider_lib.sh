@@ -4,8 +4,9 @@
 # SERVERs for the shards, and the shards' copy of the test's database,
 # dropped at exit with the SERVERs.
 #
-# Defines shard, spider_table, feed_job, spider_job, history, on_shards
-# and per_shard (each described where it is defined).
+# Defines shard, spider_table, feed_job, spider_job, history, on_shards,
+# per_shard, com, ran_at_most, list_job, side_by_side and initial (each
+# described where it is defined).
 if [ "${WAREHOUSE:-sqlite}" = mariadb ]; then
   if [ -z "${DWL_SPIDER_PORT:-}" ]; then
     if [ "${CI:-}" = true ]; then
@@ -109,4 +110,42 @@ per_shard() {
   _both=$( { shard 1 -D "$WH_DB" -e "SELECT DISTINCT id FROM $1"; shard 2 -D "$WH_DB" -e "SELECT DISTINCT id FROM $1"; } |
            sort | uniq -d | wc -l)
   echo "$_a,$_b,$_both"
+}
+# com STATEMENT: how many of them (Com_insert, Com_update) both shards ran
+com() {
+  echo $(($(shard 1 -e "SHOW GLOBAL STATUS LIKE 'Com_$1'" | cut -f2) +
+          $(shard 2 -e "SHOW GLOBAL STATUS LIKE 'Com_$1'" | cut -f2)))
+}
+# ran_at_most MAX GOT WHAT STATEMENTS: the shards ran GOT statements, at
+# least one and at most MAX
+ran_at_most() {
+  if [ "$2" -gt 0 ] && [ "$2" -le "$1" ]; then
+    pass "$3: the shards ran $2 $4"
+  else
+    fail "$3: the shards ran at most $1 $4" "got: $2"
+  fi
+}
+# list_job NAME TABLE LOAD: a csv job on ${FEED} into TABLE through the
+# head, XA on; LOAD: its load (and dimension) mappings
+list_job() {
+  feed_job "$1" "$2" "$XA_ON" "$3"
+}
+# side_by_side WHAT TABLE FEED: FEED into TABLE_local, then (logging at
+# debug) into the Spider table TABLE: both exit 0, with the same counts
+side_by_side() {
+  FEED=$3 dw run "$WORK/${2}_local.yaml"
+  is "$RC" 0 "$1: the local table's run exits 0"
+  _sbs=$(counts)
+  FEED=$3 dw --log-level debug run "$WORK/$2.yaml"
+  is "$RC" 0 "$1: the Spider table's run exits 0"
+  is "$(counts)" "$_sbs" "$1: the same counts as the local table's"
+}
+# initial WHAT FEED JOB...: FEED into each JOB, each run exiting 0
+initial() {
+  _what=$1 _feed=$2
+  shift 2
+  for _j in "$@"; do
+    FEED=$_feed dw run "$_j"
+    is "$RC" 0 "$_what: the initial load exits 0 ($(basename "$_j" .yaml))"
+  done
 }
