@@ -411,8 +411,8 @@ J_UPT=$(list_job upt upt "$UPT_LOAD
   engine: pushdown")
 printf 'id,op,amount,lmd\n1,I,10,2024-01-01\n2,I,20,2024-01-01\n3,I,30,2024-01-01\n' >"$WORK/upt1.csv"
 printf 'id,op,amount,lmd\n1,U,11,2024-02-01\n,T,,2024-02-02\n2,I,22,2024-02-03\n4,I,40,2024-02-04\n' >"$WORK/upt2.csv"
+initial "upsert truncate, pushdown" "$WORK/upt1.csv" "$J_UPTL" "$J_UPT"
 for _j in "$J_UPTL" "$J_UPT"; do
-  FEED=$WORK/upt1.csv dw run "$_j"
   FEED=$WORK/upt2.csv dw --log-level debug run --max-deletes all "$_j"
   is "$RC" 0 "upsert truncate, pushdown: the truncate applies ($(basename "$_j" .yaml))"
 done
