@@ -351,8 +351,15 @@ static int scd_walk_delta(run_ctx *r, const scd_sink *sink, scd_counts *counts, 
 {
   if (scd_apply(&r->e, sink, counts, err) != 0)
     return -1;
-  if (scd_deferred(&r->e) > 0 && (run_read_history(r, err) != 0 || scd_repair(&r->e, sink, counts, err) != 0)) {
+  if (scd_deferred(&r->e) > 0 && run_read_history(r, err) != 0) {
     r->sum->late_rejected += counts->late_rejected;
+    return -1;
+  }
+  if (scd_deferred(&r->e) > 0 && scd_repair(&r->e, sink, counts, err) != 0) {
+    r->sum->late_rejected += counts->late_rejected;
+    /* (the repair went on through its keys to count every late row: a
+     * spilled run goes on through its partitions, run_spill.c) */
+    r->late_failed = r->spec->late == LATE_REJECT && counts->late_rejected > 0;
     return -1;
   }
   return 0;

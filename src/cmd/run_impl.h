@@ -54,6 +54,9 @@ typedef struct run_ctx {
   int spill_refused;    /* the budget was exceeded and spilling refused (said once) */
   long long spilled;    /* rows written to sp */
   long part;            /* the partition being computed; -1: none (every key) */
+  /* the last walk failed on its late rows under load.late: reject (a
+   * spilled run then computes its other partitions for theirs) */
+  int late_failed;
   /* a partition past the budget as it is read back is split again
    * (run_spill.c): sub[l] holds level l + 1's files */
   spill sub[RUN_SPILL_DEPTH];

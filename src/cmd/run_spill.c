@@ -299,6 +299,34 @@ static int compute(run_ctx *r, long long rows, dwl_error *err)
   return 0;
 }
 
+static int run_part(run_ctx *r, spill *s, size_t p, long long rows, dwl_error *err);
+
+/* run_part, after `failed` earlier partitions failed: then into an error
+ * of its own, so that err keeps the first (late.c's first late row),
+ * unless a signal stops the run meanwhile: that is what it reports. */
+static int run_part_once(run_ctx *r, spill *s, size_t p, long long rows, int failed, dwl_error *err)
+{
+  dwl_error more = {0};
+  r->late_failed = 0;
+  int rc = run_part(r, s, p, rows, failed ? &more : err);
+  if (rc != 0 && failed && more.cause == DWL_CAUSE_INTERRUPTED)
+    *err = more;
+  return rc;
+}
+
+/* Whether the partitions stop after one returned rc: at any failure but
+ * one on its late rows under load.late: reject, where one pass counts
+ * every late row of the run before it fails (late.c), so the partitions
+ * after it are computed for theirs (what they write goes with the run's
+ * rollback).  *failed: one has failed. */
+static int part_failed(const run_ctx *r, int rc, int *failed)
+{
+  if (rc == 0)
+    return 0;
+  *failed = 1;
+  return !r->late_failed;
+}
+
 /* Partition p of s (r->sp, or the split at level l + 1, r->sub[l]) read
  * back and computed, or split and each part computed in turn. */
 static int run_part(run_ctx *r, spill *s, size_t p, long long rows, dwl_error *err)
@@ -328,10 +356,14 @@ static int run_part(run_ctx *r, spill *s, size_t p, long long rows, dwl_error *e
           s->rows[p], sub->nparts);
   r->sum->spilled_partitions += (long long)sub->nparts;
   int nsplit = r->nsplit;
-  for (size_t q = 0; q < sub->nparts; q++) {
+  int failed = 0, stop = 0;
+  for (size_t q = 0; q < sub->nparts && !stop; q++) {
     r->nsplit = nsplit;
-    if (run_part(r, sub, q, rows, err) != 0)
-      return -1;
+    stop = part_failed(r, run_part_once(r, sub, q, rows, failed, err), &failed);
+  }
+  if (failed) {
+    r->late_failed = !stop;  /* (every part's failure was its late rows) */
+    return -1;
   }
   spill_close(sub);
   return 0;
@@ -364,17 +396,19 @@ int run_spilled(run_ctx *r, dwl_error *err)
     km_move(&r->present, &r->e.km);
   }
   /* A failed run counts, as one pass does, only its rejected late rows
-   * (all of them, every partition's): the changes of the partitions
-   * walked before the failure go from the summary, as they go from the
-   * table. */
+   * (all of them, every partition's: part_failed): the changes of the
+   * partitions walked go from the summary, as they go from the table. */
   const scd_counts before = changes_of(r->sum);
+  int failed = 0;
   for (size_t p = 0; p < r->sp.nparts; p++)
-    if (run_part(r, &r->sp, p, rows, err) != 0) {
-      scd_counts walked = changes_of(r->sum);
-      run_add_counts(r, &walked, -1);
-      run_add_counts(r, &before, 1);
-      return -1;
-    }
+    if (part_failed(r, run_part_once(r, &r->sp, p, rows, failed, err), &failed))
+      break;
+  if (failed) {
+    scd_counts walked = changes_of(r->sum);
+    run_add_counts(r, &walked, -1);
+    run_add_counts(r, &before, 1);
+    return -1;
+  }
   r->part = -1;
   r->nsplit = 0;
   spill_close(&r->sp);

@@ -365,6 +365,32 @@ is "$RC|$(spilled)" "4|1" "failure: too many rejects after spilling: exit 4"
 is "$(spill_files)|$(rows_of d_fail_tiny)" "|1" \
   "failure: no spill file left, nothing written"
 
+# ---- load.late: reject fails the run after counting every late row -----------
+# As one pass does (late.c), a spilled run computes the partitions after
+# the one that failed on its late rows, to count theirs: the same count
+# and exit status at both budgets, and nothing written.
+pair lr scd2 '  late: reject
+  lookback: 1d'
+feed lr.csv 1 300 2024-01-01
+for _s in big tiny; do
+  dw run "$WORK/lr_$_s.yaml"
+  is "$RC" 0 "late reject: the initial load exits 0 ($_s)"
+done
+feed lr.csv 150 450 2024-01-02 late
+dw run "$WORK/lr_big.yaml"
+_lr="$RC|$(field late_rejected)|$(field inserted)"
+dw run --memory-budget 64KiB "$WORK/lr_tiny.yaml"
+is "$(spilled)" 1 "late reject: the tiny budget spills"
+is "$RC|$(field late_rejected)|$(field inserted)" "$_lr" "late reject: the same exit status and late_rejected count"
+is "$_lr" "4|31|0" "late reject: exit 4, the 31 late rows (keys 150..300 divisible by 5) counted, nothing inserted"
+like "$ERR" ": a late row, and load.late is reject" "late reject: the message names a late row"
+like "$ERR" "the 32 bad rows of this failed run are in $WORK/lr_tiny.rejects.csv.failed" \
+  "late reject: the failed run's reject file holds the 31 late rows and the bad lmd"
+is "$(sort "$WORK/lr_tiny.rejects.csv.failed")" "$(sort "$WORK/lr_big.rejects.csv.failed")" \
+  "late reject: the same rows set aside in the failed run's reject file"
+is "$(tdump d_lr_tiny)" "$(tdump d_lr_big)" "late reject: both tables as after the initial load"
+is "$(spill_files)" "" "late reject: no spill file is left"
+
 # ---- a full disk: a clear error (a 128 KiB tmpfs, where mounting one is
 # allowed: root on Linux) -------------------------------------------------------
 FULL="$WORK/full"
