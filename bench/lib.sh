@@ -539,3 +539,29 @@ bench_begin() {
   case ",$1," in *,postgresql,* | *,mariadb,*) servers_start >&2 ;; esac
   export PGPASSWORD=${DWL_PG_PASSWORD:-} MYSQL_PWD=${DWL_MARIADB_PASSWORD:-}
 }
+
+# The Spider servers (tests/servers.sh with DWL_SPIDER=1; bench/spider.sh,
+# bench/spider_absent.sh).  headsql SQL...: the head; shard N SQL...:
+# shard N
+headsql() {
+  bounded mariadb --no-defaults --batch --skip-column-names -h "$DWL_SPIDER_HOST" -P "$DWL_SPIDER_PORT" \
+    -u "$DWL_SPIDER_USER" "$@"
+}
+shard() {
+  local h p
+  eval "h=\$DWL_SPIDER_SHARD$1_HOST p=\$DWL_SPIDER_SHARD$1_PORT"
+  shift
+  bounded mariadb --no-defaults --batch --skip-column-names -h "$h" -P "$p" -u "$DWL_SPIDER_USER" "$@"
+}
+# spider_db DB: database DB on the head and each shard, and the head's
+# SERVERs s1 and s2 for the shards' copies
+spider_db() {
+  local n h p
+  echo "CREATE DATABASE $1;" | headsql
+  for n in 1 2; do
+    echo "CREATE DATABASE $1;" | shard "$n"
+    eval "h=\$DWL_SPIDER_SHARD${n}_HOST p=\$DWL_SPIDER_SHARD${n}_PORT"
+    echo "CREATE SERVER s$n FOREIGN DATA WRAPPER mysql OPTIONS (HOST '$h', PORT $p, USER '$DWL_SPIDER_USER',
+            PASSWORD '$DWL_SPIDER_PASSWORD', DATABASE '$1');" | headsql
+  done
+}

@@ -94,27 +94,8 @@ case " $DWL_WAREHOUSES " in *" mariadb "*) ;; *) die "MariaDB did not start" ;; 
 export MYSQL_PWD=$DWL_MARIADB_PASSWORD
 [ "$DWL_SPIDER_PASSWORD" = "$DWL_MARIADB_PASSWORD" ] || die "the Spider servers' password is not MariaDB's"
 
-# headsql SQL...: the Spider head; shard N SQL...: shard N
-headsql() {
-  bounded mariadb --no-defaults --batch --skip-column-names -h "$DWL_SPIDER_HOST" -P "$DWL_SPIDER_PORT" \
-    -u "$DWL_SPIDER_USER" "$@"
-}
-shard() {
-  local h p
-  eval "h=\$DWL_SPIDER_SHARD$1_HOST p=\$DWL_SPIDER_SHARD$1_PORT"
-  shift
-  bounded mariadb --no-defaults --batch --skip-column-names -h "$h" -P "$p" -u "$DWL_SPIDER_USER" "$@"
-}
-
 setup_wh mariadb
-echo "CREATE DATABASE $db;" | headsql
-for n in 1 2; do
-  echo "CREATE DATABASE $db;" | shard "$n"
-  eval "h=\$DWL_SPIDER_SHARD${n}_HOST p=\$DWL_SPIDER_SHARD${n}_PORT"
-  # shellcheck disable=SC2154 # h and p from the eval
-  echo "CREATE SERVER s$n FOREIGN DATA WRAPPER mysql OPTIONS (HOST '$h', PORT $p, USER '$DWL_SPIDER_USER',
-          PASSWORD '$DWL_SPIDER_PASSWORD', DATABASE '$db');" | headsql
-done
+spider_db "$db"
 
 # The columns dwload gives this job's table on MariaDB (bench/lib.sh's
 # write_job), with the partition key in the primary key.

@@ -33,24 +33,7 @@ export DWL_SPIDER=1
 bench_begin mariadb
 [ -n "${DWL_SPIDER_PORT:-}" ] || die "the Spider servers did not start (Debian: mariadb-plugin-spider)"
 
-headsql() {
-  bounded mariadb --no-defaults --batch --skip-column-names -h "$DWL_SPIDER_HOST" -P "$DWL_SPIDER_PORT" \
-    -u "$DWL_SPIDER_USER" "$@"
-}
-shard() {
-  local h p
-  eval "h=\$DWL_SPIDER_SHARD$1_HOST p=\$DWL_SPIDER_SHARD$1_PORT"
-  shift
-  bounded mariadb --no-defaults --batch --skip-column-names -h "$h" -P "$p" -u "$DWL_SPIDER_USER" "$@"
-}
-echo "CREATE DATABASE $db;" | headsql
-for n in 1 2; do
-  echo "CREATE DATABASE $db;" | shard "$n"
-  eval "h=\$DWL_SPIDER_SHARD${n}_HOST p=\$DWL_SPIDER_SHARD${n}_PORT"
-  # shellcheck disable=SC2154 # h and p from the eval
-  echo "CREATE SERVER s$n FOREIGN DATA WRAPPER mysql OPTIONS (HOST '$h', PORT $p, USER '$DWL_SPIDER_USER',
-          PASSWORD '$DWL_SPIDER_PASSWORD', DATABASE '$db');" | headsql
-done
+spider_db "$db"
 
 python3 - "$keys" "$work" <<'EOF'
 import sys
