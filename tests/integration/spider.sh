@@ -656,11 +656,14 @@ is "$(on_shards dim)" "$(history dim)" "shard killed: the shards hold the head's
 # prepared); held on shard 1 too and let go on shard 2, it stops at shard
 # 1's XA COMMIT with both prepared: shard 2 is killed there.
 # block N: a session on shard N holding BLOCK_COMMIT (fed from a FIFO on
-# fd 6+N); unblock N ends it
+# fd 6+N); unblock N ends it.  (The session gets no FIFO's write end, so
+# that it ends once the test closes its own: a session holding one would
+# outlive the test.)
 block() {
   mkfifo "$WORK/blk$1"
   eval "exec $((6 + $1))<>\"\$WORK/blk$1\""
-  shard "$1" -n <"$WORK/blk$1" >"$WORK/blk$1.out" 2>&1 &
+  ( exec 4>&- 7>&- 8>&- <"$WORK/blk$1" >"$WORK/blk$1.out" 2>&1
+    shard "$1" -n ) &
   echo "BACKUP STAGE START; BACKUP STAGE BLOCK_COMMIT; SELECT 'blocked';" >&$((6 + $1))
   wait_until 300 grep -q blocked "$WORK/blk$1.out"
 }
