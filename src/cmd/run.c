@@ -556,12 +556,30 @@ static int open_source(run_ctx *r, dwl_error *err)
   return 0;
 }
 
+/* The commit call failed on a table whose rows commit apart from the
+ * checkpoint (target_commit_apart, in `apart`): the state row tells only
+ * the checkpoint's fate, not theirs.  Exit 5 either way, saying which. */
+static int commit_apart(run_ctx *r, const char *why, int committed, const char *apart, dwl_error *err)
+{
+  r->sum->status = "unknown";
+  if (committed)
+    return err_setc(err, DWL_EXIT_UNKNOWN, DWL_CAUSE_COMMIT_APART,
+                    "the commit call failed (%s); the checkpoint committed (the state row holds this run's id %s), "
+                    "but %s: rows a server failed to commit are missing, and the next run starts past them",
+                    why, r->sum->run_id, apart);
+  return err_setc(err, DWL_EXIT_UNKNOWN, DWL_CAUSE_COMMIT_APART,
+                  "%s; the checkpoint was not committed (the state row does not hold this run's id %s), but %s: "
+                  "what they committed before the failure stays, and the next run reads the same rows again",
+                  why, r->sum->run_id, apart);
+}
+
 /* The commit call failed: the server may have committed all the same (a
  * connection that died after the server committed, before its answer
  * arrived).  The run's id in the state row tells, read on a new
  * connection, which then replaces the dead one.  Returns 0 when the
  * commit happened, else -1 with err: exit 1 when it did not, 5 when it
- * cannot be told. */
+ * cannot be told, or when the table's rows commit apart from the state
+ * row (commit_apart). */
 static int commit_outcome(run_ctx *r, dwl_error *err)
 {
   char why[sizeof err->msg];
@@ -582,6 +600,14 @@ static int commit_outcome(run_ctx *r, dwl_error *err)
   r->failed_conn = r->t->c;
   r->t->c = c2;
   target_warn_decided_xa(r->t);
+  dwl_buf apart;
+  buf_init(&apart, 0);
+  if (target_commit_apart(r->t, &apart)) {
+    int rc = commit_apart(r, why, strcmp(id, r->sum->run_id) == 0, apart.data ? apart.data : "its servers commit "
+                          "apart", err);
+    buf_free(&apart);
+    return rc;
+  }
   if (strcmp(id, r->sum->run_id) == 0) {
     log_msg(LOG_WARN, "the commit call failed (%s), but the commit happened: the state row holds this run's id %s",
             why, id);
@@ -733,7 +759,9 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     target_lock_timed_out(r.t, err);
     if (lost)
       err_prefix(err, "lost the connection to the warehouse (the server ended the session, or the network failed)");
-    if (err->code == DWL_EXIT_UNKNOWN) {
+    if (err->cause == DWL_CAUSE_COMMIT_APART) {
+      /* (the message says what committed) */
+    } else if (err->code == DWL_EXIT_UNKNOWN) {
       log_msg(LOG_WARN, "the run may or may not have committed: `dwload state` shows the run id of the last "
                         "committed run; if it is %s, this run committed",
               sum->run_id);

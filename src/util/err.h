@@ -40,7 +40,8 @@ enum dwl_cause {
   DWL_CAUSE_REJECT_FILE,      /* load.reject_file cannot be created (no such folder, no permission) */
   DWL_CAUSE_PLUGIN_ABI,       /* a plugin file that loads but does not speak the plugin ABI */
   DWL_CAUSE_NON_ATOMIC,       /* a distributed target table whose servers would not commit together */
-  DWL_CAUSE_PREPARED_XA       /* a lock wait ran out while prepared XA transactions hold locks */
+  DWL_CAUSE_PREPARED_XA,      /* a lock wait ran out while prepared XA transactions hold locks */
+  DWL_CAUSE_COMMIT_APART      /* a failed commit on a table whose rows commit apart from the checkpoint */
 };
 
 /* The exit code an error with this cause ends the command with: the cause's

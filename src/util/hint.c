@@ -27,6 +27,11 @@ static const char guard_hint[] =
     "what a run would delete, with the same overrides";
 
 static const hint_rule rules[] = {
+  /* before the plain exit 5's "a retry is safe": here it is not always */
+  {DWL_EXIT_UNKNOWN, DWL_CAUSE_COMMIT_APART,
+   "the table's rows commit apart from the checkpoint (dwload-job(5), SHARDED AND FOREIGN TARGETS, DISTRIBUTED "
+   "TARGETS); when the checkpoint was not committed, a retry reads the same rows again and finds those a server "
+   "committed unchanged; when it was, reload the run's rows with run --backfill-from and --backfill-to", NULL},
   {DWL_EXIT_UNKNOWN, 0,
    "`dwload state JOB` shows the run id of the last committed run: if it is this run's id, the run "
    "committed; a retry is safe either way (the data and the checkpoint commit together)", NULL},

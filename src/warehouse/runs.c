@@ -1,6 +1,7 @@
 /* The run table dwload_runs: created on first use with the dialect's
  * types, one row inserted per run (in the run's transaction when it
- * commits, in one of its own after a failure), and read by `dwload runs`. */
+ * commits, in one of its own after a failure, replacing any the run's
+ * commit left), and read by `dwload runs`. */
 #include "config.h"
 
 #include "runs.h"
@@ -110,6 +111,18 @@ int runs_insert(target *t, const run_record *rec, dwl_error *err)
   return odbc_exec(t->c, sql, p, NULL, n, err);
 }
 
+/* The run's row, replacing one its commit left: a run whose commit call
+ * failed on a table whose rows commit apart from the checkpoint may have
+ * committed its "committed" row, where the truth is "unknown". */
+static int replace_row(target *t, const run_record *rec, dwl_error *err)
+{
+  dwl_value id;
+  odbc_text(&id, rec->sum->run_id);
+  if (odbc_exec(t->c, "DELETE FROM " DWL_RUNS_TABLE " WHERE run_id = ?", &id, NULL, 1, err) != 0)
+    return -1;
+  return runs_insert(t, rec, err);
+}
+
 static void record_on(target *t, const run_record *rec)
 {
   dwl_error e2;
@@ -119,7 +132,7 @@ static void record_on(target *t, const run_record *rec)
   int rc = runs_ensure(t, &e2);
   if (rc == 0)
     rc = odbc_begin(t->c, &e2);
-  if (rc == 0 && (rc = runs_insert(t, rec, &e2)) == 0)
+  if (rc == 0 && (rc = replace_row(t, rec, &e2)) == 0)
     rc = odbc_commit(t->c, &e2);
   if (rc != 0) {
     if (t->c->in_txn)

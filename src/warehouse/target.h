@@ -124,6 +124,9 @@ typedef struct target {
   /* The table is a distributed one (target_check_remote): its engine's
    * name ("SPIDER"), "" for a local table. */
   char remote[32];
+  /* ... and its commit is not atomic, accepted (target.accept_non_atomic):
+   * what commits apart, for target_commit_apart ("" when atomic). */
+  const char *remote_apart;
   char **table_names;    /* target_table_names */
   size_t ntable_names;
   int writer_probed;     /* SQLite: no other writer held the database at the job lock */
@@ -179,6 +182,12 @@ void target_name_prepared_xa(target *t, dwl_error *err);
  * commit) may still hold prepared, logged with what ends them.  Best
  * effort. */
 void target_warn_decided_xa(target *t);
+/* Whether the run's rows commit apart from its checkpoint (foreign
+ * partitions, or a distributed table accepted without an atomic commit):
+ * then a failed commit call leaves part of the run committed or not
+ * whatever the state row says.  When so, says what commits apart into b
+ * and returns 1; else 0, b untouched. */
+int target_commit_apart(const target *t, dwl_buf *b);
 
 /* schema.new_columns: ignore, before the layout: the existing table's
  * column names into *names (kept in t; NULL when the table does not

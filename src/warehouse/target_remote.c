@@ -5,7 +5,9 @@
  * target.accept_non_atomic), listing the prepared XA transactions that
  * hold locks the shards wait on, which the run's own lock wait does not
  * reach, and, after a failed commit, those decided to commit that a dead
- * server may still hold.  What to ask comes from the dialect. */
+ * server may still hold, and whether the run's rows commit apart from its
+ * checkpoint (those, or foreign partitions).  What to ask comes from the
+ * dialect. */
 #include <string.h>
 
 #include "log.h"
@@ -48,6 +50,7 @@ static int check_state_table(target *t, dwl_error *err)
     return 0;
   }
   if (t->spec->accept_non_atomic) {
+    t->remote_apart = "the checkpoint's table " DWL_STATE_TABLE " commits apart from the table's servers";
     log_msg(LOG_WARN,
             "table %s is a %s table but " DWL_STATE_TABLE " is not: a server that fails at the commit may leave "
             "the checkpoint committed without the rows (target.accept_non_atomic: true accepts that)",
@@ -69,6 +72,7 @@ int target_check_remote(target *t, dwl_error *err)
     return 0;
   if (first_value(t, d->remote_table_sql, t->schema, t->table, t->remote, sizeof t->remote, err) != 0)
     return -1;
+  t->remote_apart = NULL;
   if (!t->remote[0])
     return 0;
   if (d->remote_session_sql) {
@@ -86,6 +90,7 @@ int target_check_remote(target *t, dwl_error *err)
     return check_state_table(t, err);
   }
   if (t->spec->accept_non_atomic) {
+    t->remote_apart = "its servers commit one after another";
     log_msg(LOG_WARN,
             "table %s is a %s table and %s is off: a server that fails at the commit may leave part of the run "
             "committed (target.accept_non_atomic: true accepts that)",
@@ -165,4 +170,20 @@ void target_warn_decided_xa(target *t)
             "its xid there",
             n, n > 1 ? "s" : "", xids.data);
   buf_free(&xids);
+}
+
+int target_commit_apart(const target *t, dwl_buf *b)
+{
+  if (t->foreign) {
+    /* (postgres_fdw commits its servers before the warehouse) */
+    buf_printf(b, "table %s %s %s, whose servers commit before the warehouse, without a global commit",
+               t->spec->target_table, t->foreign_self ? "is a foreign table:" : "has foreign partitions:", t->foreign);
+    return 1;
+  }
+  if (t->remote[0] && t->remote_apart) {
+    buf_printf(b, "table %s is a %s table whose commit is not atomic (target.accept_non_atomic): %s",
+               t->spec->target_table, t->remote, t->remote_apart);
+    return 1;
+  }
+  return 0;
 }

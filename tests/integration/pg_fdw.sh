@@ -10,7 +10,8 @@
 # cannot use MERGE there (PostgreSQL refuses MERGE on a foreign table):
 # it is applied as DELETE, UPDATE ... FROM and INSERT ... SELECT.  check,
 # plan and run warn that the foreign partitions commit apart from the
-# warehouse (there is no global commit).
+# warehouse (there is no global commit), and a foreign server that fails
+# at the commit, after another committed, makes the run exit 5 saying so.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
 # The jobs below name their engine.
@@ -23,9 +24,13 @@ if [ "$(sql "SELECT count(*) FROM pg_available_extensions WHERE name = 'postgres
 fi
 
 SHARD="${WH_DB}_shard"
-_wh_psql postgres -c "CREATE DATABASE \"$SHARD\" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'" \
-  >/dev/null || { echo "Bail out! cannot create the shard database"; exit 1; }
-trap '_wh_psql postgres -c "DROP DATABASE IF EXISTS \"$SHARD\" WITH (FORCE)" >/dev/null 2>&1; _wh_drop_db;
+SHARD2="${WH_DB}_shard2"
+for _db in "$SHARD" "$SHARD2"; do
+  _wh_psql postgres -c "CREATE DATABASE \"$_db\" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'" \
+    >/dev/null || { echo "Bail out! cannot create the shard database $_db"; exit 1; }
+done
+trap 'for _db in "$SHARD" "$SHARD2"; do
+    _wh_psql postgres -c "DROP DATABASE IF EXISTS \"$_db\" WITH (FORCE)" >/dev/null 2>&1; done; _wh_drop_db;
   if [ "$T_FAILED" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "# work files kept in $WORK"; fi' EXIT
 sql "CREATE EXTENSION postgres_fdw;
      CREATE SERVER shard FOREIGN DATA WRAPPER postgres_fdw
@@ -109,6 +114,7 @@ id,name,op,lmd
 5,Ed,,2024-01-01 00:00:00
 6,Flo,,2024-01-01 00:00:00
 EOF
+cp "$WORK/scd.csv" "$WORK/initial.csv"
 dw check --connect "$jp"
 is "$RC" 0 "check: a partitioned table with a foreign partition passes"
 like "$OUT" "commit   WARN   table d_p ${WARN}d_p_f (server shard, postgres_fdw): $RISK" \
@@ -233,6 +239,92 @@ run_each "absent: 3 back" "$aref" "$am" "$ap"
 is "$(sql "SELECT id FROM a_p ORDER BY id" | paste -sd, -)" "1,2,3,5" "absent: the keys left, 3 back"
 parts "absent, 3 back, memory" a_m a_ref
 parts "absent, 3 back, pushdown" a_p a_ref
+
+# ---- a foreign server that fails at the commit --------------------------------
+# d_x: keys id % 3 = 0 local, 1 on shard A (the shard database), 2 on
+# shard B (a second one).  Both servers commit in parallel
+# (parallel_commit: postgres_fdw sends every COMMIT before it reads an
+# answer), and shard B refuses its commit: a deferred constraint trigger
+# on its table raises at COMMIT for a row named 'refused'.  Shard A's part
+# commits, shard B's and the warehouse's (the local partition, the
+# checkpoint) roll back.  The run exits 5 and says the checkpoint did not
+# commit but the foreign servers' part may have; the next run, once shard
+# B accepts, reads the same rows again and ends equal to a local table's.
+sql "CREATE SERVER shard_a FOREIGN DATA WRAPPER postgres_fdw
+       OPTIONS (host '$DWL_PG_HOST', port '$DWL_PG_PORT', dbname '$SHARD', parallel_commit 'true');
+     CREATE SERVER shard_b FOREIGN DATA WRAPPER postgres_fdw
+       OPTIONS (host '$DWL_PG_HOST', port '$DWL_PG_PORT', dbname '$SHARD2', parallel_commit 'true');
+     CREATE USER MAPPING FOR CURRENT_USER SERVER shard_a
+       OPTIONS (user '$DWL_PG_USER', password '$DWL_PG_PASSWORD');
+     CREATE USER MAPPING FOR CURRENT_USER SERVER shard_b
+       OPTIONS (user '$DWL_PG_USER', password '$DWL_PG_PASSWORD')" >/dev/null ||
+  echo "Bail out! cannot set up the servers shard_a and shard_b"
+sql "CREATE TABLE d_x_a ($SCD_COLS)" "$SHARD" >/dev/null &&
+  sql "CREATE TABLE d_x_b ($SCD_COLS);
+       CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+         \$\$BEGIN IF NEW.name = 'refused' THEN RAISE EXCEPTION 'shard B refuses the commit'; END IF;
+         RETURN NULL; END\$\$;
+       CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON d_x_b DEFERRABLE INITIALLY DEFERRED
+         FOR EACH ROW EXECUTE FUNCTION refuse()" "$SHARD2" >/dev/null &&
+  sql "CREATE TABLE d_x ($SCD_COLS) PARTITION BY LIST ((id % 3));
+       CREATE TABLE d_x_l PARTITION OF d_x FOR VALUES IN (0);
+       CREATE FOREIGN TABLE d_x_a PARTITION OF d_x FOR VALUES IN (1) SERVER shard_a;
+       CREATE FOREIGN TABLE d_x_b PARTITION OF d_x FOR VALUES IN (2) SERVER shard_b;
+       CREATE INDEX d_x_dwl_key ON d_x (id)" >/dev/null ||
+  echo "Bail out! cannot create the partitioned table d_x"
+xref=$(ljob xref x.csv d_xref scd2 memory)
+jx=$(ljob xm x.csv d_x scd2 memory)
+cp "$WORK/initial.csv" "$WORK/x.csv"
+run_each "commit apart: initial load" "$xref" "$jx"
+# keys 1 and 4 on shard A, 2 (refused) and 5 on shard B, 3 and 6 local
+file x.csv >/dev/null <<'EOF'
+id,name,op,lmd
+1,Ann B,,2024-01-02 00:00:00
+2,refused,,2024-01-02 00:00:00
+3,Cy B,,2024-01-02 00:00:00
+4,Di,D,2024-01-02 00:00:00
+5,Ed B,,2024-01-02 00:00:00
+6,Flo B,,2024-01-02 00:00:00
+EOF
+# xdump PART DB: the partition's table as its database has it
+xdump() {
+  sqln "SELECT * FROM $1 ORDER BY $(every_column d_x_l)" "$2"
+}
+XA_BEFORE=$(xdump d_x_a "$SHARD")
+XB_BEFORE=$(xdump d_x_b "$SHARD2")
+XL_BEFORE=$(xdump d_x_l "$WH_DB")
+CP_BEFORE=$(sql "SELECT checkpoint FROM dwload_state WHERE job = 'xm'")
+dw run "$jx"
+is "$RC" 5 "commit apart: the failed commit exits 5 (its outcome is not one), not 1 (nothing committed)"
+like "$ERR" "shard B refuses the commit" "commit apart: the error is shard B's"
+like "$ERR" "the checkpoint was not committed (the state row does not hold this run's id $(field run_id)), but table d_x has foreign partitions: " \
+  "commit apart: the error says the checkpoint did not commit"
+like "$ERR" "d_x_a (server shard_a, postgres_fdw)" "commit apart: and names the foreign partitions and their servers"
+like "$ERR" "what they committed before the failure stays, and the next run reads the same rows again" \
+  "commit apart: and what stays"
+unlike "$ERR" "nothing was written" "commit apart: no claim that nothing was written"
+like "$ERR" "hint: the table's rows commit apart from the checkpoint" "commit apart: the hint"
+unlike "$ERR" "a retry is safe either way" "commit apart: not the plain exit 5's hint"
+is "$(field status)" unknown "commit apart: the summary's status"
+is "$(sql "SELECT status FROM dwload_runs WHERE run_id = '$(field run_id)'")" unknown \
+  "commit apart: dwload_runs records the run as unknown"
+is "$(sql "SELECT checkpoint FROM dwload_state WHERE job = 'xm'")" "$CP_BEFORE" \
+  "commit apart: the checkpoint is the last run's"
+is "$(xdump d_x_l "$WH_DB")" "$XL_BEFORE" "commit apart: the local partition rolled back"
+is "$(xdump d_x_b "$SHARD2")" "$XB_BEFORE" "commit apart: shard B's part rolled back"
+if [ "$(xdump d_x_a "$SHARD")" != "$XA_BEFORE" ]; then
+  pass "commit apart: shard A's part committed (what the message warns of)"
+else
+  fail "commit apart: shard A's part committed (what the message warns of)" "shard A's rows are as before the run"
+fi
+is "$(sql "SELECT id || ':' || name FROM d_x_a WHERE is_current AND NOT is_deleted ORDER BY id" "$SHARD" |
+      paste -sd, -)" "1:Ann B" "commit apart: shard A holds key 1's new version, and key 4 deleted"
+# shard B accepts again: the same rows, read again, find shard A's part
+sql "DROP TRIGGER refuse ON d_x_b" "$SHARD2" >/dev/null
+run_each "commit apart: the next run" "$xref" "$jx"
+is "$(counts)" "read=6 skipped=0 inserted=4 expired=4 updated=0 deleted=0 unchanged=2" \
+  "commit apart: the next run finds key 1's version unchanged and key 4 already deleted"
+is "$(tdump d_x)" "$(tdump d_xref)" "commit apart: the table equals the local table's"
 
 # A target that is itself a foreign table: every row on the shard.
 dw check --connect "$uf"

@@ -149,3 +149,59 @@ initial() {
     is "$RC" 0 "$_what: the initial load exits 0 ($(basename "$_j" .yaml))"
   done
 }
+
+# ---- a shard killed at the commit (tests/hooks/commitfail.c holds the run there)
+HOOK="${TOP_BUILDDIR:-$TOP_SRCDIR}/tests/hooks/.libs/commitfail.so"
+[ -f "$HOOK" ] || { echo "Bail out! no commit hook at $HOOK (make check builds it)"; exit 1; }
+# In the sanitizer build (scripts/sanitize) ASan wants its runtime first
+# in the preload list; the hook only wraps SQLEndTran, which ASan leaves
+# alone (as twodays.sh says).
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+export ASAN_OPTIONS
+# restart_shard2 WHAT: starts shard 2 again on its datadir with the
+# command line saved in $WORK/shard2.cmd, waits until it answers, sets
+# its globals again as above
+restart_shard2() {
+  # (the test's FIFO descriptors closed: a server holding one would keep
+  # a blocked session's input open after the test)
+  ( set --
+    while IFS= read -r _a; do set -- "$@" "$_a"; done <"$WORK/shard2.cmd"
+    exec 4>&- 7>&- 8>&-
+    exec setsid "$@" </dev/null >/dev/null 2>&1 ) &
+  if wait_until 600 shard 2 -e "SELECT 1" >/dev/null &&
+     shard 2 -e "SET GLOBAL innodb_lock_wait_timeout = 2; SET GLOBAL innodb_flush_log_at_trx_commit = 1"; then
+    pass "${1:-prepared, killed}: shard 2 restarted on its datadir"
+  else
+    fail "${1:-prepared, killed}: shard 2 restarted on its datadir" "$(tail -n 5 "$(dirname "$PIDFILE")/error.log")"
+  fi
+}
+# kill_at_commit WHAT JOB FEED: JOB run on FEED held at its commit (the
+# hook's hold), shard 2 killed there with SIGKILL, the commit let go on,
+# shard 2 started again; RC, ERR and LAST are the run's
+kill_at_commit() {
+  GO=$WORK/go.fifo
+  rm -f "$GO" "$GO.ready"
+  mkfifo "$GO"
+  FEED=$3 DWL_TEST_COMMIT=hold DWL_TEST_COMMIT_FIFO=$GO LD_PRELOAD=$HOOK "$DWLOAD" run "$2" \
+    >"$WORK/r.out" 2>"$WORK/r.err" &
+  _kpid=$!
+  if wait_until 300 test -e "$GO.ready"; then
+    pass "$1: the run waits at its commit"
+  else
+    fail "$1: the run waits at its commit" "$(cat "$WORK/r.err")"
+  fi
+  PIDFILE=$(shard 2 -e "SELECT @@pid_file")
+  SPID=$(cat "$PIDFILE")
+  # Its command line, to start it again as tests/servers.sh did.
+  tr '\0' '\n' <"/proc/$SPID/cmdline" >"$WORK/shard2.cmd"
+  kill -9 "$SPID"
+  wait_until 300 eval '! kill -0 "$SPID"' && pass "$1: shard 2 is gone" || fail "$1: shard 2 is gone" "pid $SPID"
+  exec 4<>"$GO"
+  echo go >&4
+  finish "$_kpid" 60
+  RC=$?
+  exec 4>&-
+  ERR=$(cat "$WORK/r.err")
+  LAST=$(tail -n 1 "$WORK/r.out")
+  restart_shard2 "$1"
+}

@@ -54,6 +54,12 @@ START_TEST(test_by_cause)
   has(hint_of(1, DWL_CAUSE_REJECTS, "", 0, "feed.csv:3: x; that is 2 rejected rows"), "rows are fixed");
   has(hint_of(1, DWL_CAUSE_REJECT_FILE, "", 0, "load.reject_file: cannot write /x/r.csv.tmp"), "folder");
   has(hint_of(1, DWL_CAUSE_NON_ATOMIC, "", 0, "table dim is a SPIDER table, ..."), "target.accept_non_atomic");
+  /* A failed commit on a table whose rows commit apart: not the plain
+   * exit 5's "a retry is safe either way". */
+  has(hint_of(DWL_EXIT_UNKNOWN, DWL_CAUSE_COMMIT_APART, "", 0, "...; the checkpoint was not committed ..."),
+      "reads the same rows again");
+  ck_assert_ptr_null(strstr(hint_of(DWL_EXIT_UNKNOWN, DWL_CAUSE_COMMIT_APART, "", 0, "x"), "safe either way"));
+  has(hint_of(DWL_EXIT_UNKNOWN, 0, "", 0, "the commit's outcome is unknown"), "safe either way");
   /* A lock wait that prepared XA transactions explain: how to end them,
    * before the plain lock row's "worth a retry". */
   has(hint_of(DWL_EXIT_LOCKED, DWL_CAUSE_PREPARED_XA, "HY000", 1205, "1 prepared XA transaction ..."),
@@ -80,7 +86,7 @@ START_TEST(test_exit_by_cause)
   } kept[] = {{DWL_CAUSE_NONE, DWL_EXIT_FAILED},    {DWL_CAUSE_CONNECT, DWL_EXIT_FAILED},
               {DWL_CAUSE_SPEC, DWL_EXIT_USAGE},     {DWL_CAUSE_PLUGIN_OPTION, DWL_EXIT_USAGE},
               {DWL_CAUSE_NO_TABLE, DWL_EXIT_FAILED}, {DWL_CAUSE_INTERRUPTED, DWL_EXIT_SIGNAL + 15},
-              {DWL_CAUSE_PREPARED_XA, DWL_EXIT_LOCKED}};
+              {DWL_CAUSE_PREPARED_XA, DWL_EXIT_LOCKED}, {DWL_CAUSE_COMMIT_APART, DWL_EXIT_UNKNOWN}};
   for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
     err_init(&e);
     err_setc(&e, kept[i].code, kept[i].cause, "x");
