@@ -16,6 +16,7 @@
 #include "prepare.h"
 #include "progress.h"
 #include "refresh.h"
+#include "rules.h"
 #include "reject.h"
 #include "runs.h"
 #include "pushdown.h"
@@ -392,8 +393,7 @@ static int run_engine(run_ctx *r, dwl_error *err)
    * the delta comes first, and its size decides how to read the current
    * versions.  plan stays with the scan: it creates nothing, not even the
    * temporary key table, unless lookup: keys asks for it. */
-  int source_first = spec->deletes != DEL_ABSENT && !spec->truncate_values.n && spec->lookup != LOOKUP_SCAN &&
-                     (!r->o->plan || spec->lookup == LOOKUP_KEYS);
+  int source_first = !engine_reads_all_current(spec) && (!r->o->plan || spec->lookup == LOOKUP_KEYS);
   if (!source_first && run_read_current(r, 0, err) != 0)
     return -1;
   if (read_source(r, take_engine, err) != 0 || target_widen(r->t, r->o->plan, r->o->sqlout, err) < 0)

@@ -38,6 +38,7 @@
 #include "log.h"
 #include "plugin_host.h"
 #include "progress.h"
+#include "rules.h"
 #include "run_impl.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -77,7 +78,7 @@ const char *run_stream_refusal(const run_ctx *r)
  * take theirs from it). */
 static int keeps_keys(const run_ctx *r)
 {
-  return r->spec->deletes == DEL_ABSENT || r->spec->truncate_values.n > 0 || r->spec->lookup == LOOKUP_SCAN;
+  return engine_reads_all_current(r->spec) != NULL;
 }
 
 /* P: enough partitions that each holds about half the budget, from how

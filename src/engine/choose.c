@@ -110,6 +110,47 @@ static const char *pushdown_refusal(const dwl_spec *s, const target *t, char *bu
   return why;
 }
 
+/* The rows of the dimension a run reads current versions from: the
+ * catalog's estimate (target_count); none after --full-refresh, which
+ * emptied the table first. */
+static long long dimension_rows(const run_opts *o, target *t, dwl_error *err)
+{
+  return t->exists && !o->full_refresh ? target_count(t, err) : 0;
+}
+
+/* The memory a current version takes, read (the dialect's measure). */
+static int current_row_bytes(const target *t)
+{
+  return t->d->scan_row_bytes > 0 ? t->d->scan_row_bytes : ENGINE_CURRENT_ROW_BYTES;
+}
+
+/* The memory engine chosen by name, for a job whose key map holds every
+ * current version (engine_reads_all_current): the delta spills past the
+ * budget, the key map does not, so a dimension whose key map passes it
+ * is said, with what would keep within it. */
+static int warn_key_map(const dwl_spec *s, const run_opts *o, target *t, long long budget, dwl_error *err)
+{
+  const char *why = engine_reads_all_current(s);
+  if (!why)
+    return 0;
+  long long rows = dimension_rows(o, t, err);
+  if (rows < 0)
+    return -1;
+  int per = current_row_bytes(t);
+  double need = (double)rows * per;
+  if (need <= (double)budget)
+    return 0;
+  char a[32], b[32], buf[300];
+  mib(need, a);
+  mib((double)budget, b);
+  const char *refused = pushdown_refusal(s, t, buf, sizeof buf);
+  log_msg(LOG_WARN, "the memory engine reads every current version before the source (%s): ~%lld rows x %d bytes "
+          "= %s MiB of key map, more than the memory budget %s MiB, which bounds the delta (it spills) but not the "
+          "key map; %s%s", why, rows, per, a, b, refused ? "engine: pushdown cannot take this job: pushdown " :
+          "engine: pushdown (or auto) keeps the current versions in the warehouse", refused ? refused : "");
+  return 0;
+}
+
 int engine_choose(const dwl_spec *s, const run_opts *o, target *t, dwl_source *src, int can_stream,
                   engine_choice *out, dwl_error *err)
 {
@@ -129,13 +170,12 @@ int engine_choose(const dwl_spec *s, const run_opts *o, target *t, dwl_source *s
       snprintf(out->why, sizeof out->why, "engine: memory: load.engine is not set (memory budget %s MiB, %s: "
                "used by engine: auto)", budget, from);
     log_msg(LOG_INFO, "%s", out->why);
-    return 0;
+    return s->engine == ENGINE_MEMORY ? warn_key_map(s, o, t, out->budget, err) : 0;
   }
-  /* --full-refresh emptied the table first: no current versions to read. */
-  long long rows = t->exists && !o->full_refresh ? target_count(t, err) : 0;
+  long long rows = dimension_rows(o, t, err);
   if (rows < 0)
     return -1;
-  int per = t->d->scan_row_bytes > 0 ? t->d->scan_row_bytes : ENGINE_CURRENT_ROW_BYTES;
+  int per = current_row_bytes(t);
   double dim = (double)rows * per, need = dim;
   char est[300], a[32], b[32], c[32];
   mib(dim, a);

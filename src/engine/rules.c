@@ -1,6 +1,7 @@
 /* The engine's rules: what engine: pushdown refuses (a job it cannot
- * compute as the memory engine does).  The spec check calls it, so a job
- * is refused before it runs, never left to differ. */
+ * compute as the memory engine does; the spec check calls it, so a job
+ * is refused before it runs, never left to differ), and which jobs the
+ * memory engine reads every current version for. */
 #include "rules.h"
 
 #include <stddef.h>
@@ -27,4 +28,15 @@ const char *engine_pushdown_refusal(const dwl_spec *s)
     return "supports a composite load.lmd (tie-breaking columns after the first) only in mode scd2; use "
            "engine: memory";
   return NULL;
+}
+
+/* Absence and truncate rows judge every current key, and lookup: scan
+ * asks for them all; the source comes first otherwise (cmd/run.c). */
+const char *engine_reads_all_current(const dwl_spec *s)
+{
+  if (s->deletes == DEL_ABSENT)
+    return "deletes: absent judges every current key";
+  if (s->truncate_values.n > 0)
+    return "load.deletes.truncate_values reaches every current key";
+  return s->lookup == LOOKUP_SCAN ? "load.lookup: scan reads every current version" : NULL;
 }

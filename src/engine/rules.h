@@ -9,4 +9,9 @@
  * "pushdown " in the spec error), or NULL when pushdown can. */
 const char *engine_pushdown_refusal(const dwl_spec *s);
 
+/* Why the memory engine reads every current version of the dimension
+ * before the source (its key map then holds them all, whatever the
+ * delta), or NULL when it reads only what the delta needs. */
+const char *engine_reads_all_current(const dwl_spec *s);
+
 #endif

@@ -294,6 +294,18 @@ like "$ERR" "$_e" "absent guard: the same count in the message"
 is "$(tdump d_ascd2_tiny | md5sum)" "$_before" "absent guard: nothing written"
 is "$(spill_files)" "" "absent guard: no spill file is left"
 
+# The key map of every current version is not bounded by the budget: a
+# budget it passes is said (plan runs the same choice), with the way out.
+# (The guard's extract is still the feed: these plans end at the guard.)
+dw plan --memory-budget 16KiB "$WORK/ascd2_tiny.yaml"
+like "$ERR" "warn: the memory engine reads every current version before the source (deletes: absent judges every current key): ~" \
+  "key map: a budget the key map passes is said"
+like "$ERR" "more than the memory budget 0.0156 MiB, which bounds the delta (it spills) but not the key map; engine: pushdown (or auto) keeps" \
+  "key map: with what bounds it"
+dw plan --memory-budget 1GiB "$WORK/ascd2_tiny.yaml"
+like "$ERR" "engine: memory: load.engine at " "key map: plan with a budget the key map fits chose its engine"
+unlike "$ERR" "of key map" "key map: within the budget, no warning"
+
 # ---- truncate rows spill: the truncates are held, every key is reached -------
 # A delta of keys 150..450 with two truncate rows (2024-01-02 00:30 and
 # 02:30): keys 1..149, live without rows, are deleted at the first; the
