@@ -208,7 +208,8 @@ const dialect dialect_mariadb = {
                       "AND TABLE_NAME = ? AND ENGINE = 'SPIDER'",
   .remote_atomic_sql = "SELECT @@SESSION.spider_internal_xa",
   .remote_atomic_name = "spider_internal_xa",
-  .remote_session_sql = "SET SESSION spider_sts_interval = 0, spider_crd_interval = 0, join_cache_level = 6",
+  .remote_session_sql = "SET SESSION spider_sts_interval = 0, spider_crd_interval = 0, join_cache_level = 6, "
+                        "spider_bulk_size = 1048576",
   .remote_stage_serial = "BIGINT AUTO_INCREMENT PRIMARY KEY",
   .remote_update_hint = " USE INDEX ()",
   /* XA RECOVER's rows do not come through Connector/ODBC 3.1 (it

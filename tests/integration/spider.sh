@@ -104,20 +104,30 @@ is "$(on_shards dim_acc)" "$(history dim_acc)" "accept_non_atomic: the same rows
 # Spider runs MariaDB's bulk parameter sets (how dwload inserts into a
 # plain MariaDB table) one row at a time, an INSERT per row to a shard;
 # a Spider table gets multi-row INSERTs, which reach each shard as a few.
-# Com_insert counts a server's INSERT statements, however many rows each.
+# Com_insert counts a server's INSERT statements, however many rows each
+# (the head's: dwload's, the shards': the head's).
 spider_table dim_bulk
 J_BULK=$(spider_job dim_bulk dim_bulk "$XA_ON")
 awk 'BEGIN { print "id,name,lmd"; for (i = 1; i <= 2000; i++) printf "%d,n%d,2024-01-01\n", i, i }' >"$WORK/bulk.csv"
 INS0=$(com insert)
+HINS0=$(sql "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'COM_INSERT'")
 FEED=$WORK/bulk.csv dw run "$J_BULK"
 is "$RC" 0 "bulk: a 2000-row initial load exits 0"
 INS=$(($(com insert) - INS0))
+HINS=$(($(sql "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'COM_INSERT'") - HINS0))
 PS=$(per_shard dim_bulk)
 is "$(($(echo "$PS" | cut -d, -f1) + $(echo "$PS" | cut -d, -f2)))" 2000 "bulk: the shards hold the 2000 rows"
 if [ "$INS" -gt 0 ] && [ "$INS" -lt 200 ]; then
   pass "bulk: the shards ran $INS INSERT statements for 2000 rows"
 else
   fail "bulk: the shards ran fewer than 200 INSERT statements for 2000 rows" "got: $INS"
+fi
+# Each of the head's INSERTs reaches a shard as one (spider_bulk_size at 1
+# MiB in dwload's session), not one per 16,000 bytes of it.
+if [ "$INS" -le $((2 * HINS)) ]; then
+  pass "bulk: the shards ran $INS INSERTs for the head's $HINS, at most one per shard each"
+else
+  fail "bulk: the shards ran at most one INSERT per shard for each of the head's $HINS" "got: $INS"
 fi
 is "$(on_shards dim_bulk | sed -n '1p;2000p')" "1|n1|2024-01-01 00:00:00||1
 2000|n2000|2024-01-01 00:00:00||1" "bulk: the first and last keys' versions on the shards"
