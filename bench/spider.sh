@@ -167,6 +167,17 @@ jobs() {
   done
 }
 
+# spider_ref_run JOB FEED LABEL KEY WHAT: JOB on FEED into the Spider
+# table with the reference build (--ref), recorded under KEY
+spider_ref_run() {
+  local own=$dw
+  dw=$ref
+  dw_run spider "$1" "$2" "$3"
+  dw=$own
+  record "$4" "$last_s" "$last_rss"
+  say "$5: Spider, reference dwload ${last_s}s"
+}
+
 # history SQL-CLIENT T: the table's rows but surrogate keys, sorted
 history() {
   echo "SELECT id, name, address, phone, lmd, valid_from, valid_to, is_current, is_deleted FROM $2
@@ -189,12 +200,7 @@ bench_size() {
   for i in $(seq 1 "$([ -n "$ref" ] && echo "$runs" || echo 1)"); do
     if [ -n "$ref" ]; then
       spider_empty "$t" "$job"
-      local own=$dw
-      dw=$ref
-      dw_run spider "$job" "$work/data/full_$n.csv" "spiderref.$job.b1.$i"
-      dw=$own
-      record "spiderref.b1_$n" "$last_s" "$last_rss"
-      say "B1 ($n rows) run $i: Spider, reference dwload ${last_s}s"
+      spider_ref_run "$job" "$work/data/full_$n.csv" "spiderref.$job.b1.$i" "spiderref.b1_$n" "B1 ($n rows) run $i"
       spider_empty "$t" "$job"
     fi
     say "loading the $n-row dimension (B1): Spider"
@@ -226,12 +232,8 @@ bench_size() {
       fi
       if [ -n "$ref" ]; then
         spider_restore "$base" "$t" "$job" "$cp"
-        local own=$dw
-        dw=$ref
-        dw_run spider "$job${v:+.$v}" "$work/data/delta_$n.csv" "spiderref.$job.$eng.$i"
-        dw=$own
-        record "spiderref.b2_$n.$eng" "$last_s" "$last_rss"
-        say "B2 ($n rows) run $i, $eng: Spider, reference dwload ${last_s}s"
+        spider_ref_run "$job${v:+.$v}" "$work/data/delta_$n.csv" "spiderref.$job.$eng.$i" "spiderref.b2_$n.$eng" \
+          "B2 ($n rows) run $i, $eng"
         if [ "$i" -eq 1 ]; then
           spider=$(history headsql "$t")
           [ "$single" = "$spider" ] || die "B2 ($n rows, $eng, reference): the Spider table differs from the single server's"
