@@ -409,6 +409,21 @@ is "$(sql "SELECT id, name, lmd FROM upa ORDER BY id")" "$(sql "SELECT id, name,
   "upsert absent, pushdown: the Spider table's rows equal the local table's"
 is "$(sql "SELECT COUNT(*), SUM(name LIKE 'm%') FROM upa")" "480|160" "upsert absent, pushdown: 480 rows, 160 changed"
 
+# A key column that may hold NULL (a unique key, no primary key) keeps the
+# anti-join DELETE: a key-list match is not NULL-safe.
+spider_table upn "id BIGINT, name VARCHAR(20), lmd DATETIME(6), UNIQUE KEY (id)"
+J_UPNL=$(list_job upn_local upn_local "$UPA_LOAD")
+J_UPN=$(list_job upn upn "$UPA_LOAD
+  engine: pushdown")
+head -n 61 "$WORK/upa1.csv" >"$WORK/upn1.csv"
+head -n 61 "$WORK/upa2.csv" | awk -F, 'NR == 1 || $1 <= 60' >"$WORK/upn2.csv"
+initial "upsert absent, nullable key" "$WORK/upn1.csv" "$J_UPNL" "$J_UPN"
+side_by_side "upsert absent, nullable key" upn "$WORK/upn2.csv"
+like "$(counts)" "deleted=12" "upsert absent, nullable key: 12 absent keys"
+unlike "$ERR" "applied by key lists: 12 rows" "upsert absent, nullable key: not by key lists"
+is "$(sql "SELECT id, name, lmd FROM upn ORDER BY id")" "$(sql "SELECT id, name, lmd FROM upn_local ORDER BY CAST(id AS UNSIGNED)")" \
+  "upsert absent, nullable key: the Spider table's rows equal the local table's"
+
 # The same with a truncate row: the rows stored before it that the delta
 # has no row of.
 spider_table upt "id BIGINT NOT NULL, op VARCHAR(4), amount BIGINT, lmd DATETIME(6), PRIMARY KEY (id)"
