@@ -125,7 +125,7 @@ typedef struct target {
    * name ("SPIDER"), "" for a local table. */
   char remote[32];
   /* ... and its commit is not atomic, accepted (target.accept_non_atomic):
-   * what commits apart, for target_commit_apart ("" when atomic). */
+   * what commits apart, for target_commit_apart (NULL when atomic). */
   const char *remote_apart;
   char **table_names;    /* target_table_names */
   size_t ntable_names;
