@@ -760,7 +760,9 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
     if (lost)
       err_prefix(err, "lost the connection to the warehouse (the server ended the session, or the network failed)");
     if (err->cause == DWL_CAUSE_COMMIT_APART) {
-      /* (the message says what committed) */
+      /* The message says what committed; the state row, read on the
+       * connection commit_outcome opened, takes it too. */
+      state_record_failure(r.t, spec->job, "unknown", err->msg);
     } else if (err->code == DWL_EXIT_UNKNOWN) {
       log_msg(LOG_WARN, "the run may or may not have committed: `dwload state` shows the run id of the last "
                         "committed run; if it is %s, this run committed",

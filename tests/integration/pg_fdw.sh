@@ -310,6 +310,10 @@ is "$(sql "SELECT status FROM dwload_runs WHERE run_id = '$(field run_id)'")" un
   "commit apart: dwload_runs records the run as unknown"
 is "$(sql "SELECT checkpoint FROM dwload_state WHERE job = 'xm'")" "$CP_BEFORE" \
   "commit apart: the checkpoint is the last run's"
+is "$(sql "SELECT last_status FROM dwload_state WHERE job = 'xm'")" unknown \
+  "commit apart: dwload_state's last status is unknown"
+like "$(sql "SELECT last_error FROM dwload_state WHERE job = 'xm'")" "the checkpoint was not committed" \
+  "commit apart: and its last error says what committed"
 is "$(xdump d_x_l "$WH_DB")" "$XL_BEFORE" "commit apart: the local partition rolled back"
 is "$(xdump d_x_b "$SHARD2")" "$XB_BEFORE" "commit apart: shard B's part rolled back"
 if [ "$(xdump d_x_a "$SHARD")" != "$XA_BEFORE" ]; then

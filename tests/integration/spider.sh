@@ -742,6 +742,8 @@ unlike "$ERR" "is not recorded in dwload_runs" "XA off, killed: the run is recor
 like "$ERR" "the checkpoint committed (the state row holds this run's id" "XA off, killed: and that the checkpoint committed"
 is "$(sql "SELECT checkpoint FROM dwload_state WHERE job = 'dim_acc'")" "2024-01-04 00:00:00" \
   "XA off, killed: the checkpoint is the run's"
+is "$(sql "SELECT last_status FROM dwload_state WHERE job = 'dim_acc'")" unknown \
+  "XA off, killed: dwload_state's last status is unknown"
 is "$(sql "SELECT COUNT(*) FROM dim_acc WHERE is_current = 1 AND name LIKE '%4'" | awk '{ print ($1 < 5 ? "lost" : $1) }')" \
   lost "XA off, killed: shard 2's new versions are lost (what the error warns of)"
 FEED=$WORK/day4.csv dw run --backfill-from 2024-01-04 --backfill-to 2024-01-05 "$J_ACC"
