@@ -76,8 +76,10 @@ round() {
     printf '%s\n' "$RC" "$(counts) absent=$(field absent)" \
       "late: repaired=$(field late_repaired) ignored=$(field late_ignored) rejected=$(field late_rejected)" \
       >"$WORK/$1.$2.$_e.out"
-    printf '%s\n' "$ERR" | grep ' warn: \| error: ' | sed "s/^[^ ]* dwload[[][^]]*[]] //; s/$1_$_e/JOB/g" \
-      >"$WORK/$1.$2.$_e.err"
+    # (the spilled run's 1 KiB budget is below the key map of every
+    # current version, which it says: the one warning the others lack)
+    printf '%s\n' "$ERR" | grep ' warn: \| error: ' | grep -v ' of key map, more than the memory budget ' |
+      sed "s/^[^ ]* dwload[[][^]]*[]] //; s/$1_$_e/JOB/g" >"$WORK/$1.$2.$_e.err"
     [ "$_e" = p ] && _eng=$(field engine) P_ERR=$ERR
   done
   is "$_eng" pushdown "$3: the second run is pushdown's"
