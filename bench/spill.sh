@@ -8,7 +8,9 @@
 #            changed, 5% new keys, all past the checkpoint: 14.5% of the
 #            dimension's keys absent) into a dimension of ROWS keys, each
 #            run into a copy of it.
-#   usage: [DWLOAD=build] bench/spill.sh [ROWS] [BUDGET] [RUNS] [initial|absent]
+#   usage: [DWLOAD=build] [DWLOAD_REF=build] bench/spill.sh [ROWS] [BUDGET] [RUNS] [initial|absent]
+# DWLOAD_REF: an earlier build, run beside each run (alternating).  Each
+# result line says the spill files' size (the log's) against the CSV's.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 dw=${DWLOAD:-$top/src/dwload}  # (DWLOAD: a copy, so that a rebuild cannot change it mid-run)
@@ -39,26 +41,39 @@ fi
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# measure BUDGET: RUNS loads into fresh databases: "KiB seconds" lines
-measure() {
-  i=0
-  while [ "$i" -lt "$runs" ]; do
-    rm -f "$w/d.db"
-    [ "$kind" = absent ] && cp "$w/base.db" "$w/d.db"
-    DB="$w/d.db" TMPDIR="$w" /usr/bin/time -f '%M %e' -o "$w/time" "$dw" run --memory-budget "$1" "$w/job.yaml" \
-      >"$w/out" 2>"$w/err"
-    parts=$(tail -n 1 "$w/out" | python3 -c 'import json,sys; d = json.load(sys.stdin)
+# once BUDGET BUILD: one load into a fresh database: "KiB seconds
+# partitions/deleted/status spill-MiB" (spill-MiB: the log's size of the
+# spill files, 0 when nothing spilled)
+once() {
+  rm -f "$w/d.db"
+  [ "$kind" = absent ] && cp "$w/base.db" "$w/d.db"
+  DB="$w/d.db" TMPDIR="$w" /usr/bin/time -f '%M %e' -o "$w/time" "$2" run --memory-budget "$1" "$w/job.yaml" \
+    >"$w/out" 2>"$w/err"
+  parts=$(tail -n 1 "$w/out" | python3 -c 'import json,sys; d = json.load(sys.stdin)
 print("%s/%s/%s" % (d.get("spilled_partitions", "no"), d.get("deleted"), d.get("status")))')
-    echo "$(cat "$w/time") $parts"
-    i=$((i + 1))
-  done
+  mib=$(sed -n 's/.*spilled to [0-9]* partitions (\([0-9.]*\) MiB).*/\1/p' "$w/err" | head -n 1)
+  echo "$(cat "$w/time") $parts ${mib:-0}"
 }
 
+# RUNS runs of each budget; with DWLOAD_REF, that build's run beside each
+# of this one's, alternating
+csv=$(stat -c %s "$w/$([ "$kind" = absent ] && echo extract || echo full).csv" | awk '{ printf "%.1f", $1 / 1048576 }')
 for b in 1TiB "$budget"; do
-  measure "$b" >"$w/m.txt"
-  rss=$(cut -d' ' -f1 "$w/m.txt" | median)
-  sec=$(cut -d' ' -f2 "$w/m.txt" | median)
-  parts=$(cut -d' ' -f3 "$w/m.txt" | head -n 1)
-  printf '%s, %s rows, --memory-budget %s: peak RSS %s KiB (%.1f MiB), %s s, spilled partitions/deleted/status %s (median of %s)\n' \
-    "$kind" "$rows" "$b" "$rss" "$(echo "$rss" | awk '{print $1 / 1024}')" "$sec" "$parts" "$runs"
+  rm -f "$w/m.own" "$w/m.ref"
+  i=0
+  while [ "$i" -lt "$runs" ]; do
+    [ -z "${DWLOAD_REF:-}" ] || once "$b" "$DWLOAD_REF" >>"$w/m.ref"
+    once "$b" "$dw" >>"$w/m.own"
+    i=$((i + 1))
+  done
+  for m in own ref; do
+    [ -f "$w/m.$m" ] || continue
+    rss=$(cut -d' ' -f1 "$w/m.$m" | median)
+    sec=$(cut -d' ' -f2 "$w/m.$m" | median)
+    parts=$(cut -d' ' -f3 "$w/m.$m" | head -n 1)
+    spilled=$(cut -d' ' -f4 "$w/m.$m" | median)
+    printf '%s%s, %s rows, --memory-budget %s: peak RSS %s KiB (%.1f MiB), %s s, spilled partitions/deleted/status %s, spill files %s MiB for %s MiB of CSV (median of %s)\n' \
+      "$([ "$m" = ref ] && echo "reference ($DWLOAD_REF): ")" "$kind" "$rows" "$b" "$rss" \
+      "$(echo "$rss" | awk '{print $1 / 1024}')" "$sec" "$parts" "$spilled" "$csv" "$runs"
+  done
 done
