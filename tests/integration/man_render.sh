@@ -5,7 +5,8 @@
 # dwload(1), every key of the spec's key table (spec/keys.c, as
 # tests/unit/test_spec_keys prints it) its own item under its section of
 # dwload-job(5), and no line carries markup that was meant for the
-# formatter.  docs.sh checks the roff source (lint, names present); a
+# formatter, nor an identifier hyphenated across two lines.  docs.sh
+# checks the roff source (lint, names present); a
 # missing .TP or .RE passes that and still runs two entries into one
 # paragraph, which only the rendered text shows.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
@@ -96,7 +97,7 @@ NKEYS=$(wc -l <"$WORK/keys" | tr -d ' ')
 
 for r in $RENDERERS; do
   if ! command -v "$r" >/dev/null 2>&1; then
-    skip_tests 5 "$r is not installed"
+    skip_tests 6 "$r is not installed"
     continue
   fi
   for page in dwload.1 dwload-job.5 dwload-plugin.7; do
@@ -138,6 +139,13 @@ for r in $RENDERERS; do
       /^ +(\*\*\*,|[,;)] )/ { print p ":" NR ": " $0 }' "$WORK/$page.$r.txt"
   done)
   is "$stray" "" "$r: no rendered line carries roff markup or starts a paragraph mid-sentence"
+  # an identifier hyphenated across two lines ("spi-" then
+  # "der_internal_xa") is copied wrong: the pages turn hyphenation off
+  broken=$(for page in dwload.1 dwload-job.5 dwload-plugin.7; do
+    awk -v p="$page" 'prev ~ /[A-Za-z_](‐|-)$/ && $1 ~ /_/ { print p ":" NR ": " prev " / " $1 } { prev = $0 }' \
+      "$WORK/$page.$r.txt"
+  done)
+  is "$broken" "" "$r: no identifier is hyphenated across lines"
 done
 
 # ---- the checks can fail ---------------------------------------------------------
