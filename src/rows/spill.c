@@ -195,9 +195,11 @@ static int read_part(spill *s, size_t part, int keep, spill_fn fn, void *ud, dwl
     return write_failed(s, err);
   rewind(f);
   dwl_value *v = calloc(s->ncols ? s->ncols : 1, sizeof *v);
+  /* the row's lengths: once per partition, not per row */
+  uint64_t *lp = calloc(s->ncols ? s->ncols : 1, sizeof *lp);
   char *text = NULL;
   size_t cap = 0;
-  int rc = v ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  int rc = v && lp ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (long long r = 0; rc == 0 && r < s->rows[part]; r++) {
     uint64_t origin;
     uint8_t has_lmd;
@@ -208,11 +210,6 @@ static int read_part(spill *s, size_t part, int keep, spill_fn fn, void *ud, dwl
     }
     /* the row's text, then the values pointing into it */
     size_t used = 0;
-    uint64_t lens[64], *lp = s->ncols <= 64 ? lens : malloc(s->ncols * sizeof *lp);
-    if (!lp) {
-      rc = err_set(err, DWL_EXIT_FAILED, "out of memory");
-      break;
-    }
     for (size_t i = 0; rc == 0 && i < s->ncols; i++) {
       if (get_varint(f, &lp[i])) {
         rc = read_failed(s, part, err);
@@ -244,12 +241,11 @@ static int read_part(spill *s, size_t part, int keep, spill_fn fn, void *ud, dwl
       v[i].data = lp[i] ? text + used : NULL;
       used += (size_t)lp[i];
     }
-    if (lp != lens)
-      free(lp);
     if (rc == 0)
       rc = fn(ud, v, origin, has_lmd ? &lmd : NULL, err);
   }
   free(text);
+  free(lp);
   free(v);
   /* the partition is done: its file's space goes back at once */
   if (rc == 0 && !keep && s->f[part]) {

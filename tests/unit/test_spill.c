@@ -47,7 +47,6 @@ static void row(int r, char *buf[NCOLS], dwl_value v[NCOLS], uint64_t *origin, d
 typedef struct {
   int next[2];   /* the next row expected per partition: rows alternate */
   char *buf[NCOLS];
-  int failed;
 } reader;
 
 static int check_row(void *ud, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
@@ -107,11 +106,11 @@ START_TEST(test_round_trip)
   ck_assert_int_eq(s.rows[0] + s.rows[1], NROWS);
   /* partition 1 read twice (kept), then partition 0 */
   for (int pass = 0; pass < 2; pass++) {
-    reader rd = {{-1, 1}, {buf[0], buf[1], buf[2]}, 0};
+    reader rd = {{-1, 1}, {buf[0], buf[1], buf[2]}};
     ck_assert_int_eq(pass ? spill_read(&s, 1, check_row, &rd, &err) : spill_reread(&s, 1, check_row, &rd, &err), 0);
     ck_assert_int_eq(rd.next[1], -1);  /* every row of it */
   }
-  reader rd0 = {{0, -1}, {buf[0], buf[1], buf[2]}, 0};
+  reader rd0 = {{0, -1}, {buf[0], buf[1], buf[2]}};
   ck_assert_int_eq(spill_read(&s, 0, check_row, &rd0, &err), 0);
   ck_assert_int_eq(rd0.next[0], -1);
   spill_close(&s);
