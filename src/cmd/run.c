@@ -76,7 +76,10 @@ static int reject_present(run_ctx *r, const char *name, uint64_t origin, const d
   if (engine && vals && r->src && nvals == r->src->ncols && prep_key(&r->p, c->key, c->nkey, vals) == 0) {
     if (r->pd)
       return pushdown_seen_key(r->pd, r->p.row, err);
-    scd_mark_present(&r->e, fp_tuple(r->p.row, c->key, c->nkey));
+    fp128 key = fp_tuple(r->p.row, c->key, c->nkey);
+    if (r->kparts)
+      return run_keyparts_mark(r, key, err);
+    scd_mark_present(&r->e, key);
     return 0;
   }
   if (r->unreadable++ == 0)
@@ -205,6 +208,8 @@ static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const 
       r->sum->skipped++;
     return past ? run_stream_take(r, row, origin, lmd, err) : 0;
   }
+  if (r->kparts)  /* (every row: run_absent.c) */
+    return run_keyparts_take(r, fp_tuple(row, r->e.cols.key, r->e.cols.nkey), row, origin, lmd, past, err);
   if (r->spilling) {
     /* truncate_values: a truncate row is every key's: held, not spilled
      * (scd_add_source keeps it); the keys of spilled rows are marked, as
@@ -394,7 +399,8 @@ static int run_engine(run_ctx *r, dwl_error *err)
    * versions.  plan stays with the scan: it creates nothing, not even the
    * temporary key table, unless lookup: keys asks for it. */
   int source_first = !engine_reads_all_current(spec) && (!r->o->plan || spec->lookup == LOOKUP_KEYS);
-  if (!source_first && run_read_current(r, 0, err) != 0)
+  int read = source_first ? 0 : run_keyparts_begin(r, err);
+  if (read < 0 || (!source_first && !read && run_read_current(r, 0, err) != 0))
     return -1;
   if (read_source(r, take_engine, err) != 0 || target_widen(r->t, r->o->plan, r->o->sqlout, err) < 0)
     return -1;
@@ -429,41 +435,6 @@ static int run_engine(run_ctx *r, dwl_error *err)
   if (run_absent_apply(r, absent, current, truncated, &sink, &counts, err) != 0)
     return -1;
   add_counts(r, &counts);
-  return 0;
-}
-
-/* The keys to delete are known once the source is read (the walk
- * touches only keys the source delivered).  Their versions are read
- * again now, before the walk writes: SQLite's scan reads on a second
- * connection, which the run's uncommitted writes lock out once they
- * spill from the page cache (100k keys with 1% changed and 1% absent
- * waited for the lock and failed, exit 3, on every rerun). */
-long long run_absent_mark(run_ctx *r, long long *current, dwl_error *err)
-{
-  size_t absent = r->spec->deletes == DEL_ABSENT ? scd_mark_absent(&r->e) : r->e.ndelete;
-  *current = (long long)r->e.nlive;
-  if (absent > 0 && scd_collect_doomed(&r->e, r->t, &r->doomed, err) != 0)
-    return -1;
-  /* load.partition: the rows read again say which absent keys are of the
-   * partitions the source delivered, before the guard counts them. */
-  if (absent > 0 && r->e.cols.npart > 0) {
-    absent = r->doomed.n;
-    *current = scd_partition_live(&r->e);
-  }
-  return (long long)absent;
-}
-
-int run_absent_apply(run_ctx *r, long long absent, long long current, long long truncated, const scd_sink *sink,
-                     scd_counts *counts, dwl_error *err)
-{
-  /* A truncate is judged by max_deletes on every live key it reaches. */
-  int g = guard_absence(r->spec, r->o, current, r->e.ntrunc ? truncated : absent, r->sum->read,
-                        r->e.ntrunc ? 0 : r->unreadable, r->first_unreadable, r->sum, err);
-  if (g < 0)
-    return -1;
-  for (size_t i = 0; g == 0 && absent > 0 && i < r->doomed.n; i++)
-    if (scd_delete_absent(&r->e, r->doomed.rows[i].vals, &r->doomed.rows[i].lmd, sink, counts, err) < 0)
-      return -1;
   return 0;
 }
 

@@ -1,6 +1,7 @@
 /* What the files of a run share (run.c, run_lookup.c: reading the
- * target's versions, run_spill.c: a delta larger than the memory budget):
- * the run's context.  Private to src/cmd/run*.c. */
+ * target's versions, run_spill.c: a delta larger than the memory budget,
+ * run_absent.c: deletions by absence): the run's context.  Private to
+ * src/cmd/run*.c. */
 #ifndef DWL_RUN_IMPL_H
 #define DWL_RUN_IMPL_H
 
@@ -36,7 +37,8 @@ typedef struct run_ctx {
   keymap present;       /* a spilled run with deletes: absent,
                            truncate_values or lookup: scan: every current
                            version read before the source, kept aside while
-                           the partitions are computed (run_spill.c) */
+                           the partitions are computed (run_spill.c); with
+                           r->kparts, only the keys to delete */
   rejects rj;
   pushdown *pd;         /* the pushdown engine's (choose.h: engine_choose) */
   engine_choice engine; /* which engine the run uses, and why */
@@ -63,6 +65,20 @@ typedef struct run_ctx {
   size_t subpart[RUN_SPILL_DEPTH]; /* ... and the part of each being computed */
   int nsplit;           /* levels of sub on the path of the partition computed */
   spill *divert;        /* the split being filled as a partition is read back */
+  spill *from;          /* the files the partition is read back from */
+  /* run_absent.c: deletes: absent with a key map past the budget,
+   * partitioned with the delta */
+  int kparts;           /* 1: this run partitions the key map */
+  spill kf;             /* the current versions' entries (km_entry), by key */
+  spill kmarks;         /* the keys of rejected rows (fp128), in one file */
+  spill kdoomed;        /* the current rows of the keys to delete, in one file */
+  size_t kp_flush;      /* entries held while reading, before they go to kf */
+  long long kf_entries; /* entries written to kf */
+  long long kp_live;    /* live keys of the whole table */
+  int kp_warned;        /* a partition's entries passed the budget (said once) */
+  int kp_may;           /* the key map is read whole, as the estimate (kp_rows) fits
+                           the budget: it is partitioned if it passes it after all */
+  long long kp_rows;
   long long reading;    /* rows of the partition being read back */
   int mixed;            /* ... and the rows held are of more than one key */
   /* run_stream.c: an initial load (no stored rows) written in chunks while
@@ -85,13 +101,16 @@ int run_read_current(run_ctx *r, int keyed, dwl_error *err);
 /* run_lookup.c: every stored version of the keys with late rows. */
 int run_read_history(run_ctx *r, dwl_error *err);
 
-/* run.c: deletes: absent (or truncate_values): the live keys to delete
+/* run_absent.c: deletes: absent (or truncate_values): the live keys to delete
  * marked and their current rows read again (r->doomed), before anything
  * is written; *current: the live keys judged.  Returns how many, -1 on
  * error. */
 long long run_absent_mark(run_ctx *r, long long *current, dwl_error *err);
-/* run.c: after the changes: the deletion guards (guard_absence), then the
- * marked keys' deletions through sink. */
+/* run_absent.c: the deletion guards (guard_absence): 0 delete, 1 keep them
+ * (the guard said why), -1 the run fails. */
+int run_absent_guard(run_ctx *r, long long absent, long long current, long long truncated, dwl_error *err);
+/* run_absent.c: after the changes: the deletion guards, then the marked keys'
+ * deletions through sink. */
 int run_absent_apply(run_ctx *r, long long absent, long long current, long long truncated, const scd_sink *sink,
                      scd_counts *counts, dwl_error *err);
 
@@ -116,6 +135,40 @@ size_t run_spill_parts(const run_ctx *r);
 /* run_spill.c: whether a stored row's key is not of the partition being
  * computed (1), so its current version is not this partition's business. */
 int run_spill_other(const run_ctx *r, const dwl_value *row);
+/* run_spill.c: the same for a key's fingerprint. */
+int run_spill_other_key(const run_ctx *r, fp128 key);
+
+/* run_absent.c: for deletes: absent (engine_key_parts_refusal): reads
+ * the current versions (1), into key files when the dimension's key map
+ * passes the budget (r->kparts: every row then spills); 0 for other jobs
+ * (the caller reads them), -1 on error. */
+int run_keyparts_begin(run_ctx *r, dwl_error *err);
+/* run_absent.c: while the current versions are read (r->kparts or
+ * r->kp_may): the entries held, to the key files once they are many, or
+ * once they pass the budget after all; run_keyparts_flush: all of them. */
+int run_keyparts_check(run_ctx *r, dwl_error *err);
+int run_keyparts_flush(run_ctx *r, dwl_error *err);
+/* run_absent.c: a delivered row to its partition, tagged when not past
+ * the checkpoint; a rejected row's key. */
+int run_keyparts_take(run_ctx *r, fp128 key, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
+                      dwl_error *err);
+int run_keyparts_mark(run_ctx *r, fp128 key, dwl_error *err);
+/* run_absent.c: the first pass over the partitions: the absent keys
+ * (kept in r->present), their rows (r->doomed), *current the live keys;
+ * returns how many are absent, or -1. */
+long long run_keyparts_absent(run_ctx *r, long long *current, dwl_error *err);
+/* run_absent.c: after the partitions: the guards, then the deletions of
+ * the absent keys (r->present) through sink. */
+int run_keyparts_apply(run_ctx *r, long long absent, long long current, const scd_sink *sink, scd_counts *counts,
+                       dwl_error *err);
+/* run_absent.c: the partition's (r->part, the split path) entries into
+ * the engine's key map. */
+int run_keyparts_load(run_ctx *r, dwl_error *err);
+/* run_absent.c: whether a row not past the checkpoint of this key is
+ * dropped (its key is live: it only marked it present). */
+int run_keyparts_drop(run_ctx *r, fp128 key);
+void run_keyparts_free(run_ctx *r);
+
 /* run_spill.c: closes the spill files, splits included. */
 void run_spill_free(run_ctx *r);
 

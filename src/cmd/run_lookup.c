@@ -16,7 +16,9 @@ static int on_current(void *ud, const dwl_value *row, const dwl_ts *vf, int dele
   progress_step(++r->scanned);
   if (run_spill_other(r, row))  /* (another partition's key) */
     return 0;
-  return scd_add_current(&r->e, row, vf, deleted, err);
+  if (scd_add_current(&r->e, row, vf, deleted, err) != 0)
+    return -1;
+  return (r->kparts || r->kp_may) && r->part < 0 ? run_keyparts_check(r, err) : 0;
 }
 
 static int on_gone(void *ud, const dwl_value *row, const dwl_ts *valid_to, int deleted, dwl_error *err)
@@ -26,7 +28,9 @@ static int on_gone(void *ud, const dwl_value *row, const dwl_ts *valid_to, int d
   progress_step(++r->scanned);
   if (run_spill_other(r, row))  /* (another partition's key) */
     return 0;
-  return scd_add_gone(&r->e, row, valid_to, err);
+  if (scd_add_gone(&r->e, row, valid_to, err) != 0)
+    return -1;
+  return (r->kparts || r->kp_may) && r->part < 0 ? run_keyparts_check(r, err) : 0;
 }
 
 /* The scans of one list of keys (by_key_lists). */
@@ -137,8 +141,11 @@ int run_read_current(run_ctx *r, int keyed, dwl_error *err)
   free(scan);
   if (rc != 0)
     return -1;
-  log_msg(LOG_INFO, "read %zu current versions (%s) in %.2fs (%zu KiB of fingerprints)", r->e.km.count,
-          keyed ? "the delta's keys" : "all", now_s() - t0, keymap_bytes(&r->e.km) / 1024);
+  if (r->kparts && r->part < 0)  /* (most went to the key files: run_absent.c says how many) */
+    log_msg(LOG_INFO, "read the current versions (all) in %.2fs", now_s() - t0);
+  else
+    log_msg(LOG_INFO, "read %zu current versions (%s) in %.2fs (%zu KiB of fingerprints)", r->e.km.count,
+            keyed ? "the delta's keys" : "all", now_s() - t0, keymap_bytes(&r->e.km) / 1024);
   return 0;
 }
 

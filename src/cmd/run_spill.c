@@ -195,8 +195,12 @@ static int take_back(void *ud, const dwl_value *vals, uint64_t origin, const dwl
   run_ctx *r = ud;
   if (r->divert) {
     fp128 key = fp_tuple(vals, r->e.cols.key, r->e.cols.nkey);
-    return spill_put(r->divert, spill_part(r->divert, key), vals, origin, lmd, err);
+    return spill_put_tag(r->divert, spill_part(r->divert, key), vals, origin, lmd, r->from->tag, err);
   }
+  /* (a partitioned key map's rows not past the checkpoint: of a live key
+   * it only marked it present; of any other key it revives it) */
+  if (r->kparts && r->from->tag && run_keyparts_drop(r, fp_tuple(vals, r->e.cols.key, r->e.cols.nkey)))
+    return 0;
   if (scd_add_source(&r->e, vals, origin, lmd, 1, err) < 0)
     return -1;
   /* (one key's rows, which no split divides, are held whole) */
@@ -206,7 +210,7 @@ static int take_back(void *ud, const dwl_value *vals, uint64_t origin, const dwl
 }
 
 /* Is `key` not of the partition being computed? */
-static int other_key(const run_ctx *r, fp128 key)
+int run_spill_other_key(const run_ctx *r, fp128 key)
 {
   if (spill_part(&r->sp, key) != (size_t)r->part)
     return 1;
@@ -218,7 +222,7 @@ static int other_key(const run_ctx *r, fp128 key)
 
 int run_spill_other(const run_ctx *r, const dwl_value *row)
 {
-  return r->part >= 0 && other_key(r, fp_tuple(row, r->e.cols.key, r->e.cols.nkey));
+  return r->part >= 0 && run_spill_other_key(r, fp_tuple(row, r->e.cols.key, r->e.cols.nkey));
 }
 
 /* deletes: absent, truncate_values, lookup: scan: the current versions
@@ -233,7 +237,7 @@ static int take_present(run_ctx *r, dwl_error *err)
   km_entry *p;
   size_t n = 0;
   for (size_t it = 0; (p = keymap_next(&r->present, &it));) {
-    if (other_key(r, p->key))
+    if (run_spill_other_key(r, p->key))
       continue;
     int created;
     km_entry *m = keymap_put(&r->e.km, p->key, &created);
@@ -252,6 +256,7 @@ static int take_present(run_ctx *r, dwl_error *err)
 void run_spill_free(run_ctx *r)
 {
   keymap_free(&r->present);
+  run_keyparts_free(r);
   spill_close(&r->sp);
   for (int l = 0; l < RUN_SPILL_DEPTH; l++)
     spill_close(&r->sub[l]);
@@ -284,7 +289,9 @@ static int compute(run_ctx *r, long long rows, dwl_error *err)
    * follow the run's writes (SQLite), every partition reads so. */
   int keyed = r->spec->lookup == LOOKUP_KEYS || (long long)r->e.delta.n * TARGET_KEYED_RATIO < rows ||
               !target_scan_after_writes(r->t);
-  if (r->present.count > 0 && !r->spec->ignore_nulls) {
+  if (r->kparts) {
+    /* (run_part loaded the partition's entries before its rows) */
+  } else if (r->present.count > 0 && !r->spec->ignore_nulls) {
     if (take_present(r, err) != 0)
       return -1;
   } else if (rows > 0 && run_read_current(r, keyed, err) != 0) {
@@ -343,8 +350,11 @@ static int run_part(run_ctx *r, spill *s, size_t p, long long rows, dwl_error *e
     r->nsplit = l + 1;
   }
   r->divert = NULL;
+  r->from = s;
   r->mixed = 0;
   r->reading = s->rows[p];
+  if (r->kparts && run_keyparts_load(r, err) != 0)
+    return -1;
   if (spill_read(s, p, take_back, r, err) != 0)
     return -1;
   if (!r->divert)
@@ -379,8 +389,9 @@ static scd_counts changes_of(const run_summary *s)
 
 int run_spilled(run_ctx *r, dwl_error *err)
 {
-  log_msg(LOG_INFO, "read %lld source rows, %lld past the checkpoint, spilled to %zu partitions (%.1f MiB)",
-          r->sum->read, r->spilled, r->sp.nparts, (double)r->sp.bytes / MIB);
+  log_msg(LOG_INFO, "read %lld source rows, %lld %s, spilled to %zu partitions (%.1f MiB)", r->sum->read, r->spilled,
+          r->kparts ? "delivered (those not past the checkpoint too)" : "past the checkpoint", r->sp.nparts,
+          (double)r->sp.bytes / MIB);
   long long rows = r->t->exists ? target_count(r->t, err) : 0;
   if (rows < 0)
     return -1;
@@ -390,7 +401,11 @@ int run_spilled(run_ctx *r, dwl_error *err)
    * before its walk), and the key map that marks them is kept aside while
    * the partitions use the engine's own */
   long long current = 0, absent = 0, truncated = r->e.ntrunc ? scd_truncate_rest(&r->e) : 0;
-  if (keeps_keys(r)) {
+  if (r->kparts) {
+    absent = run_keyparts_absent(r, &current, err);
+    if (absent < 0)
+      return -1;
+  } else if (keeps_keys(r)) {
     absent = run_absent_mark(r, &current, err);
     if (absent < 0)
       return -1;
@@ -421,7 +436,8 @@ int run_spilled(run_ctx *r, dwl_error *err)
   km_move(&r->e.km, &r->present);
   scd_counts counts = {0};
   scd_sink sink = writer_sink(r->w);
-  if (run_absent_apply(r, absent, current, truncated, &sink, &counts, err) != 0)
+  if ((r->kparts ? run_keyparts_apply(r, absent, current, &sink, &counts, err)
+                 : run_absent_apply(r, absent, current, truncated, &sink, &counts, err)) != 0)
     return -1;
   run_add_counts(r, &counts, 1);
   return 0;

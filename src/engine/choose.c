@@ -119,24 +119,27 @@ static long long dimension_rows(const run_opts *o, target *t, dwl_error *err)
 }
 
 /* The memory a current version takes, read (the dialect's measure). */
-static int current_row_bytes(const target *t)
+int engine_current_row_bytes(const target *t)
 {
   return t->d->scan_row_bytes > 0 ? t->d->scan_row_bytes : ENGINE_CURRENT_ROW_BYTES;
 }
 
 /* The memory engine chosen by name, for a job whose key map holds every
  * current version (engine_reads_all_current): the delta spills past the
- * budget, the key map does not, so a dimension whose key map passes it
+ * budget, and so does the key map of deletes: absent (partitioned with
+ * it by key: cmd/run_absent.c), but not that of the jobs
+ * engine_key_parts_refusal names, so a dimension whose key map passes it
  * is said, with what would keep within it. */
 static int warn_key_map(const dwl_spec *s, const run_opts *o, target *t, long long budget, dwl_error *err)
 {
   const char *why = engine_reads_all_current(s);
-  if (!why)
+  const char *whole = why ? engine_key_parts_refusal(s) : NULL;
+  if (!whole)
     return 0;
   long long rows = dimension_rows(o, t, err);
   if (rows < 0)
     return -1;
-  int per = current_row_bytes(t);
+  int per = engine_current_row_bytes(t);
   double need = (double)rows * per;
   if (need <= (double)budget)
     return 0;
@@ -145,9 +148,9 @@ static int warn_key_map(const dwl_spec *s, const run_opts *o, target *t, long lo
   mib((double)budget, b);
   const char *refused = pushdown_refusal(s, t, buf, sizeof buf);
   log_msg(LOG_WARN, "the memory engine reads every current version before the source (%s): ~%lld rows x %d bytes "
-          "= %s MiB of key map, more than the memory budget %s MiB, which bounds the delta (it spills) but not the "
-          "key map; %s%s", why, rows, per, a, b, refused ? "engine: pushdown cannot take this job: pushdown " :
-          "engine: pushdown (or auto) keeps the current versions in the warehouse", refused ? refused : "");
+          "= %s MiB of key map, more than the memory budget %s MiB, which bounds the delta (it spills) but not this "
+          "key map (%s); %s%s", why, rows, per, a, b, whole, refused ? "engine: pushdown cannot take this job: pushdown "
+          : "engine: pushdown (or auto) keeps the current versions in the warehouse", refused ? refused : "");
   return 0;
 }
 
@@ -175,7 +178,7 @@ int engine_choose(const dwl_spec *s, const run_opts *o, target *t, dwl_source *s
   long long rows = dimension_rows(o, t, err);
   if (rows < 0)
     return -1;
-  int per = current_row_bytes(t);
+  int per = engine_current_row_bytes(t);
   double dim = (double)rows * per, need = dim;
   char est[300], a[32], b[32], c[32];
   mib(dim, a);

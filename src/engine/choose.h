@@ -31,6 +31,10 @@ typedef struct engine_choice {
   char why[1200];     /* for the log and the summary's engine_reason */
 } engine_choice;
 
+/* The memory engine's bytes per current version it reads from t: the
+ * dialect's measure, else ENGINE_CURRENT_ROW_BYTES. */
+int engine_current_row_bytes(const target *t);
+
 /* A quarter of physical memory, at least 256 MiB and at most 16 GiB (1 GiB
  * when the system cannot say). */
 long long engine_default_budget(void);

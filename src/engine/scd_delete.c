@@ -39,7 +39,8 @@ int scd_marked(scd_engine *e, const dwl_value *row)
  * the first pass kept only fingerprints. */
 typedef struct doomed_ctx {
   scd_engine *e;
-  rowset *doomed;
+  scd_doomed_fn fn;
+  void *ud;
 } doomed_ctx;
 
 static int on_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, int deleted, dwl_error *err)
@@ -48,7 +49,23 @@ static int on_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, int delet
   (void)deleted;
   if (!scd_partition_judged(c->e, row) || !scd_marked(c->e, row))
     return 0;
-  rs_row *d = rowset_add(c->doomed, row, 0);
+  return c->fn(c->ud, row, vf, err);
+}
+
+int scd_each_doomed(scd_engine *e, target *t, scd_doomed_fn fn, void *ud, dwl_error *err)
+{
+  doomed_ctx c = {e, fn, ud};
+  /* Tombstones with sequence surrogate keys are numbered in this order:
+   * that of the versions they follow, as pushdown numbers them
+   * (pushdown_absent.c), not the order a scan happens to return. */
+  if (e->spec->delete_style == DELSTYLE_TOMBSTONE && e->spec->sk_strategy == SK_SEQUENCE)
+    return target_scan_by_sk(t, on_doomed, &c, err);
+  return target_scan(t, NULL, 0, 1, on_doomed, &c, err);
+}
+
+static int hold_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, dwl_error *err)
+{
+  rs_row *d = rowset_add(ud, row, 0);
   if (!d)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   if (vf)
@@ -58,14 +75,8 @@ static int on_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, int delet
 
 int scd_collect_doomed(scd_engine *e, target *t, rowset *doomed, dwl_error *err)
 {
-  doomed_ctx c = {e, doomed};
   rowset_init(doomed, t->nsrc);
-  /* Tombstones with sequence surrogate keys are numbered in this order:
-   * that of the versions they follow, as pushdown numbers them
-   * (pushdown_absent.c), not the order a scan happens to return. */
-  if (e->spec->delete_style == DELSTYLE_TOMBSTONE && e->spec->sk_strategy == SK_SEQUENCE)
-    return target_scan_by_sk(t, on_doomed, &c, err);
-  return target_scan(t, NULL, 0, 1, on_doomed, &c, err);
+  return scd_each_doomed(e, t, hold_doomed, doomed, err);
 }
 
 int scd_partition_judged(scd_engine *e, const dwl_value *row)

@@ -94,7 +94,7 @@ static unsigned char *add_varint(unsigned char *p, uint64_t v)
 /* A record's flags byte: whether the row has an lmd, and the lmd's
  * date_only, tie count and tie_time (dwl_ts), so that an lmd costs its 8
  * bytes of microseconds and 8 a tie-breaker, not the struct's 48. */
-enum { SF_LMD = 1, SF_DATE_ONLY = 2, SF_NTIES_SHIFT = 2, SF_TIE_TIME_SHIFT = 4 };
+enum { SF_LMD = 1, SF_DATE_ONLY = 2, SF_NTIES_SHIFT = 2, SF_TIE_TIME_SHIFT = 4, SF_TAG = 128 };
 _Static_assert(DWL_TS_TIES <= 3, "a record's flags hold at most 3 ties");
 
 /* A record: the flags byte; with an lmd its microseconds and ties (8
@@ -105,6 +105,12 @@ _Static_assert(DWL_TS_TIES <= 3, "a record's flags hold at most 3 ties");
  * per field cost the streamed initial load a stdio call and its lock per
  * value of every row. */
 int spill_put(spill *s, size_t part, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
+{
+  return spill_put_tag(s, part, vals, origin, lmd, 0, err);
+}
+
+int spill_put_tag(spill *s, size_t part, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, int tag,
+                  dwl_error *err)
 {
   size_t n = 1 + sizeof(int64_t) * (1 + DWL_TS_TIES) + VARINT_MAX + s->ncols * VARINT_MAX;
   for (size_t i = 0; i < s->ncols; i++)
@@ -123,7 +129,8 @@ int spill_put(spill *s, size_t part, const dwl_value *vals, uint64_t origin, con
   int nties = lmd ? lmd->nties : 0;
   *p++ = (unsigned char)(lmd ? SF_LMD | (lmd->date_only ? SF_DATE_ONLY : 0) | nties << SF_NTIES_SHIFT |
                                    (lmd->tie_time & 7u) << SF_TIE_TIME_SHIFT
-                             : 0);
+                             : 0) |
+         (tag ? SF_TAG : 0);
   if (lmd) {
     p = add(p, &lmd->us, sizeof lmd->us);
     p = add(p, lmd->tie, (size_t)nties * sizeof lmd->tie[0]);
@@ -138,6 +145,16 @@ int spill_put(spill *s, size_t part, const dwl_value *vals, uint64_t origin, con
   n = (size_t)(p - s->rec);
   errno = 0;
   if (fwrite(s->rec, 1, n, s->f[part]) != n)
+    return write_failed(s, err);
+  s->bytes += (long long)n;
+  s->rows[part]++;
+  return 0;
+}
+
+int spill_put_raw(spill *s, size_t part, const void *rec, size_t n, dwl_error *err)
+{
+  errno = 0;
+  if (fwrite(rec, 1, n, s->f[part]) != n)
     return write_failed(s, err);
   s->bytes += (long long)n;
   s->rows[part]++;
@@ -170,12 +187,13 @@ static int get_varint(FILE *f, uint64_t *v)
 }
 
 /* A record's flags and lmd into *lmd (zeros without one). */
-static int get_lmd(FILE *f, uint8_t *has_lmd, dwl_ts *lmd)
+static int get_lmd(FILE *f, uint8_t *has_lmd, int *tag, dwl_ts *lmd)
 {
   memset(lmd, 0, sizeof *lmd);
   int c = getc_unlocked(f);
   if (c == EOF)
     return -1;
+  *tag = (c & SF_TAG) != 0;
   *has_lmd = (c & SF_LMD) != 0;
   if (!*has_lmd)
     return 0;
@@ -185,6 +203,16 @@ static int get_lmd(FILE *f, uint8_t *has_lmd, dwl_ts *lmd)
   if (lmd->nties > DWL_TS_TIES)
     return -1;
   return get(f, &lmd->us, sizeof lmd->us) || get(f, lmd->tie, (size_t)lmd->nties * sizeof lmd->tie[0]) ? -1 : 0;
+}
+
+/* A partition read whole: unless kept, its file's space goes back at once. */
+static int done_part(spill *s, size_t part, int keep, int rc)
+{
+  if (rc == 0 && !keep && s->f[part]) {
+    fclose(s->f[part]);
+    s->f[part] = NULL;
+  }
+  return rc;
 }
 
 static int read_part(spill *s, size_t part, int keep, spill_fn fn, void *ud, dwl_error *err)
@@ -204,7 +232,7 @@ static int read_part(spill *s, size_t part, int keep, spill_fn fn, void *ud, dwl
     uint64_t origin;
     uint8_t has_lmd;
     dwl_ts lmd;
-    if (get_lmd(f, &has_lmd, &lmd) || get_varint(f, &origin)) {
+    if (get_lmd(f, &has_lmd, &s->tag, &lmd) || get_varint(f, &origin)) {
       rc = read_failed(s, part, err);
       break;
     }
@@ -247,12 +275,22 @@ static int read_part(spill *s, size_t part, int keep, spill_fn fn, void *ud, dwl
   free(text);
   free(lp);
   free(v);
-  /* the partition is done: its file's space goes back at once */
-  if (rc == 0 && !keep && s->f[part]) {
-    fclose(s->f[part]);
-    s->f[part] = NULL;
-  }
-  return rc;
+  return done_part(s, part, keep, rc);
+}
+
+int spill_read_raw(spill *s, size_t part, size_t n, int keep, spill_raw_fn fn, void *ud, dwl_error *err)
+{
+  FILE *f = s->f[part];
+  errno = 0;
+  if (fflush(f) != 0)
+    return write_failed(s, err);
+  rewind(f);
+  unsigned char *rec = malloc(n ? n : 1);
+  int rc = rec ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
+  for (long long r = 0; rc == 0 && r < s->rows[part]; r++)
+    rc = get(f, rec, n) ? read_failed(s, part, err) : fn(ud, rec, err);
+  free(rec);
+  return done_part(s, part, keep, rc);
 }
 
 int spill_read(spill *s, size_t part, spill_fn fn, void *ud, dwl_error *err)

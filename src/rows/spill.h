@@ -31,6 +31,7 @@ typedef struct spill {
   const char *what;   /* for messages: what the files hold ("the delta's spill files") */
   const char *hint;   /* and what to do when writing fails; both static, set by spill_open,
                          which the caller may replace */
+  int tag;            /* while a row is read back: the tag it was put with (spill_put_tag) */
 } spill;
 
 /* The directory spill files go to: $TMPDIR, else /tmp. */
@@ -41,6 +42,13 @@ int spill_open(spill *s, size_t nparts, size_t ncols, dwl_error *err);
 /* The partition of a business key's fingerprint, at the spill's level. */
 size_t spill_part(const spill *s, fp128 key);
 int spill_put(spill *s, size_t part, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
+/* The same with a tag (0 or 1) that s->tag gives back while the row is
+ * read (the key-partitioned run's rows not past the checkpoint). */
+int spill_put_tag(spill *s, size_t part, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, int tag,
+                  dwl_error *err);
+/* A fixed-size record of n bytes (a key map entry), read back by
+ * spill_read_raw with the same n; a spill holds either kind, not both. */
+int spill_put_raw(spill *s, size_t part, const void *rec, size_t n, dwl_error *err);
 
 /* Reads partition `part` back: each row to `fn` (its values valid during
  * the call only; lmd NULL when the row had none). */
@@ -49,6 +57,11 @@ int spill_read(spill *s, size_t part, spill_fn fn, void *ud, dwl_error *err);
 /* The same, keeping the file to be read again (spill_read or spill_close
  * gives its space back). */
 int spill_reread(spill *s, size_t part, spill_fn fn, void *ud, dwl_error *err);
+
+/* Reads partition `part`'s raw records of n bytes back, each to fn;
+ * keep: the file stays to be read again. */
+typedef int (*spill_raw_fn)(void *ud, const void *rec, dwl_error *err);
+int spill_read_raw(spill *s, size_t part, size_t n, int keep, spill_raw_fn fn, void *ud, dwl_error *err);
 
 void spill_close(spill *s);
 

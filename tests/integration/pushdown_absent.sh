@@ -26,6 +26,16 @@
 # versions end at open_end, a value the statements bind.
 . "$TOP_SRCDIR/tests/integration/lib.sh"
 
+# spilled_run NAME: the last run spilled its delta, or (deletes: absent
+# with a key map past the budget) partitioned its key map with it
+spilled_run() {
+  case "$ERR" in
+    *"delta exceeds the memory budget 0.000977 MiB: spilling to"* | \
+      *"passes the memory budget 0.000977 MiB: the current versions and the source go to"*) pass "$1" ;;
+    *) fail "$1" "expected a spill line" "got: $ERR" ;;
+  esac
+}
+
 unset DWL_ENGINE
 
 # job NAME ENGINE LAYOUT [SUFFIX]: the job file (memory or pushdown) of
@@ -160,7 +170,7 @@ EOF
     fail "$lay: the runs stamped deletions" "$(tdump "d_${lay}_p")"
   if [ -n "$SPILL" ]; then
     # (the last round's run: three keys' rows past the checkpoint)
-    like "$ERR" "delta exceeds the memory budget 0.000977 MiB: spilling to" "$lay: the third run spilled"
+    spilled_run "$lay: the third run spilled"
   fi
   # Late rows (every checkpoint set back before them): pushdown hands
   # their keys to the memory engine (pd_hands_absent).  Round L1, late:
@@ -268,7 +278,7 @@ id,city,phone,region,op,lmd
 9,Oran,i,s,,2024-01-08 00:00:00
 EOF
 round trn 3 "trn: round 3, keys back, none truncated"
-like "$ERR" "delta exceeds the memory budget 0.000977 MiB: spilling to" "trn: the third run spilled"
+spilled_run "trn: the third run spilled"
 # Round 4, the checkpoints set back: 2 has a late row (after its
 # truncation, before its return), 1 one before its truncation (the end of
 # its deleted version); both go to the memory engine, which gives 2 the
