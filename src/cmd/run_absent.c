@@ -28,8 +28,8 @@
  * it revives it); after the last one, the guard and the deletions, as
  * one pass does after its walk.  A key's changes depend only on its own
  * rows and version, so the results are one pass's, row for row.  Memory:
- * a partition's entries and rows, and the entries of the keys to delete
- * (64 bytes and a slot each). */
+ * a partition's entries and rows, and until the deleted keys' rows are
+ * read, their fingerprints (16 bytes each). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -283,7 +283,9 @@ static int mark_key(void *ud, const void *rec, dwl_error *err)
   return 0;
 }
 
-/* The keys to delete of the partition loaded, into r->present. */
+/* The keys to delete of the partition loaded, to r->kp_absent: their
+ * fingerprints alone, 16 bytes each (an entry of the key map takes 64
+ * and a slot: 110 MiB for 1.45M absent keys of 10M). */
 static int keep_absent(run_ctx *r, dwl_error *err)
 {
   scd_mark_absent(&r->e);
@@ -291,13 +293,25 @@ static int keep_absent(run_ctx *r, dwl_error *err)
   for (size_t it = 0; (m = keymap_next(&r->e.km, &it));) {
     if (!(m->flags & KM_DELETE))
       continue;
-    int created;
-    km_entry *d = keymap_put(&r->present, m->key, &created);
-    if (!d)
-      return err_set(err, DWL_EXIT_FAILED, "out of memory holding the keys to delete");
-    *d = *m;
+    if (r->kp_nabsent == r->kp_capabsent) {
+      size_t cap = r->kp_capabsent ? r->kp_capabsent * 2 : 1024;
+      fp128 *a = realloc(r->kp_absent, cap * sizeof *a);
+      if (!a)
+        return err_set(err, DWL_EXIT_FAILED, "out of memory holding the keys to delete");
+      r->kp_absent = a;
+      r->kp_capabsent = cap;
+    }
+    r->kp_absent[r->kp_nabsent++] = m->key;
   }
   return 0;
+}
+
+static int fp_cmp(const void *a, const void *b)
+{
+  const fp128 *x = a, *y = b;
+  if (x->hi != y->hi)
+    return x->hi < y->hi ? -1 : 1;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
 /* A row of a key to delete, with its version's valid_from, to the file
@@ -306,36 +320,36 @@ static int keep_absent(run_ctx *r, dwl_error *err)
 static int put_doomed(void *ud, const dwl_value *row, const dwl_ts *valid_from, dwl_error *err)
 {
   run_ctx *r = ud;
+  fp128 key = fp_tuple(row, r->e.cols.key, r->e.cols.nkey);
+  if (!bsearch(&key, r->kp_absent, r->kp_nabsent, sizeof key, fp_cmp))
+    return 0;
   return spill_put(&r->kdoomed, 0, row, 0, valid_from, err);
 }
 
 long long run_keyparts_absent(run_ctx *r, long long *current, dwl_error *err)
 {
   *current = r->kp_live;
-  if (keymap_init(&r->present, 1024) != 0)
-    return err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (size_t p = 0; p < r->sp.nparts; p++) {
     if (interrupt_check(err) != 0 || scd_reset(&r->e, err) != 0 || load_part(r, p, err) != 0 ||
         spill_read_raw(&r->kmarks, 0, sizeof(fp128), 1, mark_key, r, err) != 0 ||
         spill_reread(&r->sp, p, mark_row, r, err) != 0 || keep_absent(r, err) != 0)
       return -1;
   }
-  long long absent = (long long)r->present.count;
+  long long absent = (long long)r->kp_nabsent;
   log_msg(LOG_INFO, "%lld of %lld live keys absent, judged partition by partition", absent, *current);
   /* their rows, read before any partition writes */
   if (scd_reset(&r->e, err) != 0)
     return -1;
-  keymap_free(&r->e.km);
-  r->e.km = r->present;
-  memset(&r->present, 0, sizeof r->present);
+  qsort(r->kp_absent, r->kp_nabsent, sizeof *r->kp_absent, fp_cmp);
   int rc = absent > 0 ? spill_open(&r->kdoomed, 1, r->t->nsrc, err) : 0;
   if (rc == 0 && absent > 0) {
     r->kdoomed.what = "the spill file of the rows to delete";
-    rc = scd_each_doomed(&r->e, r->t, put_doomed, r, err);
+    rc = scd_each_doomed(&r->e, r->t, 1, put_doomed, r, err);
   }
-  r->present = r->e.km;
-  memset(&r->e.km, 0, sizeof r->e.km);
-  return rc != 0 || scd_reset(&r->e, err) != 0 ? -1 : absent;
+  free(r->kp_absent);
+  r->kp_absent = NULL;
+  r->kp_nabsent = r->kp_capabsent = 0;
+  return rc != 0 ? -1 : absent;
 }
 
 typedef struct apply_ctx {
@@ -349,7 +363,7 @@ static int delete_doomed(void *ud, const dwl_value *vals, uint64_t origin, const
   apply_ctx *a = ud;
   (void)origin;
   dwl_ts vf = lmd ? *lmd : (dwl_ts){0};
-  return scd_delete_absent(&a->r->e, vals, &vf, a->sink, a->counts, err) < 0 ? -1 : 0;
+  return scd_delete_row(&a->r->e, vals, &vf, a->sink, a->counts, err) < 0 ? -1 : 0;
 }
 
 int run_keyparts_apply(run_ctx *r, long long absent, long long current, const scd_sink *sink, scd_counts *counts,
@@ -373,4 +387,5 @@ void run_keyparts_free(run_ctx *r)
   spill_close(&r->kf);
   spill_close(&r->kmarks);
   spill_close(&r->kdoomed);
+  free(r->kp_absent);
 }

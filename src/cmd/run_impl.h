@@ -37,8 +37,8 @@ typedef struct run_ctx {
   keymap present;       /* a spilled run with deletes: absent,
                            truncate_values or lookup: scan: every current
                            version read before the source, kept aside while
-                           the partitions are computed (run_spill.c); with
-                           r->kparts, only the keys to delete */
+                           the partitions are computed (run_spill.c); none
+                           with r->kparts */
   rejects rj;
   pushdown *pd;         /* the pushdown engine's (choose.h: engine_choose) */
   engine_choice engine; /* which engine the run uses, and why */
@@ -76,6 +76,8 @@ typedef struct run_ctx {
   long long kf_entries; /* entries written to kf */
   long long kp_live;    /* live keys of the whole table */
   int kp_warned;        /* a partition's entries passed the budget (said once) */
+  fp128 *kp_absent;     /* the keys to delete, sorted once judged */
+  size_t kp_nabsent, kp_capabsent;
   int kp_may;           /* the key map is read whole, as the estimate (kp_rows) fits
                            the budget: it is partitioned if it passes it after all */
   long long kp_rows;
@@ -153,12 +155,12 @@ int run_keyparts_flush(run_ctx *r, dwl_error *err);
 int run_keyparts_take(run_ctx *r, fp128 key, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                       dwl_error *err);
 int run_keyparts_mark(run_ctx *r, fp128 key, dwl_error *err);
-/* run_absent.c: the first pass over the partitions: the absent keys
- * (kept in r->present), their rows (r->doomed), *current the live keys;
- * returns how many are absent, or -1. */
+/* run_absent.c: the first pass over the partitions: the absent keys,
+ * their rows (r->kdoomed), *current the live keys; returns how many are
+ * absent, or -1. */
 long long run_keyparts_absent(run_ctx *r, long long *current, dwl_error *err);
 /* run_absent.c: after the partitions: the guards, then the deletions of
- * the absent keys (r->present) through sink. */
+ * the absent keys (their rows in r->kdoomed) through sink. */
 int run_keyparts_apply(run_ctx *r, long long absent, long long current, const scd_sink *sink, scd_counts *counts,
                        dwl_error *err);
 /* run_absent.c: the partition's (r->part, the split path) entries into

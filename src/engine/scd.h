@@ -252,6 +252,11 @@ size_t scd_mark_absent(scd_engine *e);
  * remove) and returns 1; else 0; -1 on error. */
 int scd_delete_absent(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, const scd_sink *sink,
                       scd_counts *counts, dwl_error *err);
+/* The same for a row already known to be of a key to delete, without the
+ * key map (cmd/run_absent.c keeps only the keys): emits the delete and
+ * returns 1, or -1. */
+int scd_delete_row(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, const scd_sink *sink,
+                   scd_counts *counts, dwl_error *err);
 
 /* Is the key of `row` (source layout) marked for deletion by absence? */
 int scd_marked(scd_engine *e, const dwl_value *row);
@@ -262,9 +267,11 @@ int scd_marked(scd_engine *e, const dwl_value *row);
 struct target;
 int scd_collect_doomed(scd_engine *e, struct target *t, rowset *doomed, dwl_error *err);
 /* The same, each row to fn (its values valid during the call only;
- * valid_from NULL when the version has none) instead of held. */
+ * valid_from NULL when the version has none) instead of held; all: every
+ * current row, in the same order, for a caller that knows the keys to
+ * delete by other means. */
 typedef int (*scd_doomed_fn)(void *ud, const dwl_value *row, const dwl_ts *valid_from, dwl_error *err);
-int scd_each_doomed(scd_engine *e, struct target *t, scd_doomed_fn fn, void *ud, dwl_error *err);
+int scd_each_doomed(scd_engine *e, struct target *t, int all, scd_doomed_fn fn, void *ud, dwl_error *err);
 
 /* load.partition: is `row`'s partition one the source delivered rows of
  * (always 1 without load.partition)?  If not, its key is no longer marked

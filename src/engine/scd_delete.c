@@ -39,6 +39,7 @@ int scd_marked(scd_engine *e, const dwl_value *row)
  * the first pass kept only fingerprints. */
 typedef struct doomed_ctx {
   scd_engine *e;
+  int all;
   scd_doomed_fn fn;
   void *ud;
 } doomed_ctx;
@@ -47,14 +48,14 @@ static int on_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, int delet
 {
   doomed_ctx *c = ud;
   (void)deleted;
-  if (!scd_partition_judged(c->e, row) || !scd_marked(c->e, row))
+  if (!c->all && (!scd_partition_judged(c->e, row) || !scd_marked(c->e, row)))
     return 0;
   return c->fn(c->ud, row, vf, err);
 }
 
-int scd_each_doomed(scd_engine *e, target *t, scd_doomed_fn fn, void *ud, dwl_error *err)
+int scd_each_doomed(scd_engine *e, target *t, int all, scd_doomed_fn fn, void *ud, dwl_error *err)
 {
-  doomed_ctx c = {e, fn, ud};
+  doomed_ctx c = {e, all, fn, ud};
   /* Tombstones with sequence surrogate keys are numbered in this order:
    * that of the versions they follow, as pushdown numbers them
    * (pushdown_absent.c), not the order a scan happens to return. */
@@ -76,7 +77,7 @@ static int hold_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, dwl_err
 int scd_collect_doomed(scd_engine *e, target *t, rowset *doomed, dwl_error *err)
 {
   rowset_init(doomed, t->nsrc);
-  return scd_each_doomed(e, t, hold_doomed, doomed, err);
+  return scd_each_doomed(e, t, 0, hold_doomed, doomed, err);
 }
 
 int scd_partition_judged(scd_engine *e, const dwl_value *row)
@@ -201,6 +202,12 @@ int scd_delete_absent(scd_engine *e, const dwl_value *row, const dwl_ts *valid_f
   if (!m || !(m->flags & KM_DELETE))
     return 0;
   m->flags &= (uint8_t)~(KM_DELETE | KM_LIVE);
+  return scd_delete_row(e, row, valid_from, sink, counts, err);
+}
+
+int scd_delete_row(scd_engine *e, const dwl_value *row, const dwl_ts *valid_from, const scd_sink *sink,
+                   scd_counts *counts, dwl_error *err)
+{
   counts->deleted++;
   if (e->spec->mode == MODE_UPSERT)
     return sink->remove(sink->ud, row, err) != 0 ? -1 : 1;
