@@ -306,14 +306,6 @@ static int keep_absent(run_ctx *r, dwl_error *err)
   return 0;
 }
 
-static int fp_cmp(const void *a, const void *b)
-{
-  const fp128 *x = a, *y = b;
-  if (x->hi != y->hi)
-    return x->hi < y->hi ? -1 : 1;
-  return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 /* A row of a key to delete, with its version's valid_from, to the file
  * the deletions read after the partitions (one pass holds them: here
  * they would take their share of the budget all along). */
@@ -340,7 +332,8 @@ long long run_keyparts_absent(run_ctx *r, long long *current, dwl_error *err)
   /* their rows, read before any partition writes */
   if (scd_reset(&r->e, err) != 0)
     return -1;
-  qsort(r->kp_absent, r->kp_nabsent, sizeof *r->kp_absent, fp_cmp);
+  if (r->kp_nabsent > 1)  /* (none: no array at all) */
+    qsort(r->kp_absent, r->kp_nabsent, sizeof *r->kp_absent, fp_cmp);
   int rc = absent > 0 ? spill_open(&r->kdoomed, 1, r->t->nsrc, err) : 0;
   if (rc == 0 && absent > 0) {
     r->kdoomed.what = "the spill file of the rows to delete";

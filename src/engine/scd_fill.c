@@ -13,14 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_fp(const void *a, const void *b)
-{
-  const fp128 *x = a, *y = b;
-  if (x->hi != y->hi)
-    return x->hi < y->hi ? -1 : 1;
-  return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 static int listed(const size_t *set, size_t n, size_t ix)
 {
   for (size_t i = 0; i < n; i++)
@@ -79,7 +71,7 @@ static int want_keys(scd_engine *e, dwl_error *err)
   for (size_t i = 0; i < e->delta.n; i++)
     if (has_null(e, e->delta.rows[i].vals))
       e->want[e->nwant++] = e->delta.rows[i].key;
-  qsort(e->want, e->nwant, sizeof *e->want, cmp_fp);
+  qsort(e->want, e->nwant, sizeof *e->want, fp_cmp);
   return 0;
 }
 
@@ -87,7 +79,7 @@ int fill_keep_current(scd_engine *e, const rs_row *key, const dwl_value *row, dw
 {
   if (fill_cols(e, err) != 0 || (!e->want_ready && want_keys(e, err) != 0))
     return -1;
-  if (e->ninu == 0 || (e->want && !bsearch(&key->key, e->want, e->nwant, sizeof *e->want, cmp_fp)))
+  if (e->ninu == 0 || (e->want && !bsearch(&key->key, e->want, e->nwant, sizeof *e->want, fp_cmp)))
     return 0;
   rs_row *c = rowset_add(&e->cur, row, 0);
   if (!c)
@@ -102,7 +94,7 @@ static const dwl_value *current_of(const scd_engine *e, const size_t *idx, fp128
   size_t lo = 0, hi = e->cur.n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    int c = cmp_fp(&e->cur.rows[idx[mid]].key, &key);
+    int c = fp_cmp(&e->cur.rows[idx[mid]].key, &key);
     if (c == 0)
       return e->cur.rows[idx[mid]].vals;
     if (c < 0)

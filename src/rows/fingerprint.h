@@ -23,6 +23,15 @@ fp128 fp_values(const dwl_value *vals, size_t n);
 
 static inline int fp_eq(fp128 a, fp128 b) { return a.lo == b.lo && a.hi == b.hi; }
 
+/* qsort/bsearch order of fingerprints (a const fp128 * each). */
+static inline int fp_cmp(const void *a, const void *b)
+{
+  const fp128 *x = a, *y = b;
+  if (x->hi != y->hi)
+    return x->hi < y->hi ? -1 : 1;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
 /* SHA-256 (OpenSSL libcrypto) over the same encoding of vals[idx[..]]
  * followed by the encoding of `extra` (len bytes, never NULL), as 64
  * lowercase hex characters plus NUL in out[65].  Used for hash surrogate
