@@ -88,7 +88,6 @@ int run_absent_apply(run_ctx *r, long long absent, long long current, long long 
   return 0;
 }
 
-
 static size_t clamp_parts(double p)
 {
   return p < KP_MIN_PARTS ? KP_MIN_PARTS : p > KP_MAX_PARTS ? KP_MAX_PARTS : (size_t)p + 1;
@@ -191,6 +190,14 @@ int run_keyparts_flush(run_ctx *r, dwl_error *err)
 int run_keyparts_take(run_ctx *r, fp128 key, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                       dwl_error *err)
 {
+  /* A truncate row is every key's: held (scd_add_source keeps it, and
+   * the engine keeps it across resets).  Without deletes: absent a row
+   * not past the checkpoint is skipped, as ever. */
+  int trunc = r->spec->truncate_values.n && scd_is_truncate(&r->e, row);
+  if (trunc || (!past && r->spec->deletes != DEL_ABSENT)) {
+    r->sum->skipped += !past;
+    return trunc && scd_add_source(&r->e, row, origin, lmd, past, err) < 0 ? -1 : 0;
+  }
   r->spilled++;
   return spill_put_tag(&r->sp, spill_part(&r->sp, key), row, origin, lmd, !past, err);
 }
@@ -228,7 +235,7 @@ static int load_entry(void *ud, const void *rec, dwl_error *err)
     r->e.nlive += (m->flags & KM_LIVE) != 0;
   } else if (!in_gone) {
     return err_set(err, DWL_EXIT_FAILED, "table %s has more than one current version of a key; repair the table "
-                   "before loading (dwload check names such keys where the whole key map fits the memory budget)",
+                   "before loading (a run whose --memory-budget holds the whole key map names the key)",
                    r->spec->target_table);
   }
   return 0;
@@ -262,11 +269,16 @@ int run_keyparts_load(run_ctx *r, dwl_error *err)
 
 /* The first pass: a delivered row marks its key present; one not past
  * the checkpoint of a live key is skipped (one of any other key revives
- * it: the second pass takes it). */
+ * it: the second pass takes it).  With truncate rows: the row's key has
+ * rows, so its walk applies the truncates. */
 static int mark_row(void *ud, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err)
 {
   run_ctx *r = ud;
   (void)origin, (void)lmd, (void)err;
+  if (r->spec->deletes != DEL_ABSENT) {
+    scd_mark_walked(&r->e, fp_tuple(vals, r->e.cols.key, r->e.cols.nkey));
+    return 0;
+  }
   int revive = scd_mark_present(&r->e, fp_tuple(vals, r->e.cols.key, r->e.cols.nkey));
   if (r->sp.tag && !revive)
     r->sum->skipped++;
@@ -283,12 +295,17 @@ static int mark_key(void *ud, const void *rec, dwl_error *err)
   return 0;
 }
 
-/* The keys to delete of the partition loaded, to r->kp_absent: their
- * fingerprints alone, 16 bytes each (an entry of the key map takes 64
- * and a slot: 110 MiB for 1.45M absent keys of 10M). */
+/* The keys to delete of the partition loaded (absent, or live without
+ * rows and reached by a truncate: r->kp_truncated counts every live key
+ * one reaches, for the guard), to r->kp_absent: their fingerprints alone,
+ * 16 bytes each (an entry of the key map takes 64 and a slot: 110 MiB for
+ * 1.45M absent keys of 10M). */
 static int keep_absent(run_ctx *r, dwl_error *err)
 {
-  scd_mark_absent(&r->e);
+  if (r->spec->deletes == DEL_ABSENT)
+    scd_mark_absent(&r->e);
+  else
+    r->kp_truncated += r->e.ntrunc ? scd_truncate_rest(&r->e) : 0;
   km_entry *m;
   for (size_t it = 0; (m = keymap_next(&r->e.km, &it));) {
     if (!(m->flags & KM_DELETE))
@@ -328,7 +345,11 @@ long long run_keyparts_absent(run_ctx *r, long long *current, dwl_error *err)
       return -1;
   }
   long long absent = (long long)r->kp_nabsent;
-  log_msg(LOG_INFO, "%lld of %lld live keys absent, judged partition by partition", absent, *current);
+  if (r->spec->deletes == DEL_ABSENT)
+    log_msg(LOG_INFO, "%lld of %lld live keys absent, judged partition by partition", absent, *current);
+  else
+    log_msg(LOG_INFO, "%lld of %lld live keys reached by a truncate, %lld of them without rows, judged partition by "
+            "partition", r->kp_truncated, *current, absent);
   /* their rows, read before any partition writes */
   if (scd_reset(&r->e, err) != 0)
     return -1;
@@ -362,7 +383,7 @@ static int delete_doomed(void *ud, const dwl_value *vals, uint64_t origin, const
 int run_keyparts_apply(run_ctx *r, long long absent, long long current, const scd_sink *sink, scd_counts *counts,
                        dwl_error *err)
 {
-  int g = run_absent_guard(r, absent, current, 0, err);
+  int g = run_absent_guard(r, absent, current, r->kp_truncated, err);
   if (g != 0 || absent == 0)
     return g < 0 ? -1 : 0;
   apply_ctx a = {r, sink, counts};

@@ -77,6 +77,7 @@ typedef struct run_ctx {
   long long kp_live;    /* live keys of the whole table */
   int kp_warned;        /* a partition's entries passed the budget (said once) */
   fp128 *kp_absent;     /* the keys to delete, sorted once judged */
+  long long kp_truncated; /* the live keys a truncate reaches */
   size_t kp_nabsent, kp_capabsent;
   int kp_may;           /* the key map is read whole, as the estimate (kp_rows) fits
                            the budget: it is partitioned if it passes it after all */
@@ -140,7 +141,8 @@ int run_spill_other(const run_ctx *r, const dwl_value *row);
 /* run_spill.c: the same for a key's fingerprint. */
 int run_spill_other_key(const run_ctx *r, fp128 key);
 
-/* run_absent.c: for deletes: absent (engine_key_parts_refusal): reads
+/* run_absent.c: for deletes: absent or truncate_values
+ * (engine_key_parts_refusal): reads
  * the current versions (1), into key files when the dimension's key map
  * passes the budget (r->kparts: every row then spills); 0 for other jobs
  * (the caller reads them), -1 on error. */

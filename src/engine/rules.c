@@ -43,19 +43,16 @@ const char *engine_reads_all_current(const dwl_spec *s)
 
 /* Whether the memory engine can keep the key map of every current version
  * within the budget by partitioning it with the delta by key
- * (cmd/run_absent.c): deletes: absent judges each key by its own rows
- * and version.  NULL when it can, else why not: a truncate row reaches
- * every key, load.partition judges partitions across keys, and
+ * (cmd/run_absent.c): deletes: absent and a truncate row judge each key
+ * by its own rows and version (the truncates, few, are held).  NULL when
+ * it can, else why not: load.partition judges partitions across keys,
  * ignore_null_updates needs each current version's values, not only its
- * fingerprints. */
+ * fingerprints, and lookup: scan alone asks for them all at once. */
 const char *engine_key_parts_refusal(const dwl_spec *s)
 {
-  if (s->deletes != DEL_ABSENT)
-    return s->truncate_values.n > 0 ? "load.deletes.truncate_values reaches every key of every partition"
-                                     : "load.lookup: scan reads every current version at once; load.lookup: auto "
-                                       "or keys reads those of the delta";
-  if (s->truncate_values.n > 0)
-    return "load.deletes.truncate_values reaches every key of every partition";
+  if (s->deletes != DEL_ABSENT && s->truncate_values.n == 0)
+    return "load.lookup: scan reads every current version at once; load.lookup: auto or keys reads those of the "
+           "delta";
   if (s->partition.n > 0)
     return "load.partition judges absence by the partitions delivered, across keys";
   return s->ignore_nulls ? "load.ignore_null_updates keeps every current version's values" : NULL;

@@ -93,7 +93,8 @@ static unsigned char *add_varint(unsigned char *p, uint64_t v)
 
 /* A record's flags byte: whether the row has an lmd, and the lmd's
  * date_only, tie count and tie_time (dwl_ts), so that an lmd costs its 8
- * bytes of microseconds and 8 a tie-breaker, not the struct's 48. */
+ * bytes of microseconds and 8 a tie-breaker, not the struct's 48; and the
+ * caller's tag (spill_put_tag). */
 enum { SF_LMD = 1, SF_DATE_ONLY = 2, SF_NTIES_SHIFT = 2, SF_TIE_TIME_SHIFT = 4, SF_TAG = 128 };
 _Static_assert(DWL_TS_TIES <= 3, "a record's flags hold at most 3 ties");
 
