@@ -81,7 +81,7 @@ spill_files() {
 }
 
 # spilled: the log's spill lines: the delta's, or with deletes: absent
-# the key map's and the delta's (run_absent.c)
+# or truncate_values the key map's and the delta's (run_absent.c)
 spilled() {
   printf '%s\n' "$ERR" | grep -cE "(delta exceeds the memory budget 0.0625 MiB: spilling to|passes the memory \
 budget 0.0625 MiB[^:]*: the current versions and the source go to) [0-9]* partitions (by key )?in $TMPDIR"
