@@ -4,17 +4,19 @@
  * and the deletions; and, past the memory budget, the key map of every
  * current version partitioned with the delta, by key:
  *
- * Absence judges every current key, so the memory engine reads every
- * current version before the source; spilling the delta alone
- * (run_spill.c) keeps that key map whole, about 82 to 170 bytes a
- * current version (choose.c): 8 GiB at 100M keys, whatever the budget.
- * When the dimension's estimate passes the budget, the key map is not
+ * Absence (and a truncate row) judges every current key, so the memory
+ * engine reads every current version before the source; spilling the
+ * delta alone (run_spill.c) keeps that key map whole, about 82 to 170
+ * bytes a current version (choose.c): 8 GiB at 100M keys, whatever the
+ * budget.  When the dimension's estimate passes the budget (or the
+ * versions read pass it: an estimate may be stale), the key map is not
  * held: the scan of the current versions writes their entries (the
  * fingerprints and flags a version takes, keymap.h) to P files by the
  * hash of the key the delta's partitions use, and every delivered row
- * goes to its partition, the rows not past the checkpoint too (tagged):
- * whether such a row revives its key or only marks it present depends
- * on the key's version, read later.  A rejected row's key goes to a file
+ * goes to its partition; with absence the rows not past the checkpoint
+ * too (tagged): whether such a row revives its key or only marks it
+ * present depends on the key's version, read later.  Truncate rows are
+ * held, as the engine holds them.  A rejected row's key goes to a file
  * of its own (they are few), read with each partition: it marks its key
  * present, if the partition's, and nothing else.
  *

@@ -66,8 +66,8 @@ typedef struct run_ctx {
   int nsplit;           /* levels of sub on the path of the partition computed */
   spill *divert;        /* the split being filled as a partition is read back */
   spill *from;          /* the files the partition is read back from */
-  /* run_absent.c: deletes: absent with a key map past the budget,
-   * partitioned with the delta */
+  /* run_absent.c: deletes: absent or truncate_values with a key map past
+   * the budget, partitioned with the delta */
   int kparts;           /* 1: this run partitions the key map */
   spill kf;             /* the current versions' entries (km_entry), by key */
   spill kmarks;         /* the keys of rejected rows (fp128), in one file */
@@ -79,9 +79,9 @@ typedef struct run_ctx {
   fp128 *kp_absent;     /* the keys to delete, sorted once judged */
   long long kp_truncated; /* the live keys a truncate reaches */
   size_t kp_nabsent, kp_capabsent;
-  int kp_may;           /* the key map is read whole, as the estimate (kp_rows) fits
-                           the budget: it is partitioned if it passes it after all */
-  long long kp_rows;
+  int kp_may;           /* the key map is read whole, as the estimate fits the
+                           budget: partitioned if it passes it after all */
+  long long kp_rows;    /* ... that estimate */
   long long reading;    /* rows of the partition being read back */
   int mixed;            /* ... and the rows held are of more than one key */
   /* run_stream.c: an initial load (no stored rows) written in chunks while
@@ -142,10 +142,10 @@ int run_spill_other(const run_ctx *r, const dwl_value *row);
 int run_spill_other_key(const run_ctx *r, fp128 key);
 
 /* run_absent.c: for deletes: absent or truncate_values
- * (engine_key_parts_refusal): reads
- * the current versions (1), into key files when the dimension's key map
- * passes the budget (r->kparts: every row then spills); 0 for other jobs
- * (the caller reads them), -1 on error. */
+ * (engine_key_parts_refusal): reads the current versions (1), into key
+ * files when the dimension's key map passes the budget (r->kparts: every
+ * row then spills); 0 for other jobs (the caller reads them), -1 on
+ * error. */
 int run_keyparts_begin(run_ctx *r, dwl_error *err);
 /* run_absent.c: while the current versions are read (r->kparts or
  * r->kp_may): the entries held, to the key files once they are many, or
@@ -157,12 +157,12 @@ int run_keyparts_flush(run_ctx *r, dwl_error *err);
 int run_keyparts_take(run_ctx *r, fp128 key, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                       dwl_error *err);
 int run_keyparts_mark(run_ctx *r, fp128 key, dwl_error *err);
-/* run_absent.c: the first pass over the partitions: the absent keys,
- * their rows (r->kdoomed), *current the live keys; returns how many are
- * absent, or -1. */
+/* run_absent.c: the first pass over the partitions: the keys to delete
+ * (absent, or reached by a truncate without rows), their rows
+ * (r->kdoomed), *current the live keys; returns how many, or -1. */
 long long run_keyparts_absent(run_ctx *r, long long *current, dwl_error *err);
 /* run_absent.c: after the partitions: the guards, then the deletions of
- * the absent keys (their rows in r->kdoomed) through sink. */
+ * those keys (their rows in r->kdoomed) through sink. */
 int run_keyparts_apply(run_ctx *r, long long absent, long long current, const scd_sink *sink, scd_counts *counts,
                        dwl_error *err);
 /* run_absent.c: the partition's (r->part, the split path) entries into
