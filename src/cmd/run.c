@@ -209,7 +209,7 @@ static int take_engine(run_ctx *r, const dwl_value *row, uint64_t origin, const 
     return past ? run_stream_take(r, row, origin, lmd, err) : 0;
   }
   if (r->kparts)  /* (every row: run_absent.c) */
-    return run_keyparts_take(r, fp_tuple(row, r->e.cols.key, r->e.cols.nkey), row, origin, lmd, past, err);
+    return run_keyparts_take(r, row, origin, lmd, past, err);
   if (r->spilling) {
     /* truncate_values: a truncate row is every key's: held, not spilled
      * (scd_add_source keeps it); the keys of spilled rows are marked, as

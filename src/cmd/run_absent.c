@@ -32,6 +32,7 @@
  * rows and version, so the results are one pass's, row for row.  Memory:
  * a partition's entries and rows, and until the deleted keys' rows are
  * read, their fingerprints (16 bytes each). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,7 +110,8 @@ static int kp_open(run_ctx *r, long long rows, int per, dwl_error *err)
       spill_open(&r->sp, p, r->e.ncols, err) != 0)
     return -1;
   r->kf.what = "the current versions' key files";
-  r->kmarks.what = "the rejected rows' key files";
+  r->kmarks.what = "the rejected rows' key file";
+  buf_init(&r->kp_absent, SIZE_MAX / 2);
   r->kparts = 1;
   r->kp_may = 0;
   r->kp_flush = (size_t)(budget / KP_FLUSH_SHARE / (double)sizeof(km_entry));
@@ -138,6 +140,8 @@ int run_keyparts_begin(run_ctx *r, dwl_error *err)
   } else {
     r->kp_may = 1;  /* (an estimate may be stale: run_keyparts_check) */
     r->kp_rows = rows;
+    r->kp_per = per;
+    r->kp_switch = (size_t)(budget / per);
   }
   if (run_read_current(r, 0, err) != 0)
     return -1;
@@ -147,8 +151,11 @@ int run_keyparts_begin(run_ctx *r, dwl_error *err)
   if (run_keyparts_flush(r, err) != 0)
     return -1;
   r->kp_live = (long long)r->e.nlive;
-  log_msg(LOG_INFO, "wrote the entries of %lld current versions (%lld live) to the key files (%.1f MiB)",
-          r->kf_entries, r->kp_live, (double)r->kf.bytes / MIB);
+  long long entries = 0;
+  for (size_t p = 0; p < r->kf.nparts; p++)
+    entries += r->kf.rows[p];
+  log_msg(LOG_INFO, "wrote the entries of %lld current versions (%lld live) to the key files (%.1f MiB)", entries,
+          r->kp_live, (double)r->kf.bytes / MIB);
   return scd_reset(&r->e, err) != 0 ? -1 : 1;
 }
 
@@ -159,15 +166,14 @@ int run_keyparts_begin(run_ctx *r, dwl_error *err)
 int run_keyparts_check(run_ctx *r, dwl_error *err)
 {
   if (r->kp_may) {
-    int per = engine_current_row_bytes(r->t);
-    if ((double)r->e.km.count * per <= (double)r->engine.budget)
+    if (r->e.km.count <= r->kp_switch)
       return 0;
     long long seen = (long long)r->e.km.count, rows = r->kp_rows > 2 * seen ? r->kp_rows : 2 * seen;
-    if (kp_open(r, rows, per, err) != 0)
+    if (kp_open(r, rows, r->kp_per, err) != 0)
       return -1;
     log_msg(LOG_INFO, "the key map of the current versions passes the memory budget %.3g MiB at %lld versions read "
             "(x %d bytes; the table's estimate was ~%lld rows): the current versions and the source go to %zu "
-            "partitions by key in %s", (double)r->engine.budget / MIB, seen, per, r->kp_rows, r->sp.nparts,
+            "partitions by key in %s", (double)r->engine.budget / MIB, seen, r->kp_per, r->kp_rows, r->sp.nparts,
             r->sp.dir);
   }
   return r->e.km.count >= r->kp_flush ? run_keyparts_flush(r, err) : 0;
@@ -181,7 +187,6 @@ int run_keyparts_flush(run_ctx *r, dwl_error *err)
   for (size_t it = 0; (m = keymap_next(&r->e.km, &it));) {
     if (spill_put_raw(&r->kf, spill_part(&r->sp, m->key), m, sizeof *m, err) != 0)
       return -1;
-    r->kf_entries++;
   }
   keymap_free(&r->e.km);
   if (keymap_init(&r->e.km, 1024) != 0)
@@ -189,7 +194,7 @@ int run_keyparts_flush(run_ctx *r, dwl_error *err)
   return 0;
 }
 
-int run_keyparts_take(run_ctx *r, fp128 key, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
+int run_keyparts_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                       dwl_error *err)
 {
   /* A truncate row is every key's: held (scd_add_source keeps it, and
@@ -201,6 +206,7 @@ int run_keyparts_take(run_ctx *r, fp128 key, const dwl_value *row, uint64_t orig
     return trunc && scd_add_source(&r->e, row, origin, lmd, past, err) < 0 ? -1 : 0;
   }
   r->spilled++;
+  fp128 key = fp_tuple(row, r->e.cols.key, r->e.cols.nkey);
   return spill_put_tag(&r->sp, spill_part(&r->sp, key), row, origin, lmd, !past, err);
 }
 
@@ -310,17 +316,8 @@ static int keep_absent(run_ctx *r, dwl_error *err)
     r->kp_truncated += r->e.ntrunc ? scd_truncate_rest(&r->e) : 0;
   km_entry *m;
   for (size_t it = 0; (m = keymap_next(&r->e.km, &it));) {
-    if (!(m->flags & KM_DELETE))
-      continue;
-    if (r->kp_nabsent == r->kp_capabsent) {
-      size_t cap = r->kp_capabsent ? r->kp_capabsent * 2 : 1024;
-      fp128 *a = realloc(r->kp_absent, cap * sizeof *a);
-      if (!a)
-        return err_set(err, DWL_EXIT_FAILED, "out of memory holding the keys to delete");
-      r->kp_absent = a;
-      r->kp_capabsent = cap;
-    }
-    r->kp_absent[r->kp_nabsent++] = m->key;
+    if ((m->flags & KM_DELETE) && buf_add(&r->kp_absent, &m->key, sizeof m->key) != 0)
+      return err_set(err, DWL_EXIT_FAILED, "out of memory holding the keys to delete");
   }
   return 0;
 }
@@ -332,7 +329,7 @@ static int put_doomed(void *ud, const dwl_value *row, const dwl_ts *valid_from, 
 {
   run_ctx *r = ud;
   fp128 key = fp_tuple(row, r->e.cols.key, r->e.cols.nkey);
-  if (!bsearch(&key, r->kp_absent, r->kp_nabsent, sizeof key, fp_cmp))
+  if (!bsearch(&key, r->kp_absent.data, r->kp_absent.len / sizeof key, sizeof key, fp_cmp))
     return 0;
   return spill_put(&r->kdoomed, 0, row, 0, valid_from, err);
 }
@@ -346,7 +343,8 @@ long long run_keyparts_absent(run_ctx *r, long long *current, dwl_error *err)
         spill_reread(&r->sp, p, mark_row, r, err) != 0 || keep_absent(r, err) != 0)
       return -1;
   }
-  long long absent = (long long)r->kp_nabsent;
+  size_t n = r->kp_absent.len / sizeof(fp128);
+  long long absent = (long long)n;
   if (r->spec->deletes == DEL_ABSENT)
     log_msg(LOG_INFO, "%lld of %lld live keys absent, judged partition by partition", absent, *current);
   else
@@ -355,16 +353,14 @@ long long run_keyparts_absent(run_ctx *r, long long *current, dwl_error *err)
   /* their rows, read before any partition writes */
   if (scd_reset(&r->e, err) != 0)
     return -1;
-  if (r->kp_nabsent > 1)  /* (none: no array at all) */
-    qsort(r->kp_absent, r->kp_nabsent, sizeof *r->kp_absent, fp_cmp);
+  if (n > 1)  /* (none: no array at all) */
+    qsort(r->kp_absent.data, n, sizeof(fp128), fp_cmp);
   int rc = absent > 0 ? spill_open(&r->kdoomed, 1, r->t->nsrc, err) : 0;
   if (rc == 0 && absent > 0) {
     r->kdoomed.what = "the spill file of the rows to delete";
-    rc = scd_each_doomed(&r->e, r->t, 1, put_doomed, r, err);
+    rc = scd_each_current(&r->e, r->t, put_doomed, r, err);
   }
-  free(r->kp_absent);
-  r->kp_absent = NULL;
-  r->kp_nabsent = r->kp_capabsent = 0;
+  buf_free(&r->kp_absent);
   return rc != 0 ? -1 : absent;
 }
 
@@ -403,5 +399,5 @@ void run_keyparts_free(run_ctx *r)
   spill_close(&r->kf);
   spill_close(&r->kmarks);
   spill_close(&r->kdoomed);
-  free(r->kp_absent);
+  buf_free(&r->kp_absent);
 }

@@ -6,6 +6,7 @@
 #define DWL_RUN_IMPL_H
 
 #include "bloom.h"
+#include "buf.h"
 #include "choose.h"
 #include "prepare.h"
 #include "pushdown.h"
@@ -73,15 +74,15 @@ typedef struct run_ctx {
   spill kmarks;         /* the keys of rejected rows (fp128), in one file */
   spill kdoomed;        /* the current rows of the keys to delete, in one file */
   size_t kp_flush;      /* entries held while reading, before they go to kf */
-  long long kf_entries; /* entries written to kf */
   long long kp_live;    /* live keys of the whole table */
   int kp_warned;        /* a partition's entries passed the budget (said once) */
-  fp128 *kp_absent;     /* the keys to delete, sorted once judged */
+  dwl_buf kp_absent;    /* the keys to delete (fp128), sorted once judged */
   long long kp_truncated; /* the live keys a truncate reaches */
-  size_t kp_nabsent, kp_capabsent;
   int kp_may;           /* the key map is read whole, as the estimate fits the
                            budget: partitioned if it passes it after all */
   long long kp_rows;    /* ... that estimate */
+  size_t kp_switch;     /* ... at this many versions read (budget / bytes a version) */
+  int kp_per;           /* the bytes a version (choose.c) */
   long long reading;    /* rows of the partition being read back */
   int mixed;            /* ... and the rows held are of more than one key */
   /* run_stream.c: an initial load (no stored rows) written in chunks while
@@ -154,7 +155,7 @@ int run_keyparts_check(run_ctx *r, dwl_error *err);
 int run_keyparts_flush(run_ctx *r, dwl_error *err);
 /* run_absent.c: a delivered row to its partition, tagged when not past
  * the checkpoint; a rejected row's key. */
-int run_keyparts_take(run_ctx *r, fp128 key, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
+int run_keyparts_take(run_ctx *r, const dwl_value *row, uint64_t origin, const dwl_ts *lmd, int past,
                       dwl_error *err);
 int run_keyparts_mark(run_ctx *r, fp128 key, dwl_error *err);
 /* run_absent.c: the first pass over the partitions: the keys to delete

@@ -270,15 +270,16 @@ static void part_name(const run_ctx *r, char *out, size_t n)
     w += snprintf(out + w, n - (size_t)w, ", part %zu of %zu", r->subpart[l] + 1, r->sub[l].nparts);
 }
 
-/* One partition's delta, held: its keys' current versions and changes. */
-static int compute(run_ctx *r, long long rows, dwl_error *err)
+/* The current versions of the partition's keys: loaded with its rows
+ * already (a partitioned key map: run_part), taken from the key map read
+ * before the source, or read. */
+static int part_versions(run_ctx *r, long long rows, dwl_error *err)
 {
-  char name[200];
-  part_name(r, name, sizeof name);
-  if (over_budget(r))  /* one key's rows, or splits RUN_SPILL_DEPTH deep */
-    log_msg(LOG_WARN, "%s holds %.1f MiB of rows, more than the memory budget", name,
-            (double)r->e.delta.bytes / MIB);
-  if (r->e.delta.n == 0)
+  if (r->kparts)
+    return 0;
+  if (r->present.count > 0 && !r->spec->ignore_nulls)
+    return take_present(r, err);
+  if (rows == 0)
     return 0;
   /* The lookup as one pass would choose it for this partition's delta:
    * a scan keeps the partition's share of every current version, so
@@ -289,14 +290,21 @@ static int compute(run_ctx *r, long long rows, dwl_error *err)
    * follow the run's writes (SQLite), every partition reads so. */
   int keyed = r->spec->lookup == LOOKUP_KEYS || (long long)r->e.delta.n * TARGET_KEYED_RATIO < rows ||
               !target_scan_after_writes(r->t);
-  if (r->kparts) {
-    /* (run_part loaded the partition's entries before its rows) */
-  } else if (r->present.count > 0 && !r->spec->ignore_nulls) {
-    if (take_present(r, err) != 0)
-      return -1;
-  } else if (rows > 0 && run_read_current(r, keyed, err) != 0) {
+  return run_read_current(r, keyed, err);
+}
+
+/* One partition's delta, held: its keys' current versions and changes. */
+static int compute(run_ctx *r, long long rows, dwl_error *err)
+{
+  char name[200];
+  part_name(r, name, sizeof name);
+  if (over_budget(r))  /* one key's rows, or splits RUN_SPILL_DEPTH deep */
+    log_msg(LOG_WARN, "%s holds %.1f MiB of rows, more than the memory budget", name,
+            (double)r->e.delta.bytes / MIB);
+  if (r->e.delta.n == 0)
+    return 0;
+  if (part_versions(r, rows, err) != 0)
     return -1;
-  }
   /* truncate_values: the delete rows of this partition's keys */
   if (r->e.ntrunc && scd_truncate_delta(&r->e, err) != 0)
     return -1;
@@ -400,12 +408,13 @@ int run_spilled(run_ctx *r, dwl_error *err)
    * rows are read before any partition writes (as one pass reads them
    * before its walk), and the key map that marks them is kept aside while
    * the partitions use the engine's own */
-  long long current = 0, absent = 0, truncated = r->e.ntrunc ? scd_truncate_rest(&r->e) : 0;
+  long long current = 0, absent = 0, truncated = 0;
   if (r->kparts) {
     absent = run_keyparts_absent(r, &current, err);
     if (absent < 0)
       return -1;
   } else if (keeps_keys(r)) {
+    truncated = r->e.ntrunc ? scd_truncate_rest(&r->e) : 0;
     absent = run_absent_mark(r, &current, err);
     if (absent < 0)
       return -1;
@@ -433,12 +442,16 @@ int run_spilled(run_ctx *r, dwl_error *err)
   /* then the guard and the deletions, as one pass after its walk */
   if (scd_reset(&r->e, err) != 0)
     return -1;
-  km_move(&r->e.km, &r->present);
   scd_counts counts = {0};
   scd_sink sink = writer_sink(r->w);
-  if ((r->kparts ? run_keyparts_apply(r, absent, current, &sink, &counts, err)
-                 : run_absent_apply(r, absent, current, truncated, &sink, &counts, err)) != 0)
-    return -1;
+  if (r->kparts) {
+    if (run_keyparts_apply(r, absent, current, &sink, &counts, err) != 0)
+      return -1;
+  } else {
+    km_move(&r->e.km, &r->present);
+    if (run_absent_apply(r, absent, current, truncated, &sink, &counts, err) != 0)
+      return -1;
+  }
   run_add_counts(r, &counts, 1);
   return 0;
 }

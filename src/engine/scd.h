@@ -266,12 +266,12 @@ int scd_marked(scd_engine *e, const dwl_value *row);
  * version's valid_from as lmd. */
 struct target;
 int scd_collect_doomed(scd_engine *e, struct target *t, rowset *doomed, dwl_error *err);
-/* The same, each row to fn (its values valid during the call only;
- * valid_from NULL when the version has none) instead of held; all: every
- * current row, in the same order, for a caller that knows the keys to
- * delete by other means. */
+/* Every current row of the target, in the order scd_collect_doomed keeps
+ * its rows in, to fn (values valid during the call only; valid_from NULL
+ * when the version has none): for a caller that knows the keys to delete
+ * by other means (cmd/run_absent.c). */
 typedef int (*scd_doomed_fn)(void *ud, const dwl_value *row, const dwl_ts *valid_from, dwl_error *err);
-int scd_each_doomed(scd_engine *e, struct target *t, int all, scd_doomed_fn fn, void *ud, dwl_error *err);
+int scd_each_current(scd_engine *e, struct target *t, scd_doomed_fn fn, void *ud, dwl_error *err);
 
 /* load.partition: is `row`'s partition one the source delivered rows of
  * (always 1 without load.partition)?  If not, its key is no longer marked

@@ -38,8 +38,6 @@ int scd_marked(scd_engine *e, const dwl_value *row)
  * longer has: their full rows are needed for tombstones and messages, and
  * the first pass kept only fingerprints. */
 typedef struct doomed_ctx {
-  scd_engine *e;
-  int all;
   scd_doomed_fn fn;
   void *ud;
 } doomed_ctx;
@@ -48,14 +46,12 @@ static int on_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, int delet
 {
   doomed_ctx *c = ud;
   (void)deleted;
-  if (!c->all && (!scd_partition_judged(c->e, row) || !scd_marked(c->e, row)))
-    return 0;
   return c->fn(c->ud, row, vf, err);
 }
 
-int scd_each_doomed(scd_engine *e, target *t, int all, scd_doomed_fn fn, void *ud, dwl_error *err)
+int scd_each_current(scd_engine *e, target *t, scd_doomed_fn fn, void *ud, dwl_error *err)
 {
-  doomed_ctx c = {e, all, fn, ud};
+  doomed_ctx c = {fn, ud};
   /* Tombstones with sequence surrogate keys are numbered in this order:
    * that of the versions they follow, as pushdown numbers them
    * (pushdown_absent.c), not the order a scan happens to return. */
@@ -64,9 +60,17 @@ int scd_each_doomed(scd_engine *e, target *t, int all, scd_doomed_fn fn, void *u
   return target_scan(t, NULL, 0, 1, on_doomed, &c, err);
 }
 
+typedef struct hold_ctx {
+  scd_engine *e;
+  rowset *doomed;
+} hold_ctx;
+
 static int hold_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, dwl_error *err)
 {
-  rs_row *d = rowset_add(ud, row, 0);
+  hold_ctx *h = ud;
+  if (!scd_partition_judged(h->e, row) || !scd_marked(h->e, row))
+    return 0;
+  rs_row *d = rowset_add(h->doomed, row, 0);
   if (!d)
     return err_set(err, DWL_EXIT_FAILED, "out of memory");
   if (vf)
@@ -77,7 +81,8 @@ static int hold_doomed(void *ud, const dwl_value *row, const dwl_ts *vf, dwl_err
 int scd_collect_doomed(scd_engine *e, target *t, rowset *doomed, dwl_error *err)
 {
   rowset_init(doomed, t->nsrc);
-  return scd_each_doomed(e, t, 0, hold_doomed, doomed, err);
+  hold_ctx h = {e, doomed};
+  return scd_each_current(e, t, hold_doomed, &h, err);
 }
 
 int scd_partition_judged(scd_engine *e, const dwl_value *row)

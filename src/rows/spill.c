@@ -143,15 +143,10 @@ int spill_put_tag(spill *s, size_t part, const dwl_value *vals, uint64_t origin,
     if (len > 1)
       p = add(p, vals[i].data, len - 1);
   }
-  n = (size_t)(p - s->rec);
-  errno = 0;
-  if (fwrite(s->rec, 1, n, s->f[part]) != n)
-    return write_failed(s, err);
-  s->bytes += (long long)n;
-  s->rows[part]++;
-  return 0;
+  return spill_put_raw(s, part, s->rec, (size_t)(p - s->rec), err);
 }
 
+/* (every record, a row's or a raw one, is one fwrite) */
 int spill_put_raw(spill *s, size_t part, const void *rec, size_t n, dwl_error *err)
 {
   errno = 0;
@@ -216,13 +211,25 @@ static int done_part(spill *s, size_t part, int keep, int rc)
   return rc;
 }
 
-static int read_part(spill *s, size_t part, int keep, spill_fn fn, void *ud, dwl_error *err)
+/* Partition part's file, written out and rewound to be read; NULL when
+ * the writes that were buffered fail. */
+static FILE *start_read(spill *s, size_t part, dwl_error *err)
 {
   FILE *f = s->f[part];
   errno = 0;
-  if (fflush(f) != 0)
-    return write_failed(s, err);
+  if (fflush(f) != 0) {
+    write_failed(s, err);
+    return NULL;
+  }
   rewind(f);
+  return f;
+}
+
+static int read_part(spill *s, size_t part, int keep, spill_fn fn, void *ud, dwl_error *err)
+{
+  FILE *f = start_read(s, part, err);
+  if (!f)
+    return -1;
   dwl_value *v = calloc(s->ncols ? s->ncols : 1, sizeof *v);
   /* the row's lengths: once per partition, not per row */
   uint64_t *lp = calloc(s->ncols ? s->ncols : 1, sizeof *lp);
@@ -281,11 +288,9 @@ static int read_part(spill *s, size_t part, int keep, spill_fn fn, void *ud, dwl
 
 int spill_read_raw(spill *s, size_t part, size_t n, int keep, spill_raw_fn fn, void *ud, dwl_error *err)
 {
-  FILE *f = s->f[part];
-  errno = 0;
-  if (fflush(f) != 0)
-    return write_failed(s, err);
-  rewind(f);
+  FILE *f = start_read(s, part, err);
+  if (!f)
+    return -1;
   unsigned char *rec = malloc(n ? n : 1);
   int rc = rec ? 0 : err_set(err, DWL_EXIT_FAILED, "out of memory");
   for (long long r = 0; rc == 0 && r < s->rows[part]; r++)
