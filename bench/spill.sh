@@ -8,7 +8,9 @@
 #            changed, 5% new keys, all past the checkpoint: 14.5% of the
 #            dimension's keys absent) into a dimension of ROWS keys, each
 #            run into a copy of it.
-#   usage: [DWLOAD=build] [DWLOAD_REF=build] bench/spill.sh [ROWS] [BUDGET] [RUNS] [initial|absent]
+#   absent-inu: the same with load.ignore_null_updates: true.
+#   scan:    the same extract with load.lookup: scan instead of absence.
+#   usage: [DWLOAD=build] [DWLOAD_REF=build] bench/spill.sh [ROWS] [BUDGET] [RUNS] [initial|absent|absent-inu|scan]
 # DWLOAD_REF: an earlier build, run beside each run (alternating).  Each
 # result line says the spill files' size (the log's) against the CSV's.
 set -eu
@@ -31,12 +33,19 @@ load: {mode: scd2, engine: memory, lmd: lmd, key: [id], type1: [name]$2}
 YAML
 }
 job full "" >"$w/job.yaml"
-if [ "$kind" = absent ]; then
+case $kind in
+  initial) ;;
+  absent) extra=", deletes: absent" ;;
+  absent-inu) extra=", deletes: absent, ignore_null_updates: true" ;;
+  scan) extra=", lookup: scan" ;;
+  *) echo "bench/spill.sh: unknown kind $kind" >&2; exit 2 ;;
+esac
+if [ "$kind" != initial ]; then
   # the dimension, loaded once (held: nothing spills), copied for each run
   DB="$w/base.db" "$dw" run --memory-budget 1TiB "$w/job.yaml" >/dev/null 2>"$w/err"
   python3 "$top/bench/gen.py" delta --rows $((rows * 9 / 10)) --dim "$rows" --changed 0.1 --new 0.05 \
     "$w/extract.csv"
-  job extract ", deletes: absent" >"$w/job.yaml"
+  job extract "$extra" >"$w/job.yaml"
 fi
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -46,7 +55,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # spill files, 0 when nothing spilled)
 once() {
   rm -f "$w/d.db"
-  [ "$kind" = absent ] && cp "$w/base.db" "$w/d.db"
+  [ "$kind" = initial ] || cp "$w/base.db" "$w/d.db"
   DB="$w/d.db" TMPDIR="$w" /usr/bin/time -f '%M %e' -o "$w/time" "$2" run --memory-budget "$1" "$w/job.yaml" \
     >"$w/out" 2>"$w/err"
   parts=$(tail -n 1 "$w/out" | python3 -c 'import json,sys; d = json.load(sys.stdin)
@@ -57,7 +66,7 @@ print("%s/%s/%s" % (d.get("spilled_partitions", "no"), d.get("deleted"), d.get("
 
 # RUNS runs of each budget; with DWLOAD_REF, that build's run beside each
 # of this one's, alternating
-csv=$(stat -c %s "$w/$([ "$kind" = absent ] && echo extract || echo full).csv" | awk '{ printf "%.1f", $1 / 1048576 }')
+csv=$(stat -c %s "$w/$([ "$kind" = initial ] && echo full || echo extract).csv" | awk '{ printf "%.1f", $1 / 1048576 }')
 for b in 1TiB "$budget"; do
   rm -f "$w/m.own" "$w/m.ref"
   i=0

@@ -5,7 +5,8 @@
  * current version partitioned with the delta, by key:
  *
  * Absence (and a truncate row) judges every current key, so the memory
- * engine reads every current version before the source; spilling the
+ * engine reads every current version before the source, as it does for
+ * lookup: scan (which has no first pass: nothing to judge); spilling the
  * delta alone (run_spill.c) keeps that key map whole, about 82 to 170
  * bytes a current version (choose.c): 8 GiB at 100M keys, whatever the
  * budget.  When the dimension's estimate passes the budget (or the
@@ -25,13 +26,17 @@
  * keys to delete: the guard's counts, and the rows the deletions need,
  * read in one scan before anything is written (SQLite's scan reads on a
  * second connection, which the run's writes lock out) into a file of
- * their own.  Then each partition loads its entries again and is
- * computed as run_spill.c computes one (a tagged row of a live key is dropped; of any other key
- * it revives it); after the last one, the guard and the deletions, as
- * one pass does after its walk.  A key's changes depend only on its own
- * rows and version, so the results are one pass's, row for row.  Memory:
- * a partition's entries and rows, and until the deleted keys' rows are
- * read, their fingerprints (16 bytes each). */
+ * their own (with load.partition, only those of the partitions
+ * delivered: the small map of partitions is held).  Then each partition
+ * loads its entries again and is computed as run_spill.c computes one (a
+ * tagged row of a live key is dropped; of any other key it revives it;
+ * ignore_null_updates reads the keys' versions again for their values,
+ * which the key files do not hold); after the last one, the guard and
+ * the deletions, as one pass does after its walk.  A key's changes
+ * depend only on its own rows and version, so the results are one
+ * pass's, row for row.  Memory: a partition's entries and rows, and
+ * until the deleted keys' rows are read, their fingerprints (16 bytes
+ * each). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +44,6 @@
 #include "guard.h"
 #include "interrupt.h"
 #include "log.h"
-#include "rules.h"
 #include "run_impl.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -114,6 +118,9 @@ static int kp_open(run_ctx *r, long long rows, int per, dwl_error *err)
   buf_init(&r->kp_absent, SIZE_MAX / 2);
   r->kparts = 1;
   r->kp_may = 0;
+  /* ignore_null_updates: the values come with each partition's keys */
+  if (r->spec->ignore_nulls)
+    scd_fill_later(&r->e);
   r->kp_flush = (size_t)(budget / KP_FLUSH_SHARE / (double)sizeof(km_entry));
   if (r->kp_flush < KP_FLUSH_MIN)
     r->kp_flush = KP_FLUSH_MIN;
@@ -124,7 +131,7 @@ static int kp_open(run_ctx *r, long long rows, int per, dwl_error *err)
 
 int run_keyparts_begin(run_ctx *r, dwl_error *err)
 {
-  if (r->o->plan || !r->t->exists || r->o->full_refresh || engine_key_parts_refusal(r->spec))
+  if (r->o->plan || !r->t->exists || r->o->full_refresh)
     return 0;
   long long rows = target_count(r->t, err);
   if (rows < 0)
@@ -205,6 +212,10 @@ int run_keyparts_take(run_ctx *r, const dwl_value *row, uint64_t origin, const d
     r->sum->skipped += !past;
     return trunc && scd_add_source(&r->e, row, origin, lmd, past, err) < 0 ? -1 : 0;
   }
+  /* load.partition: its partition was delivered (e->parts, small, is
+   * held: the live keys a partition has, and whether it was delivered) */
+  if (scd_mark_partition(&r->e, row, err) != 0)
+    return -1;
   r->spilled++;
   fp128 key = fp_tuple(row, r->e.cols.key, r->e.cols.nkey);
   return spill_put_tag(&r->sp, spill_part(&r->sp, key), row, origin, lmd, !past, err);
@@ -329,7 +340,8 @@ static int put_doomed(void *ud, const dwl_value *row, const dwl_ts *valid_from, 
 {
   run_ctx *r = ud;
   fp128 key = fp_tuple(row, r->e.cols.key, r->e.cols.nkey);
-  if (!bsearch(&key, r->kp_absent.data, r->kp_absent.len / sizeof key, sizeof key, fp_cmp))
+  if (!bsearch(&key, r->kp_absent.data, r->kp_absent.len / sizeof key, sizeof key, fp_cmp) ||
+      !scd_partition_judged(&r->e, row))  /* (load.partition: one delivered) */
     return 0;
   return spill_put(&r->kdoomed, 0, row, 0, valid_from, err);
 }
@@ -337,6 +349,8 @@ static int put_doomed(void *ud, const dwl_value *row, const dwl_ts *valid_from, 
 long long run_keyparts_absent(run_ctx *r, long long *current, dwl_error *err)
 {
   *current = r->kp_live;
+  if (r->spec->deletes != DEL_ABSENT && !r->spec->truncate_values.n)
+    return 0;  /* lookup: scan alone: nothing to judge, no first pass */
   for (size_t p = 0; p < r->sp.nparts; p++) {
     if (interrupt_check(err) != 0 || scd_reset(&r->e, err) != 0 || load_part(r, p, err) != 0 ||
         spill_read_raw(&r->kmarks, 0, sizeof(fp128), 1, mark_key, r, err) != 0 ||
@@ -344,24 +358,32 @@ long long run_keyparts_absent(run_ctx *r, long long *current, dwl_error *err)
       return -1;
   }
   size_t n = r->kp_absent.len / sizeof(fp128);
-  long long absent = (long long)n;
-  if (r->spec->deletes == DEL_ABSENT)
-    log_msg(LOG_INFO, "%lld of %lld live keys absent, judged partition by partition", absent, *current);
-  else
-    log_msg(LOG_INFO, "%lld of %lld live keys reached by a truncate, %lld of them without rows, judged partition by "
-            "partition", r->kp_truncated, *current, absent);
-  /* their rows, read before any partition writes */
+  /* their rows, read before any partition writes; with load.partition
+   * only those of the partitions delivered are absent, as the rows say */
   if (scd_reset(&r->e, err) != 0)
     return -1;
   if (n > 1)  /* (none: no array at all) */
     qsort(r->kp_absent.data, n, sizeof(fp128), fp_cmp);
-  int rc = absent > 0 ? spill_open(&r->kdoomed, 1, r->t->nsrc, err) : 0;
-  if (rc == 0 && absent > 0) {
+  int rc = n > 0 ? spill_open(&r->kdoomed, 1, r->t->nsrc, err) : 0;
+  if (rc == 0 && n > 0) {
     r->kdoomed.what = "the spill file of the rows to delete";
     rc = scd_each_current(&r->e, r->t, put_doomed, r, err);
   }
   buf_free(&r->kp_absent);
-  return rc != 0 ? -1 : absent;
+  if (rc != 0)
+    return -1;
+  long long absent = n > 0 ? r->kdoomed.rows[0] : 0;
+  if (r->e.cols.npart > 0) {
+    *current = scd_partition_live(&r->e);
+    log_msg(LOG_INFO, "%lld of %lld live keys of the partitions delivered absent, judged partition by partition",
+            absent, *current);
+  } else if (r->spec->deletes == DEL_ABSENT) {
+    log_msg(LOG_INFO, "%lld of %lld live keys absent, judged partition by partition", absent, *current);
+  } else {
+    log_msg(LOG_INFO, "%lld of %lld live keys reached by a truncate, %lld of them without rows, judged partition by "
+            "partition", r->kp_truncated, *current, absent);
+  }
+  return absent;
 }
 
 typedef struct apply_ctx {

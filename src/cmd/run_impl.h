@@ -142,11 +142,11 @@ int run_spill_other(const run_ctx *r, const dwl_value *row);
 /* run_spill.c: the same for a key's fingerprint. */
 int run_spill_other_key(const run_ctx *r, fp128 key);
 
-/* run_absent.c: for deletes: absent or truncate_values
- * (engine_key_parts_refusal): reads the current versions (1), into key
- * files when the dimension's key map passes the budget (r->kparts: every
- * row then spills); 0 for other jobs (the caller reads them), -1 on
- * error. */
+/* run_absent.c: for a job that reads every current version before the
+ * source (deletes: absent, truncate_values, lookup: scan): reads them
+ * (1), into key files when the dimension's key map passes the budget
+ * (r->kparts: every row then spills); 0 for plan, a new table or
+ * --full-refresh (the caller reads them), -1 on error. */
 int run_keyparts_begin(run_ctx *r, dwl_error *err);
 /* run_absent.c: while the current versions are read (r->kparts or
  * r->kp_may): the entries held, to the key files once they are many, or

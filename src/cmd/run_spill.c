@@ -272,11 +272,15 @@ static void part_name(const run_ctx *r, char *out, size_t n)
 
 /* The current versions of the partition's keys: loaded with its rows
  * already (a partitioned key map: run_part), taken from the key map read
- * before the source, or read. */
+ * before the source, or read.  ignore_null_updates reads them for their
+ * values, which neither the key files nor that key map hold. */
 static int part_versions(run_ctx *r, long long rows, dwl_error *err)
 {
-  if (r->kparts)
+  if (r->kparts && !r->spec->ignore_nulls)
     return 0;
+  /* (the entries loaded judged the rows not past the checkpoint) */
+  if (r->kparts && scd_forget_current(&r->e, err) != 0)
+    return -1;
   if (r->present.count > 0 && !r->spec->ignore_nulls)
     return take_present(r, err);
   if (rows == 0)

@@ -125,16 +125,14 @@ int engine_current_row_bytes(const target *t)
 }
 
 /* The memory engine chosen by name, for a job whose key map holds every
- * current version (engine_reads_all_current): the delta spills past the
- * budget, and so does the key map of deletes: absent (partitioned with
- * it by key: cmd/run_absent.c), but not that of the jobs
- * engine_key_parts_refusal names, so a dimension whose key map passes it
- * is said, with what would keep within it. */
+ * current version (engine_reads_all_current): past the budget a run
+ * partitions it with the delta by key (cmd/run_absent.c), but plan,
+ * which writes no file, holds it: a dimension whose key map passes the
+ * budget is said, as plan says of a delta it cannot spill. */
 static int warn_key_map(const dwl_spec *s, const run_opts *o, target *t, long long budget, dwl_error *err)
 {
-  const char *why = engine_reads_all_current(s);
-  const char *whole = why ? engine_key_parts_refusal(s) : NULL;
-  if (!whole)
+  const char *why = o->plan ? engine_reads_all_current(s) : NULL;
+  if (!why)
     return 0;
   long long rows = dimension_rows(o, t, err);
   if (rows < 0)
@@ -143,14 +141,12 @@ static int warn_key_map(const dwl_spec *s, const run_opts *o, target *t, long lo
   double need = (double)rows * per;
   if (need <= (double)budget)
     return 0;
-  char a[32], b[32], buf[300];
+  char a[32], b[32];
   mib(need, a);
   mib((double)budget, b);
-  const char *refused = pushdown_refusal(s, t, buf, sizeof buf);
-  log_msg(LOG_WARN, "the memory engine reads every current version before the source (%s): ~%lld rows x %d bytes "
-          "= %s MiB of key map, more than the memory budget %s MiB, which bounds the delta (it spills) but not this "
-          "key map (%s); %s%s", why, rows, per, a, b, whole, refused ? "engine: pushdown cannot take this job: pushdown "
-          : "engine: pushdown (or auto) keeps the current versions in the warehouse", refused ? refused : "");
+  log_msg(LOG_WARN, "plan reads every current version before the source (%s): ~%lld rows x %d bytes = %s MiB of "
+          "key map, more than the memory budget %s MiB, held in memory: plan writes no file (a run partitions "
+          "it with the delta by key)", why, rows, per, a, b);
   return 0;
 }
 

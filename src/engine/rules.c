@@ -1,7 +1,8 @@
 /* The engine's rules: what engine: pushdown refuses (a job it cannot
  * compute as the memory engine does; the spec check calls it, so a job
  * is refused before it runs, never left to differ), and which jobs the
- * memory engine reads every current version for. */
+ * memory engine reads every current version for (past the memory budget
+ * a run partitions that key map with the delta: cmd/run_absent.c). */
 #include "rules.h"
 
 #include <stddef.h>
@@ -39,21 +40,4 @@ const char *engine_reads_all_current(const dwl_spec *s)
   if (s->truncate_values.n > 0)
     return "load.deletes.truncate_values reaches every current key";
   return s->lookup == LOOKUP_SCAN ? "load.lookup: scan reads every current version" : NULL;
-}
-
-/* Whether the memory engine can keep the key map of every current version
- * within the budget by partitioning it with the delta by key
- * (cmd/run_absent.c): deletes: absent and a truncate row judge each key
- * by its own rows and version (the truncates, few, are held).  NULL when
- * it can, else why not: load.partition judges partitions across keys,
- * ignore_null_updates needs each current version's values, not only its
- * fingerprints, and lookup: scan alone asks for them all at once. */
-const char *engine_key_parts_refusal(const dwl_spec *s)
-{
-  if (s->deletes != DEL_ABSENT && s->truncate_values.n == 0)
-    return "load.lookup: scan reads every current version at once; load.lookup: auto or keys reads those of the "
-           "delta";
-  if (s->partition.n > 0)
-    return "load.partition judges absence by the partitions delivered, across keys";
-  return s->ignore_nulls ? "load.ignore_null_updates keeps every current version's values" : NULL;
 }

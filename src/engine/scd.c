@@ -177,6 +177,7 @@ static void delta_state_free(scd_engine *e)
   e->nwant = 0;
   e->want_ready = 0;
   e->ndelete = e->nlive = 0;
+  e->fill_later = 0;
 }
 
 void scd_free(scd_engine *e)
@@ -191,6 +192,13 @@ void scd_free(scd_engine *e)
   free(e->hver);
   fill_free(e);
   memset(e, 0, sizeof *e);
+}
+
+int scd_forget_current(scd_engine *e, dwl_error *err)
+{
+  keymap_free(&e->km);
+  e->ndelete = e->nlive = 0;
+  return keymap_init(&e->km, 1024) != 0 ? err_set(err, DWL_EXIT_FAILED, "out of memory") : 0;
 }
 
 int scd_reset(scd_engine *e, dwl_error *err)

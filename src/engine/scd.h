@@ -149,6 +149,7 @@ typedef struct scd_engine {
   size_t nwant;
   int want_ready;
   rowset cur;                /* those current rows */
+  int fill_later;            /* none kept until scd_reset (scd_fill_later) */
 } scd_engine;
 
 /* Resolves the spec's column names against the source columns.  Unknown
@@ -164,6 +165,15 @@ void scd_free(scd_engine *e);
  * of a spilled delta (run_spill.c).  Not with load.partition, deletes:
  * absent or truncate_values, whose state spans every key. */
 int scd_reset(scd_engine *e, dwl_error *err);
+/* Forgets the current versions registered (the key map), keeping the
+ * delta: a partition of a partitioned key map reads its keys' versions
+ * again (cmd/run_absent.c). */
+int scd_forget_current(scd_engine *e, dwl_error *err);
+/* load.ignore_null_updates: keeps no current row's values until
+ * scd_reset, and drops those kept: a key map partitioned with the delta
+ * (cmd/run_absent.c) reads every current version before the source, and
+ * each partition reads its keys' values again, once its rows say which. */
+void scd_fill_later(scd_engine *e);
 
 /* Resolves `name` among the source columns (exact match first, then
  * case-insensitive); -1 when absent. */

@@ -75,8 +75,17 @@ static int want_keys(scd_engine *e, dwl_error *err)
   return 0;
 }
 
+void scd_fill_later(scd_engine *e)
+{
+  rowset_free(&e->cur);
+  rowset_init(&e->cur, e->ncols);
+  e->fill_later = 1;
+}
+
 int fill_keep_current(scd_engine *e, const rs_row *key, const dwl_value *row, dwl_error *err)
 {
+  if (e->fill_later)
+    return 0;
   if (fill_cols(e, err) != 0 || (!e->want_ready && want_keys(e, err) != 0))
     return -1;
   if (e->ninu == 0 || (e->want && !bsearch(&key->key, e->want, e->nwant, sizeof *e->want, fp_cmp)))

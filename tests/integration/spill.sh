@@ -313,10 +313,33 @@ like "$ERR" "$_e" "absent guard: the same count in the message"
 is "$(tdump d_ascd2_tiny | md5sum)" "$_before" "absent guard: nothing written"
 is "$(spill_files)" "" "absent guard: no spill file is left"
 
-# deletes: absent partitions its key map past the budget: no warning.
+# plan, which writes no file, holds the key map a run partitions: said.
 # (The guard's extract is still the feed: this plan ends at the guard.)
 dw plan --memory-budget 16KiB "$WORK/ascd2_tiny.yaml"
-unlike "$ERR" "of key map" "key map: deletes: absent's is bounded, not warned of"
+like "$ERR" "warn: plan reads every current version before the source (deletes: absent judges every current key): ~" \
+  "key map: plan says it holds deletes: absent's"
+like "$ERR" "of key map, more than the memory budget 0.0156 MiB, held in memory: plan writes no file (a run partitions it with the delta by key)" \
+  "key map: ... with why a run does not"
+dw plan --memory-budget 1GiB "$WORK/ascd2_tiny.yaml"
+like "$ERR" "engine: memory: load.engine at " "key map: plan with a budget the key map fits chose its engine"
+unlike "$ERR" "of key map" "key map: within the budget, no warning"
+
+# ---- ignore_null_updates with absence: the values read partition by partition
+# The key files hold fingerprints: each partition reads its keys' values
+# again.  Keys 200..260 get one row past the checkpoint with no city (and
+# a new phone): the city is their stored version's.
+NORM=1
+apair ainu scd2 '  ignore_null_updates: [city]'
+feed ainu.csv 1 700 2024-01-01
+both ainu "absent inu: an initial load spilled"
+extract ainu
+awk 'BEGIN { for (i = 200; i <= 260; i++) printf "%d,,pn%d,,2024-01-02 05:00:00\n", i, i }' >>"$WORK/ainu.csv"
+both ainu "absent inu: a full extract, keys 200..260 with no city"
+is "$(keyparts)|$(field absent)" "1|98" "absent inu: the key map partitioned with the delta; 98 keys absent"
+unlike "$ERR" "of key map" "absent inu: no warning"
+is "$(sql "SELECT COUNT(*) FROM d_ainu_tiny WHERE id BETWEEN 200 AND 260 AND is_current AND phone LIKE 'pn%' AND city LIKE 'c%_2024-01-01_1'")" \
+  61 "absent inu: keys 200..260's new versions keep their stored city"
+NORM=
 
 # ---- truncate rows spill: the truncates are held, every key is reached -------
 # A delta of keys 150..450 with two truncate rows (2024-01-02 00:30 and
@@ -346,28 +369,23 @@ TRUNC=
 is "$(sql "SELECT COUNT(*) FROM d_tscd2_tiny WHERE id < 150 AND valid_to = '2024-01-02 00:30:00'")" 128 \
   "truncate scd2: keys 1..149 (less the 21 deleted) end at the first truncate"
 dw plan --memory-budget 16KiB "$WORK/tscd2_tiny.yaml"
-unlike "$ERR" "of key map" "key map: a truncate's is bounded, not warned of"
+like "$ERR" "warn: plan reads every current version before the source (load.deletes.truncate_values reaches every current key)" \
+  "key map: plan says it holds a truncate's"
 
-# ---- lookup: scan spills: the partitions take the versions scanned ------------
+# ---- lookup: scan spills: the key map partitioned with the delta -----------
 # (an initial load streams: the scan before it finds nothing)
 pair scan scd2 '  lookup: scan'
 feed scan.csv 1 300 2024-01-01
 both scan "lookup: scan: an initial load" streams
 feed scan.csv 150 450 2024-01-02
 both scan "lookup: scan: a delta into the dimension"
-like "$ERR" "current versions of the partition's keys from those read before the source" \
-  "lookup: scan: the partitions take their current versions from the scan"
-unlike "$ERR" "current versions (the delta's keys)" "lookup: scan: ... and read none again"
-# lookup: scan's key map is not bounded by the budget: a budget it passes
-# is said (plan runs the same choice), with the way out.
+is "$(keyparts)" 1 "lookup: scan: the key map (858 versions) partitioned with the delta"
+unlike "$ERR" "judged partition by partition" "lookup: scan: ... with no first pass (nothing to judge)"
+unlike "$ERR" "current versions (the delta's keys)" "lookup: scan: ... and no current version read again"
+unlike "$ERR" "of key map" "lookup: scan: no warning"
 dw plan --memory-budget 16KiB "$WORK/scan_tiny.yaml"
-like "$ERR" "warn: the memory engine reads every current version before the source (load.lookup: scan reads every current version): ~" \
-  "key map: a budget the key map passes is said"
-like "$ERR" "more than the memory budget 0.0156 MiB, which bounds the delta (it spills) but not this key map (load.lookup: scan reads every current version at once; load.lookup: auto or keys reads those of the delta); engine: pushdown" \
-  "key map: with why and what bounds it"
-dw plan --memory-budget 1GiB "$WORK/scan_tiny.yaml"
-like "$ERR" "engine: memory: load.engine at " "key map: plan with a budget the key map fits chose its engine"
-unlike "$ERR" "of key map" "key map: within the budget, no warning"
+like "$ERR" "warn: plan reads every current version before the source (load.lookup: scan reads every current version): ~" \
+  "key map: plan says it holds lookup: scan's"
 
 # ---- the key map partitioned: a key's deleted versions merged ------------------
 # 1500 keys, deletions by expiring (no tombstone: a deleted key's last
@@ -433,10 +451,12 @@ else
 fi
 
 # ---- load.partition spills: absence judged in the partitions delivered ---------
-# Keys 1..600, odd ones in region n, even ones in s.  The second extract
-# delivers region n only, without keys 1..99 and with keys 401..599
+# Keys 1..1000, odd ones in region n, even ones in s.  The second extract
+# delivers region n only, without keys 1..99 and with keys 401..999
 # changed: the 50 odd keys 1..99 are absent; region s's keys stay.  Each
-# extract has a row with a bad lmd (rejected).
+# extract has a row with a bad lmd (rejected).  The key map (1000
+# versions, 82 KB at SQLite's 82 bytes) passes 64 KiB: partitioned, and
+# the keys to delete are those of the partitions delivered.
 region() {
   awk -v a="$1" -v b="$2" -v day="$3" -v only="${4:-}" -v from="${5:-0}" 'BEGIN {
     print "id,region,city,lmd"
@@ -451,14 +471,18 @@ region() {
 }
 NORM=1
 apair apart scd2 '  partition: [region]'
-region 1 600 2024-01-01
+region 1 1000 2024-01-01
 both apart "load.partition: an initial load spilled"
-region 1 600 2024-01-02 n 100
+region 1 1000 2024-01-02 n 100
 both apart "load.partition: an extract of region n, spilled"
 is "$(field absent)" 50 "load.partition: the 50 absent keys of region n, judged while spilling"
-is "$(sql "SELECT COUNT(*) FROM d_apart_tiny WHERE id % 2 = 0 AND is_current AND NOT is_deleted")" 300 \
+is "$(sql "SELECT COUNT(*) FROM d_apart_tiny WHERE id % 2 = 0 AND is_current AND NOT is_deleted")" 500 \
   "load.partition: region s's keys stay"
 unlike "$ERR" "cannot spill" "load.partition: no warning"
+is "$(keyparts)" 1 "load.partition: the key map (1000 versions) partitioned with the delta"
+like "$ERR" "info: 50 of 500 live keys of the partitions delivered absent, judged partition by partition" \
+  "load.partition: absence judged partition by partition, in the partitions delivered"
+unlike "$ERR" "of key map" "load.partition: no warning of the key map"
 NORM=
 
 # ---- a failure after spilling: no file left, nothing written -------------------
