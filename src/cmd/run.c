@@ -740,6 +740,7 @@ int run_job(const dwl_spec *spec, const run_opts *o, run_summary *sum, dwl_error
               sum->run_id);
     } else if (r.locked) {
       odbc_rollback(r.t->c);
+      run_keyparts_name_dup(&r, err);
       if (!lost)
         state_record_failure(r.t, spec->job, sum->status ? sum->status : "failed", err->msg);
       log_msg(LOG_INFO, "rolled back: nothing was written");

@@ -100,16 +100,17 @@ static size_t clamp_parts(double p)
   return p < KP_MIN_PARTS ? KP_MIN_PARTS : p > KP_MAX_PARTS ? KP_MAX_PARTS : (size_t)p + 1;
 }
 
-/* The files of a key map of `rows` current versions (per bytes each)
- * partitioned with the delta: each partition's entries, and its share of
- * the delta where the source tells its size, about half the budget (a
- * delta larger than that is split as it is read back, run_spill.c). */
-static int kp_open(run_ctx *r, long long rows, int per, dwl_error *err)
+/* The files of a key map of `keys` bytes partitioned with the delta:
+ * each partition's entries, and its share of the delta where the source
+ * tells its size, about half the budget (a delta larger than that is
+ * split as it is read back, run_spill.c); keys < 0: a size not known,
+ * the most partitions. */
+static int kp_open(run_ctx *r, double keys, dwl_error *err)
 {
-  double keys = (double)rows * per, budget = (double)r->engine.budget;
+  double budget = (double)r->engine.budget;
   uint64_t done = 0, total = 0;
   double delta = source_progress(r->src, &done, &total) ? (double)total * ENGINE_DELTA_PER_SOURCE_BYTE : 0;
-  size_t p = clamp_parts(2.0 * (keys > delta ? keys : delta) / budget);
+  size_t p = keys < 0 ? KP_MAX_PARTS : clamp_parts(2.0 * (keys > delta ? keys : delta) / budget);
   if (spill_open(&r->kf, p, 0, err) != 0 || spill_open(&r->kmarks, 1, 0, err) != 0 ||
       spill_open(&r->sp, p, r->e.ncols, err) != 0)
     return -1;
@@ -139,7 +140,7 @@ int run_keyparts_begin(run_ctx *r, dwl_error *err)
   int per = engine_current_row_bytes(r->t);
   double keys = (double)rows * per, budget = (double)r->engine.budget;
   if (keys > budget) {
-    if (kp_open(r, rows, per, err) != 0)
+    if (kp_open(r, keys, err) != 0)
       return -1;
     log_msg(LOG_INFO, "the key map of every current version (~%lld rows x %d bytes = %.1f MiB) passes the memory "
             "budget %.3g MiB: the current versions and the source go to %zu partitions by key in %s", rows, per,
@@ -168,15 +169,17 @@ int run_keyparts_begin(run_ctx *r, dwl_error *err)
 
 /* A catalog's estimate that was too low (statistics not gathered since
  * the table grew) let the key map be held: once the versions read pass
- * the budget, the rest goes to key files as if the estimate had said so,
- * for a table of at least twice the versions read so far. */
+ * the budget, the rest goes to key files.  How many versions there are
+ * is not known (an estimate that said 1 row of a table of 8,000 keys
+ * chose 5 partitions from twice the versions read, each past the
+ * budget): the most partitions, whose cost is a file each. */
 int run_keyparts_check(run_ctx *r, dwl_error *err)
 {
   if (r->kp_may) {
     if (r->e.km.count <= r->kp_switch)
       return 0;
-    long long seen = (long long)r->e.km.count, rows = r->kp_rows > 2 * seen ? r->kp_rows : 2 * seen;
-    if (kp_open(r, rows, r->kp_per, err) != 0)
+    long long seen = (long long)r->e.km.count;
+    if (kp_open(r, -1, err) != 0)
       return -1;
     log_msg(LOG_INFO, "the key map of the current versions passes the memory budget %.3g MiB at %lld versions read "
             "(x %d bytes; the table's estimate was ~%lld rows): the current versions and the source go to %zu "
@@ -253,9 +256,10 @@ static int load_entry(void *ud, const void *rec, dwl_error *err)
     *m = in;
     r->e.nlive += (m->flags & KM_LIVE) != 0;
   } else if (!in_gone) {
+    r->kp_dup = 1;
+    r->kp_dup_key = in.key;
     return err_set(err, DWL_EXIT_FAILED, "table %s has more than one current version of a key; repair the table "
-                   "before loading (a run whose --memory-budget holds the whole key map names the key)",
-                   r->spec->target_table);
+                   "before loading", r->spec->target_table);
   }
   return 0;
 }
@@ -414,6 +418,43 @@ int run_keyparts_drop(run_ctx *r, fp128 key)
 {
   km_entry *m = keymap_get(&r->e.km, key);
   return m && (m->flags & KM_LIVE);
+}
+
+typedef struct dup_ctx {
+  run_ctx *r;
+  char key[512];
+} dup_ctx;
+
+static int find_dup(void *ud, const dwl_value *row, const dwl_ts *valid_from, dwl_error *err)
+{
+  dup_ctx *d = ud;
+  (void)valid_from, (void)err;
+  if (!d->key[0] && fp_eq(fp_tuple(row, d->r->e.cols.key, d->r->e.cols.nkey), d->r->kp_dup_key))
+    scd_describe_key(&d->r->e, row, d->key, sizeof d->key);
+  return 0;
+}
+
+void run_keyparts_name_dup(run_ctx *r, dwl_error *err)
+{
+  if (!r->kp_dup)
+    return;
+  dup_ctx d = {r, ""};
+  dwl_error scan = {0};
+  if (scd_each_current(&r->e, r->t, find_dup, &d, &scan) != 0 || !d.key[0]) {
+    log_msg(LOG_WARN, "could not name the key with more than one current version: %s",
+            scan.msg[0] ? scan.msg : "no current version has its fingerprint");
+    return;
+  }
+  /* (in the message as it stands: a prefix stays; another error, a
+   * signal's say, is left alone) */
+  static const char what[] = "more than one current version of a key";
+  char *at = strstr(err->msg, what);
+  if (!at)
+    return;
+  char msg[sizeof err->msg];
+  snprintf(msg, sizeof msg, "%.*smore than one current version of key %s%s", (int)(at - err->msg), err->msg, d.key,
+           at + sizeof what - 1);
+  memcpy(err->msg, msg, sizeof msg);
 }
 
 void run_keyparts_free(run_ctx *r)

@@ -83,6 +83,8 @@ typedef struct run_ctx {
   long long kp_rows;    /* ... that estimate */
   size_t kp_switch;     /* ... at this many versions read (budget / bytes a version) */
   int kp_per;           /* the bytes a version (choose.c) */
+  int kp_dup;           /* a key with two current versions found loading ... */
+  fp128 kp_dup_key;     /* ... its entries: named once rolled back */
   long long reading;    /* rows of the partition being read back */
   int mixed;            /* ... and the rows held are of more than one key */
   /* run_stream.c: an initial load (no stored rows) written in chunks while
@@ -172,6 +174,11 @@ int run_keyparts_load(run_ctx *r, dwl_error *err);
 /* run_absent.c: whether a row not past the checkpoint of this key is
  * dropped (its key is live: it only marked it present). */
 int run_keyparts_drop(run_ctx *r, fp128 key);
+/* run_absent.c: after the rollback of a run that found a key with more
+ * than one current version loading a partition's entries (fingerprints):
+ * the key named in err, from a scan of the current versions (on SQLite
+ * the run's writes locked that scan out). */
+void run_keyparts_name_dup(run_ctx *r, dwl_error *err);
 void run_keyparts_free(run_ctx *r);
 
 /* run_spill.c: closes the spill files, splits included. */
