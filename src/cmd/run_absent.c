@@ -168,23 +168,30 @@ int run_keyparts_begin(run_ctx *r, dwl_error *err)
 }
 
 /* A catalog's estimate that was too low (statistics not gathered since
- * the table grew) let the key map be held: once the versions read pass
- * the budget, the rest goes to key files.  How many versions there are
+ * the table grew), or the values ignore_null_updates keeps, which it does
+ * not count, let the key map be held: once the versions read (and those
+ * values) pass the budget, the rest goes to key files.  How many versions there are
  * is not known (an estimate that said 1 row of a table of 8,000 keys
  * chose 5 partitions from twice the versions read, each past the
  * budget): the most partitions, whose cost is a file each. */
 int run_keyparts_check(run_ctx *r, dwl_error *err)
 {
   if (r->kp_may) {
-    if (r->e.km.count <= r->kp_switch)
+    /* (ignore_null_updates keeps each live key's values meanwhile,
+     * which the estimate does not count: in versions' worth) */
+    if (r->e.km.count + r->e.cur.bytes / (size_t)r->kp_per <= r->kp_switch)
       return 0;
     long long seen = (long long)r->e.km.count;
-    if (kp_open(r, -1, err) != 0)
+    char values[100] = "";
+    if (r->e.cur.bytes > 0)
+      snprintf(values, sizeof values, ", and %.1f MiB of the values ignore_null_updates keeps",
+               (double)r->e.cur.bytes / MIB);
+    if (kp_open(r, -1, err) != 0)  /* (drops those values) */
       return -1;
     log_msg(LOG_INFO, "the key map of the current versions passes the memory budget %.3g MiB at %lld versions read "
-            "(x %d bytes; the table's estimate was ~%lld rows): the current versions and the source go to %zu "
-            "partitions by key in %s", (double)r->engine.budget / MIB, seen, r->kp_per, r->kp_rows, r->sp.nparts,
-            r->sp.dir);
+            "(x %d bytes%s; the table's estimate was ~%lld rows): the current versions and the source go to %zu "
+            "partitions by key in %s", (double)r->engine.budget / MIB, seen, r->kp_per, values, r->kp_rows,
+            r->sp.nparts, r->sp.dir);
   }
   return r->e.km.count >= r->kp_flush ? run_keyparts_flush(r, err) : 0;
 }

@@ -381,6 +381,23 @@ unlike "$ERR" "of key map" "absent inu: no warning"
 is "$(sql "SELECT COUNT(*) FROM d_ainu_tiny WHERE id BETWEEN 200 AND 260 AND is_current AND phone LIKE 'pn%' AND city LIKE 'c%_2024-01-01_1'")" \
   61 "absent inu: keys 200..260's new versions keep their stored city"
 NORM=
+# An upsert table of 700 keys less those deleted: its key map's estimate
+# fits 256 KiB on every warehouse (at most 119 KB), but the values
+# ignore_null_updates keeps for every live key while the versions are
+# read (the row store's first 1 MiB chunk) do not: the key map goes to
+# key files once they pass the budget.
+apair vinu upsert '  ignore_null_updates: [city]'
+feed vinu.csv 1 700 2024-01-01
+for _s in big tiny; do dw run "$WORK/vinu_$_s.yaml"; done
+extract vinu
+dw run "$WORK/vinu_big.yaml"
+_c="$RC|$(counts)" _d=$(tdump d_vinu_big)
+dw run --memory-budget 256KiB "$WORK/vinu_tiny.yaml"
+is "$RC|$(counts)" "$_c" "inu values: the same exit status and counts as the key map held"
+is "$(tdump d_vinu_tiny)" "$_d" "inu values: the same rows"
+like "$ERR" "passes the memory budget 0.25 MiB at " "inu values: the key map goes to key files once the values pass the budget"
+like "$ERR" "MiB of the values ignore_null_updates keeps; the table's estimate was ~" "inu values: ... saying so"
+is "$(keyparts)|$(field absent)" "0|98" "inu values: not partitioned up front; 98 keys absent"
 
 # ---- truncate rows spill: the truncates are held, every key is reached -------
 # A delta of keys 150..450 with two truncate rows (2024-01-02 00:30 and
