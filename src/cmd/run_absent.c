@@ -50,6 +50,10 @@
 #define KP_MIN_PARTS 2
 #define KP_MAX_PARTS 256  /* open files: with the delta's 256 and its splits' (run_spill.c), within 1024 */
 
+/* The memory an entry takes loaded: its own and its slots (keymap_bytes
+ * counts whole chunks of 4,096 entries, more than a tiny budget). */
+#define KP_ENTRY_HELD (sizeof(km_entry) + 2 * sizeof(uint64_t))
+
 /* The entries held while the current versions are read are written out
  * in batches of this share of the budget. */
 #define KP_FLUSH_SHARE 8
@@ -244,7 +248,8 @@ static int load_entry(void *ud, const void *rec, dwl_error *err)
   run_ctx *r = ud;
   km_entry in;
   memcpy(&in, rec, sizeof in);
-  if (r->part >= 0 && run_spill_other_key(r, in.key))
+  if (r->part >= 0 ? run_spill_other_key(r, in.key)
+                   : r->kp_slices > 1 && spill_slice(in.key, 1, r->kp_slices) != r->kp_slice)
     return 0;
   int created;
   km_entry *m = keymap_put(&r->e.km, in.key, &created);
@@ -277,16 +282,29 @@ static int load_part(run_ctx *r, size_t p, dwl_error *err)
 {
   if (spill_read_raw(&r->kf, p, sizeof(km_entry), 1, load_entry, r, err) != 0)
     return -1;
-  /* (the entries and their slots: keymap_bytes counts whole chunks of
-   * 4,096 entries, more than a tiny budget) */
-  double held = (double)r->e.km.count * (sizeof(km_entry) + 2 * sizeof(uint64_t));
+  double held = (double)r->e.km.count * KP_ENTRY_HELD;
   if (held > (double)r->engine.budget && !r->kp_warned) {
     r->kp_warned = 1;
-    log_msg(LOG_WARN, "partition %zu's %zu current versions take about %.1f MiB, more than the memory budget "
-            "%.3g MiB: at most %d partitions keep a dimension's key map within it (each about half the budget)",
-            p + 1, r->e.km.count, held / MIB, (double)r->engine.budget / MIB, KP_MAX_PARTS);
+    log_msg(LOG_WARN, "partition %zu's %zu current versions loaded take about %.1f MiB, more than the memory budget "
+            "%.3g MiB: at most %d partitions of %d parts keep a dimension's key map within it (each about half the "
+            "budget)", p + 1, r->e.km.count, held / MIB, (double)r->engine.budget / MIB, KP_MAX_PARTS,
+            RUN_SPLIT_PARTS);
   }
   return 0;
+}
+
+long long run_keyparts_entries(const run_ctx *r, size_t p)
+{
+  return r->kf.rows[p];
+}
+
+size_t run_keyparts_slices(const run_ctx *r, size_t p)
+{
+  double held = (double)r->kf.rows[p] * KP_ENTRY_HELD, budget = (double)r->engine.budget;
+  if (held <= budget)
+    return 1;
+  double k = 2.0 * held / budget + 1;
+  return k > RUN_SPLIT_PARTS ? RUN_SPLIT_PARTS : (size_t)k;
 }
 
 int run_keyparts_load(run_ctx *r, dwl_error *err)
@@ -362,12 +380,18 @@ long long run_keyparts_absent(run_ctx *r, long long *current, dwl_error *err)
   *current = r->kp_live;
   if (r->spec->deletes != DEL_ABSENT && !r->spec->truncate_values.n)
     return 0;  /* lookup: scan alone: nothing to judge, no first pass */
+  /* (a partition whose entries pass the budget, slice by slice: the
+   * rows mark only the keys loaded, and each live key is in one slice) */
   for (size_t p = 0; p < r->sp.nparts; p++) {
-    if (interrupt_check(err) != 0 || scd_reset(&r->e, err) != 0 || load_part(r, p, err) != 0 ||
-        spill_read_raw(&r->kmarks, 0, sizeof(fp128), 1, mark_key, r, err) != 0 ||
-        spill_reread(&r->sp, p, mark_row, r, err) != 0 || keep_absent(r, err) != 0)
-      return -1;
+    r->kp_slices = run_keyparts_slices(r, p);
+    for (r->kp_slice = 0; r->kp_slice < r->kp_slices; r->kp_slice++) {
+      if (interrupt_check(err) != 0 || scd_reset(&r->e, err) != 0 || load_part(r, p, err) != 0 ||
+          spill_read_raw(&r->kmarks, 0, sizeof(fp128), 1, mark_key, r, err) != 0 ||
+          spill_reread(&r->sp, p, mark_row, r, err) != 0 || keep_absent(r, err) != 0)
+        return -1;
+    }
   }
+  r->kp_slices = 0;
   size_t n = r->kp_absent.len / sizeof(fp128);
   /* their rows, read before any partition writes; with load.partition
    * only those of the partitions delivered are absent, as the rows say */

@@ -19,6 +19,9 @@
 
 /* How many times a spilled partition may be split again (run_spill.c). */
 #define RUN_SPILL_DEPTH 3
+#define RUN_SPLIT_PARTS 64  /* the parts of a split: with the delta's 256
+                               partitions and RUN_SPILL_DEPTH levels, within
+                               1024 open files */
 
 typedef struct run_ctx {
   const dwl_spec *spec;
@@ -83,6 +86,8 @@ typedef struct run_ctx {
   long long kp_rows;    /* ... that estimate */
   size_t kp_switch;     /* ... at this many versions read (budget / bytes a version) */
   int kp_per;           /* the bytes a version (choose.c) */
+  size_t kp_slices;     /* the first pass: partition's entries loaded in this */
+  size_t kp_slice;      /* many slices (1: whole), and the slice loaded */
   int kp_dup;           /* a key with two current versions found loading ... */
   fp128 kp_dup_key;     /* ... its entries: named once rolled back */
   long long reading;    /* rows of the partition being read back */
@@ -171,6 +176,10 @@ int run_keyparts_apply(run_ctx *r, long long absent, long long current, const sc
 /* run_absent.c: the partition's (r->part, the split path) entries into
  * the engine's key map. */
 int run_keyparts_load(run_ctx *r, dwl_error *err);
+/* run_absent.c: partition p's entries, and the slices (parts) they need
+ * so that each takes about half the budget: 1 when the whole fits. */
+long long run_keyparts_entries(const run_ctx *r, size_t p);
+size_t run_keyparts_slices(const run_ctx *r, size_t p);
 /* run_absent.c: whether a row not past the checkpoint of this key is
  * dropped (its key is live: it only marked it present). */
 int run_keyparts_drop(run_ctx *r, fp128 key);

@@ -46,8 +46,6 @@
 #define SPILL_MAX_PARTS 256  /* open files */
 #define SPILL_UNKNOWN_PARTS 16  /* a source that does not tell its size */
 #define SPILL_CHUNKS_OK ((size_t)2 << 20)
-#define SPILL_SPLIT_PARTS 64  /* per split: with 256 above and RUN_SPILL_DEPTH
-                                 levels, within 1024 open files */
 
 /* Every job spills; plan, which writes nothing, does not. */
 const char *run_spill_refusal(const run_ctx *r)
@@ -170,23 +168,32 @@ static int over_budget(const run_ctx *r)
   return r->e.delta.bytes > (size_t)r->engine.budget && r->e.delta.bytes > SPILL_CHUNKS_OK;
 }
 
+/* The rest of the partition being read goes to n parts at a new level
+ * of files (r->divert). */
+static int split_open(run_ctx *r, size_t n, dwl_error *err)
+{
+  spill *sub = &r->sub[r->nsplit];
+  if (spill_open(sub, n, r->e.ncols, err) != 0)
+    return -1;
+  sub->level = (unsigned)r->nsplit + 1;
+  r->divert = sub;
+  return 0;
+}
+
 /* The rows held go to a new level of files, and so will the rest of the
  * partition: enough parts that each holds about half the budget, from
  * how many of its rows the budget took. */
 static int split(run_ctx *r, dwl_error *err)
 {
-  spill *sub = &r->sub[r->nsplit];
   double k = 2.0 * (double)r->reading / (double)(r->e.delta.n ? r->e.delta.n : 1) + 1;
-  size_t n = k < SPILL_MIN_PARTS ? SPILL_MIN_PARTS : k > SPILL_SPLIT_PARTS ? SPILL_SPLIT_PARTS : (size_t)k;
-  if (spill_open(sub, n, r->e.ncols, err) != 0)
+  size_t n = k < SPILL_MIN_PARTS ? SPILL_MIN_PARTS : k > RUN_SPLIT_PARTS ? RUN_SPLIT_PARTS : (size_t)k;
+  if (split_open(r, n, err) != 0)
     return -1;
-  sub->level = (unsigned)r->nsplit + 1;
   for (size_t i = 0; i < r->e.delta.n; i++) {
     const rs_row *d = &r->e.delta.rows[i];
-    if (spill_put(sub, spill_part(sub, d->key), d->vals, d->origin, lmd_of(r, d), err) != 0)
+    if (spill_put(r->divert, spill_part(r->divert, d->key), d->vals, d->origin, lmd_of(r, d), err) != 0)
       return -1;
   }
-  r->divert = sub;
   return scd_reset(&r->e, err);
 }
 
@@ -365,7 +372,11 @@ static int run_part(run_ctx *r, spill *s, size_t p, long long rows, dwl_error *e
   r->from = s;
   r->mixed = 0;
   r->reading = s->rows[p];
-  if (r->kparts && run_keyparts_load(r, err) != 0)
+  /* A partitioned key map's partition whose entries alone pass the
+   * budget (more than KP_MAX_PARTS partitions' worth: run_absent.c) is
+   * split before its rows are read: each part loads only its keys'. */
+  size_t slices = r->kparts && s == &r->sp ? run_keyparts_slices(r, p) : 1;
+  if (slices > 1 ? split_open(r, slices, err) != 0 : r->kparts && run_keyparts_load(r, err) != 0)
     return -1;
   if (spill_read(s, p, take_back, r, err) != 0)
     return -1;
@@ -375,8 +386,12 @@ static int run_part(run_ctx *r, spill *s, size_t p, long long rows, dwl_error *e
   r->divert = NULL;
   char name[200];
   part_name(r, name, sizeof name);
-  log_msg(LOG_INFO, "%s passed the memory budget as it was read back: its %lld rows split into %zu parts", name,
-          s->rows[p], sub->nparts);
+  if (slices > 1)
+    log_msg(LOG_INFO, "%s's %lld current versions pass the memory budget: its %lld rows split into %zu parts, each "
+            "with its own keys' versions", name, run_keyparts_entries(r, p), s->rows[p], sub->nparts);
+  else
+    log_msg(LOG_INFO, "%s passed the memory budget as it was read back: its %lld rows split into %zu parts", name,
+            s->rows[p], sub->nparts);
   r->sum->spilled_partitions += (long long)sub->nparts;
   int nsplit = r->nsplit;
   int failed = 0, stop = 0;

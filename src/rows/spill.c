@@ -63,13 +63,18 @@ static uint64_t mix(uint64_t x)
   return x ^ (x >> 31);
 }
 
-size_t spill_part(const spill *s, fp128 key)
+size_t spill_slice(fp128 key, unsigned level, size_t nparts)
 {
   /* the fingerprint's bits are uniform; the high half, as the keymap
    * uses the low one */
-  if (s->level == 0)
-    return (size_t)(key.hi % s->nparts);
-  return (size_t)(mix(key.lo + 0x9e3779b97f4a7c15ULL * s->level) % s->nparts);
+  if (level == 0)
+    return (size_t)(key.hi % nparts);
+  return (size_t)(mix(key.lo + 0x9e3779b97f4a7c15ULL * level) % nparts);
+}
+
+size_t spill_part(const spill *s, fp128 key)
+{
+  return spill_slice(key, s->level, s->nparts);
 }
 
 static unsigned char *add(unsigned char *p, const void *v, size_t n)

@@ -41,6 +41,9 @@ const char *spill_dir(void);
 int spill_open(spill *s, size_t nparts, size_t ncols, dwl_error *err);
 /* The partition of a business key's fingerprint, at the spill's level. */
 size_t spill_part(const spill *s, fp128 key);
+/* The same for a level and a number of partitions (a key map's slices
+ * that no files hold: cmd/run_absent.c). */
+size_t spill_slice(fp128 key, unsigned level, size_t nparts);
 int spill_put(spill *s, size_t part, const dwl_value *vals, uint64_t origin, const dwl_ts *lmd, dwl_error *err);
 /* The same with a tag (0 or 1) that s->tag gives back while the row is
  * read (the key-partitioned run's rows not past the checkpoint). */

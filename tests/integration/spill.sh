@@ -502,6 +502,34 @@ is "$(sql "SELECT COUNT(*) FROM d_kp_tiny WHERE id <= 100 AND is_current")|$(sql
   "30|100" "key map partitioned: keys 21..50 and 1401..1500 current"
 NORM=
 
+# ---- a key map past 256 partitions: each partition's entries in slices -------
+# 250,000 keys of one version: at 64 KiB the key map (20 MB at SQLite's 82
+# bytes) takes the most partitions, 256, whose entries (about 980 each,
+# 78 KB loaded) still pass the budget: the first pass judges absence, and
+# the second computes, a slice of each partition's keys at a time.  An
+# extract without keys 1..1000 and with keys 1001..2000 changed.  (The
+# slicing is the same on every warehouse: SQLite's loads are the quickest.)
+if is_warehouse sqlite; then
+  NORM=1
+  apair sl scd2
+  awk 'BEGIN { print "id,city,phone,op,lmd"; for (i = 1; i <= 250000; i++) printf "%d,c%d,p%d,,2024-01-01 00:00:00\n", i, i, i }' \
+    >"$WORK/sl.csv"
+  for _s in big tiny; do dw run "$WORK/sl_$_s.yaml"; done
+  awk -F, 'NR == 1 || $1 > 2000 { print; next } $1 > 1000 { print $1 ",n" $1 "," $3 ",,2024-01-02 00:00:00" }' \
+    "$WORK/sl.csv" >"$WORK/sl.x"
+  { cat "$WORK/sl.x"; echo '250001,bad,pb,,not a time'; } >"$WORK/sl.csv"
+  both sl "sliced key map: keys 1..1000 absent, 1001..2000 changed"
+  is "$(keyparts)|$(field absent)|$(field inserted)" "1|1000|1000" "sliced key map: partitioned, 1000 absent, 1000 changed"
+  like "$ERR" "the current versions and the source go to 256 partitions by key" "sliced key map: into 256 partitions"
+  _n=$(printf '%s\n' "$ERR" | grep -c "current versions pass the memory budget: its [0-9]* rows split into [0-9]* parts, each with its own keys' versions")
+  [ "$_n" -gt 100 ] && pass "sliced key map: partitions computed in slices ($_n)" ||
+    fail "sliced key map: partitions computed in slices" "$_n"
+  unlike "$ERR" "more than the memory budget" "sliced key map: no partition's entries loaded past the budget"
+  NORM=
+else
+  skip_tests 13 "the key map's slices: on SQLite"
+fi
+
 # ---- a stale estimate: the key map partitioned once it passes the budget -----
 # PostgreSQL's estimate is the catalog's (reltuples), which ANALYZE and
 # VACUUM refresh: with autovacuum off, a table analyzed at 10 keys (30
