@@ -174,9 +174,9 @@ int run_keyparts_begin(run_ctx *r, dwl_error *err)
 /* A catalog's estimate that was too low (statistics not gathered since
  * the table grew), or the values ignore_null_updates keeps, which it does
  * not count, let the key map be held: once the versions read (and those
- * values) pass the budget, the rest goes to key files.  How many versions there are
- * is not known (an estimate that said 1 row of a table of 8,000 keys
- * chose 5 partitions from twice the versions read, each past the
+ * values) pass the budget, the rest goes to key files.  How many versions
+ * there are is not known (an estimate that said 1 row of a table of 8,000
+ * keys chose 5 partitions from twice the versions read, each past the
  * budget): the most partitions, whose cost is a file each. */
 int run_keyparts_check(run_ctx *r, dwl_error *err)
 {

@@ -161,9 +161,9 @@ int scd_init(scd_engine *e, const dwl_spec *spec, const dwl_column *cols, size_t
 void scd_hide(scd_engine *e, size_t nstored);
 void scd_free(scd_engine *e);
 /* Forgets the rows and current versions registered (the delta, the key
- * map, late keys' histories), keeping the columns: for the next partition
- * of a spilled delta (run_spill.c).  Not with load.partition, deletes:
- * absent or truncate_values, whose state spans every key. */
+ * map, late keys' histories), keeping the columns, load.partition's map
+ * of partitions and the truncate rows, which span every key: for the
+ * next partition of a spilled delta (run_spill.c, run_absent.c). */
 int scd_reset(scd_engine *e, dwl_error *err);
 /* Forgets the current versions registered (the key map), keeping the
  * delta: a partition of a partitioned key map reads its keys' versions
