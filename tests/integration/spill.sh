@@ -432,12 +432,17 @@ like "$ERR" "warn: plan reads every current version before the source (load.dele
 
 # ---- lookup: scan spills: the key map partitioned with the delta -----------
 # (an initial load streams: the scan before it finds nothing)
-pair scan scd2 '  lookup: scan'
+# (with a type 1 column and late rows repaired: each partition reads its
+# late keys' histories)
+pair scan scd2 '  lookup: scan
+  type1: [phone]
+  late: repair
+  lookback: 1d'
 feed scan.csv 1 300 2024-01-01
 both scan "lookup: scan: an initial load" streams
-feed scan.csv 150 450 2024-01-02
+feed scan.csv 150 450 2024-01-02 late
 both scan "lookup: scan: a delta into the dimension"
-is "$(keyparts)" 1 "lookup: scan: the key map (858 versions) partitioned with the delta"
+is "$(keyparts)|$(field late_repaired)" "1|31" "lookup: scan: the key map (858 versions) partitioned with the delta; 31 late rows repaired"
 unlike "$ERR" "judged partition by partition" "lookup: scan: ... with no first pass (nothing to judge)"
 unlike "$ERR" "current versions (the delta's keys)" "lookup: scan: ... and no current version read again"
 unlike "$ERR" "of key map" "lookup: scan: no warning"
@@ -483,15 +488,18 @@ kpx() {
   echo '1501,bad,pb,,not a time' >>"$WORK/kp.csv"
 }
 NORM=1
-apair kp scd2 '  delete_style: expire'
+# (with late rows repaired: keys 200..300 divisible by 5 get one)
+apair kp scd2 '  delete_style: expire
+  late: repair
+  lookback: 1d'
 feed kp.csv 1 1500 2024-01-01
 cp "$WORK/kp.csv" "$WORK/kp.x"
-feed kp.y 200 300 2024-01-02
+feed kp.y 200 300 2024-01-02 late
 both kp "key map partitioned: an initial load"
 is "$(keyparts)" 0 "key map partitioned: not into a new table (the delta spills alone)"
 kpx 101 1500 0 -1 y
 both kp "key map partitioned: keys 1..100 absent"
-is "$(keyparts)|$(field absent)" "1|100" "key map partitioned: partitioned, 100 keys absent"
+is "$(keyparts)|$(field absent)|$(field late_repaired)" "1|100|21" "key map partitioned: partitioned, 100 keys absent, 21 late rows repaired"
 kpx 1 50 101 1400
 both kp "key map partitioned: 1..50 revive, 1401..1500 absent"
 is "$(keyparts)|$(field absent)|$(field inserted)" "1|100|50" "key map partitioned: 100 absent, 50 revived"
