@@ -51,8 +51,8 @@ fi
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # once BUDGET BUILD: one load into a fresh database: "KiB seconds
-# partitions/deleted/status spill-MiB" (spill-MiB: the log's size of the
-# spill files, 0 when nothing spilled)
+# partitions/deleted/status spill-MiB keyfile-MiB" (the log's sizes of
+# the spill files and of a partitioned key map's files, 0 when none)
 once() {
   rm -f "$w/d.db"
   [ "$kind" = initial ] || cp "$w/base.db" "$w/d.db"
@@ -61,7 +61,8 @@ once() {
   parts=$(tail -n 1 "$w/out" | python3 -c 'import json,sys; d = json.load(sys.stdin)
 print("%s/%s/%s" % (d.get("spilled_partitions", "no"), d.get("deleted"), d.get("status")))')
   mib=$(sed -n 's/.*spilled to [0-9]* partitions (\([0-9.]*\) MiB).*/\1/p' "$w/err" | head -n 1)
-  echo "$(cat "$w/time") $parts ${mib:-0}"
+  kf=$(sed -n 's/.* to the key files (\([0-9.]*\) MiB).*/\1/p' "$w/err" | head -n 1)
+  echo "$(cat "$w/time") $parts ${mib:-0} ${kf:-0}"
 }
 
 # RUNS runs of each budget; with DWLOAD_REF, that build's run beside each
@@ -81,8 +82,9 @@ for b in 1TiB "$budget"; do
     sec=$(cut -d' ' -f2 "$w/m.$m" | median)
     parts=$(cut -d' ' -f3 "$w/m.$m" | head -n 1)
     spilled=$(cut -d' ' -f4 "$w/m.$m" | median)
-    printf '%s%s, %s rows, --memory-budget %s: peak RSS %s KiB (%.1f MiB), %s s, spilled partitions/deleted/status %s, spill files %s MiB for %s MiB of CSV (median of %s)\n' \
+    keyfiles=$(cut -d' ' -f5 "$w/m.$m" | median)
+    printf '%s%s, %s rows, --memory-budget %s: peak RSS %s KiB (%.1f MiB), %s s, spilled partitions/deleted/status %s, spill files %s MiB for %s MiB of CSV, key files %s MiB (median of %s)\n' \
       "$([ "$m" = ref ] && echo "reference ($DWLOAD_REF): ")" "$kind" "$rows" "$b" "$rss" \
-      "$(echo "$rss" | awk '{print $1 / 1024}')" "$sec" "$parts" "$spilled" "$csv" "$runs"
+      "$(echo "$rss" | awk '{print $1 / 1024}')" "$sec" "$parts" "$spilled" "$csv" "$keyfiles" "$runs"
   done
 done

@@ -119,6 +119,7 @@ static int kp_open(run_ctx *r, double keys, dwl_error *err)
       spill_open(&r->sp, p, r->e.ncols, err) != 0)
     return -1;
   r->kf.what = "the current versions' key files";
+  r->kp_fp1 = fp_tuple(NULL, r->e.cols.t1, 0);
   r->kmarks.what = "the rejected rows' key file";
   buf_init(&r->kp_absent, SIZE_MAX / 2);
   r->kparts = 1;
@@ -200,13 +201,47 @@ int run_keyparts_check(run_ctx *r, dwl_error *err)
   return r->e.km.count >= r->kp_flush ? run_keyparts_flush(r, err) : 0;
 }
 
+/* A key file's record: what an entry read from the table holds (not its
+ * group, the walk's), the type 1 fingerprint only where there are type 1
+ * columns: 41 bytes, or 57, where the entry takes 64. */
+static size_t entry_size(const run_ctx *r)
+{
+  return 3 * sizeof(fp128) + sizeof(int64_t) + 1 - (r->e.cols.nt1 ? 0 : sizeof(fp128));
+}
+
+static void entry_pack(const run_ctx *r, const km_entry *m, unsigned char *rec)
+{
+  unsigned char *p = rec;
+  memcpy(p, &m->key, sizeof m->key), p += sizeof m->key;
+  memcpy(p, &m->fp2, sizeof m->fp2), p += sizeof m->fp2;
+  if (r->e.cols.nt1)
+    memcpy(p, &m->fp1, sizeof m->fp1), p += sizeof m->fp1;
+  memcpy(p, &m->valid_from, sizeof m->valid_from), p += sizeof m->valid_from;
+  *p = m->flags;
+}
+
+static void entry_unpack(const run_ctx *r, const unsigned char *rec, km_entry *m)
+{
+  memset(m, 0, sizeof *m);
+  memcpy(&m->key, rec, sizeof m->key), rec += sizeof m->key;
+  memcpy(&m->fp2, rec, sizeof m->fp2), rec += sizeof m->fp2;
+  if (r->e.cols.nt1)
+    memcpy(&m->fp1, rec, sizeof m->fp1), rec += sizeof m->fp1;
+  else
+    m->fp1 = r->kp_fp1;  /* (that of no columns, as every row's) */
+  memcpy(&m->valid_from, rec, sizeof m->valid_from), rec += sizeof m->valid_from;
+  m->flags = *rec;
+}
+
 /* The entries read so far, to their partitions' key files; the engine's
  * count of live keys goes on (the run's total). */
 int run_keyparts_flush(run_ctx *r, dwl_error *err)
 {
   km_entry *m;
+  unsigned char rec[sizeof(km_entry)];
   for (size_t it = 0; (m = keymap_next(&r->e.km, &it));) {
-    if (spill_put_raw(&r->kf, spill_part(&r->sp, m->key), m, sizeof *m, err) != 0)
+    entry_pack(r, m, rec);
+    if (spill_put_raw(&r->kf, spill_part(&r->sp, m->key), rec, entry_size(r), err) != 0)
       return -1;
   }
   keymap_free(&r->e.km);
@@ -247,7 +282,7 @@ static int load_entry(void *ud, const void *rec, dwl_error *err)
 {
   run_ctx *r = ud;
   km_entry in;
-  memcpy(&in, rec, sizeof in);
+  entry_unpack(r, rec, &in);
   if (r->part >= 0 ? run_spill_other_key(r, in.key)
                    : r->kp_slices > 1 && spill_slice(in.key, 1, r->kp_slices) != r->kp_slice)
     return 0;
@@ -280,7 +315,7 @@ static int load_entry(void *ud, const void *rec, dwl_error *err)
  * part's) into the engine's key map, which scd_reset emptied. */
 static int load_part(run_ctx *r, size_t p, dwl_error *err)
 {
-  if (spill_read_raw(&r->kf, p, sizeof(km_entry), 1, load_entry, r, err) != 0)
+  if (spill_read_raw(&r->kf, p, entry_size(r), 1, load_entry, r, err) != 0)
     return -1;
   double held = (double)r->e.km.count * KP_ENTRY_HELD;
   if (held > (double)r->engine.budget && !r->kp_warned) {

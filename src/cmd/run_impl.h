@@ -90,6 +90,7 @@ typedef struct run_ctx {
   size_t kp_slice;      /* many slices (1: whole), and the slice loaded */
   int kp_dup;           /* a key with two current versions found loading ... */
   fp128 kp_dup_key;     /* ... its entries: named once rolled back */
+  fp128 kp_fp1;         /* the type 1 fingerprint of no columns (entry_unpack) */
   long long reading;    /* rows of the partition being read back */
   int mixed;            /* ... and the rows held are of more than one key */
   /* run_stream.c: an initial load (no stored rows) written in chunks while
