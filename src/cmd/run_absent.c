@@ -119,8 +119,8 @@ static int kp_open(run_ctx *r, double keys, dwl_error *err)
       spill_open(&r->sp, p, r->e.ncols, err) != 0)
     return -1;
   r->kf.what = "the current versions' key files";
-  r->kp_fp1 = fp_tuple(NULL, r->e.cols.t1, 0);
   r->kmarks.what = "the rejected rows' key file";
+  r->kp_fp1 = fp_tuple(NULL, r->e.cols.t1, 0);  /* (entry_unpack) */
   buf_init(&r->kp_absent, SIZE_MAX / 2);
   r->kparts = 1;
   r->kp_may = 0;
