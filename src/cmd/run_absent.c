@@ -183,8 +183,10 @@ int run_keyparts_check(run_ctx *r, dwl_error *err)
 {
   if (r->kp_may) {
     /* (ignore_null_updates keeps each live key's values meanwhile,
-     * which the estimate does not count: in versions' worth) */
-    if (r->e.km.count + r->e.cur.bytes / (size_t)r->kp_per <= r->kp_switch)
+     * which the estimate does not count: in versions' worth; no division
+     * per version for the other jobs, which keep none) */
+    size_t held = r->e.cur.bytes ? r->e.cur.bytes / (size_t)r->kp_per : 0;
+    if (r->e.km.count + held <= r->kp_switch)
       return 0;
     long long seen = (long long)r->e.km.count;
     char values[100] = "";
@@ -326,11 +328,6 @@ static int load_part(run_ctx *r, size_t p, dwl_error *err)
             RUN_SPLIT_PARTS);
   }
   return 0;
-}
-
-long long run_keyparts_entries(const run_ctx *r, size_t p)
-{
-  return r->kf.rows[p];
 }
 
 size_t run_keyparts_slices(const run_ctx *r, size_t p)

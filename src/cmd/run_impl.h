@@ -70,10 +70,11 @@ typedef struct run_ctx {
   int nsplit;           /* levels of sub on the path of the partition computed */
   spill *divert;        /* the split being filled as a partition is read back */
   spill *from;          /* the files the partition is read back from */
-  /* run_absent.c: deletes: absent or truncate_values with a key map past
-   * the budget, partitioned with the delta */
+  /* run_absent.c: a job that reads every current version before the
+   * source (deletes: absent, truncate_values, lookup: scan) with a key
+   * map past the budget, partitioned with the delta */
   int kparts;           /* 1: this run partitions the key map */
-  spill kf;             /* the current versions' entries (km_entry), by key */
+  spill kf;             /* the current versions' entries (entry_pack), by key */
   spill kmarks;         /* the keys of rejected rows (fp128), in one file */
   spill kdoomed;        /* the current rows of the keys to delete, in one file */
   size_t kp_flush;      /* entries held while reading, before they go to kf */
@@ -177,9 +178,8 @@ int run_keyparts_apply(run_ctx *r, long long absent, long long current, const sc
 /* run_absent.c: the partition's (r->part, the split path) entries into
  * the engine's key map. */
 int run_keyparts_load(run_ctx *r, dwl_error *err);
-/* run_absent.c: partition p's entries, and the slices (parts) they need
- * so that each takes about half the budget: 1 when the whole fits. */
-long long run_keyparts_entries(const run_ctx *r, size_t p);
+/* run_absent.c: the slices (parts) partition p's entries need so that
+ * each takes about half the budget: 1 when the whole fits. */
 size_t run_keyparts_slices(const run_ctx *r, size_t p);
 /* run_absent.c: whether a row not past the checkpoint of this key is
  * dropped (its key is live: it only marked it present). */

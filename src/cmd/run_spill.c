@@ -283,11 +283,13 @@ static void part_name(const run_ctx *r, char *out, size_t n)
  * values, which neither the key files nor that key map hold. */
 static int part_versions(run_ctx *r, long long rows, dwl_error *err)
 {
-  if (r->kparts && !r->spec->ignore_nulls)
-    return 0;
-  /* (the entries loaded judged the rows not past the checkpoint) */
-  if (r->kparts && scd_forget_current(&r->e, err) != 0)
-    return -1;
+  if (r->kparts) {
+    if (!r->spec->ignore_nulls)
+      return 0;
+    /* (the entries loaded judged the rows not past the checkpoint) */
+    if (scd_forget_current(&r->e, err) != 0)
+      return -1;
+  }
   if (r->present.count > 0 && !r->spec->ignore_nulls)
     return take_present(r, err);
   if (rows == 0)
@@ -388,7 +390,7 @@ static int run_part(run_ctx *r, spill *s, size_t p, long long rows, dwl_error *e
   part_name(r, name, sizeof name);
   if (slices > 1)
     log_msg(LOG_INFO, "%s's %lld current versions pass the memory budget: its %lld rows split into %zu parts, each "
-            "with its own keys' versions", name, run_keyparts_entries(r, p), s->rows[p], sub->nparts);
+            "with its own keys' versions", name, r->kf.rows[p], s->rows[p], sub->nparts);
   else
     log_msg(LOG_INFO, "%s passed the memory budget as it was read back: its %lld rows split into %zu parts", name,
             s->rows[p], sub->nparts);
